@@ -1,0 +1,64 @@
+// The unit of a schedule: one action of one stage on one micro-batch, e.g. `2F0`, `1SEND_F3`.
+// Text form and kind names follow torch.distributed.pipelining so CSV schedules round-trip.
+#pragma once
+
+#include <array>
+#include <compare>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "sched/result.h"
+
+namespace pipeworks::sched {
+
+enum class ActionKind : std::uint8_t {
+  kForward,         // F
+  kBackward,        // B: full backward (input and weight gradients)
+  kBackwardInput,   // I: input gradient only (zero-bubble split)
+  kBackwardWeight,  // W: weight gradient only
+  kRecompute,       // R: GPipe re-materialization of the forward before its backward
+  kSendF,           // SEND_F: send stage output activation to the next stage
+  kRecvF,           // RECV_F: receive this stage's input activation
+  kSendB,           // SEND_B: send this stage's input gradient to the previous stage
+  kRecvB,           // RECV_B: receive the gradient of this stage's output
+};
+
+inline constexpr int kNumActionKinds = 9;
+inline constexpr std::array<ActionKind, kNumActionKinds> kAllActionKinds = {
+    ActionKind::kForward,   ActionKind::kBackward, ActionKind::kBackwardInput,
+    ActionKind::kBackwardWeight, ActionKind::kRecompute, ActionKind::kSendF,
+    ActionKind::kRecvF,     ActionKind::kSendB,    ActionKind::kRecvB};
+
+// "F", "B", "I", "W", "R", "SEND_F", "RECV_F", "SEND_B", "RECV_B".
+std::string_view kind_name(ActionKind kind);
+// Strict inverse of kind_name: the whole text or nothing.
+Result<ActionKind> parse_kind(std::string_view text);
+
+constexpr bool is_send(ActionKind k) { return k == ActionKind::kSendF || k == ActionKind::kSendB; }
+constexpr bool is_recv(ActionKind k) { return k == ActionKind::kRecvF || k == ActionKind::kRecvB; }
+constexpr bool is_comm(ActionKind k) { return is_send(k) || is_recv(k); }
+constexpr bool is_compute(ActionKind k) { return !is_comm(k); }
+// Kinds that produce the gradient a stage sends backwards (B or I).
+constexpr bool is_input_backward(ActionKind k) {
+  return k == ActionKind::kBackward || k == ActionKind::kBackwardInput;
+}
+constexpr int kind_index(ActionKind k) { return static_cast<int>(k); }
+
+struct Action {
+  int stage = 0;
+  ActionKind kind = ActionKind::kForward;
+  int microbatch = 0;
+
+  friend auto operator<=>(const Action&, const Action&) = default;
+  friend bool operator==(const Action&, const Action&) = default;
+};
+
+// `<stage><KIND><microbatch>`, e.g. "2F0", "1SEND_F3".
+std::string to_string(const Action& action);
+
+// Parses one token strictly. Errors carry the column (0-based, inside `token`) where parsing
+// failed: "1F0xyz" (trailing text), "-1F0" (sign), "99999999999F0" (overflow), "0X1" (kind).
+Result<Action> parse_action(std::string_view token);
+
+}  // namespace pipeworks::sched

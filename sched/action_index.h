@@ -1,0 +1,43 @@
+// Finds where an action sits in a schedule (device, position) in O(1): a flat table over
+// stage x kind x micro-batch. Shared by validation, the simulator and the executor.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "sched/schedule.h"
+
+namespace pipeworks::sched {
+
+struct Location {
+  int device = -1;
+  int position = -1;  // index into programs[device]
+  friend bool operator==(const Location&, const Location&) = default;
+};
+
+class ActionIndex {
+ public:
+  // Largest stages x micro-batches table the index accepts (guards against absurd inputs).
+  static constexpr std::int64_t kMaxCells = std::int64_t{1} << 26;
+
+  // Indexes every in-range action; out-of-range ones are skipped (validation reports them).
+  // When an action occurs twice, the first occurrence is kept and the count records both.
+  static Result<ActionIndex> build(const Schedule& schedule);
+
+  std::optional<Location> find(const Action& action) const;
+  bool contains(const Action& action) const { return find(action).has_value(); }
+  // How many times the action occurs in the schedule (0, 1, or more for duplicates).
+  int count(const Action& action) const;
+  bool in_range(const Action& action) const;
+
+ private:
+  std::size_t slot(const Action& action) const;
+
+  int num_stages_ = 0;
+  int num_microbatches_ = 0;
+  std::vector<Location> first_;
+  std::vector<std::uint16_t> count_;
+};
+
+}  // namespace pipeworks::sched

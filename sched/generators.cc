@@ -1,0 +1,142 @@
+// GPipe and 1F1B stage orders, and their merge into per-device programs.
+#include "sched/generators.h"
+
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "sched/action_index.h"
+#include "sched/dependencies.h"
+
+namespace pipeworks::sched {
+namespace {
+
+Program gpipe_stage_order(int num_microbatches, int stage) {
+  Program order;
+  order.reserve(static_cast<std::size_t>(2 * num_microbatches));
+  for (int m = 0; m < num_microbatches; ++m) order.push_back({stage, ActionKind::kForward, m});
+  for (int m = 0; m < num_microbatches; ++m) order.push_back({stage, ActionKind::kBackward, m});
+  return order;
+}
+
+Program one_f_one_b_stage_order(int num_stages, int num_microbatches, int stage) {
+  Program order;
+  order.reserve(static_cast<std::size_t>(2 * num_microbatches));
+  const int warmup = std::min(num_stages - 1 - stage, num_microbatches);
+  for (int m = 0; m < warmup; ++m) order.push_back({stage, ActionKind::kForward, m});
+  for (int i = 0; i + warmup < num_microbatches; ++i) {
+    order.push_back({stage, ActionKind::kForward, warmup + i});
+    order.push_back({stage, ActionKind::kBackward, i});
+  }
+  for (int m = num_microbatches - warmup; m < num_microbatches; ++m) {
+    order.push_back({stage, ActionKind::kBackward, m});
+  }
+  return order;
+}
+
+Result<Schedule> from_stage_orders(const ScheduleShape& shape, Program (*order_of)(int, int, int)) {
+  auto placement = resolve_placement(shape);
+  if (!placement) return placement.error();
+  std::vector<Program> orders;
+  orders.reserve(static_cast<std::size_t>(shape.num_stages));
+  for (int s = 0; s < shape.num_stages; ++s) orders.push_back(order_of(shape.num_stages, shape.num_microbatches, s));
+  return merge_stage_orders(shape.num_stages, shape.num_microbatches, *placement, orders);
+}
+
+}  // namespace
+
+std::string_view schedule_kind_name(ScheduleKind kind) {
+  return kind == ScheduleKind::kGPipe ? "gpipe" : "1f1b";
+}
+
+std::vector<std::string_view> schedule_kind_names() { return {"gpipe", "1f1b"}; }
+
+Result<ScheduleKind> parse_schedule_kind(std::string_view name) {
+  if (name == "gpipe") return ScheduleKind::kGPipe;
+  if (name == "1f1b") return ScheduleKind::kOneFOneB;
+  return Error{fmt::format("unknown schedule '{}' (expected gpipe or 1f1b)", name)};
+}
+
+Result<Schedule> gpipe(const ScheduleShape& shape) {
+  return from_stage_orders(shape, [](int, int m, int s) { return gpipe_stage_order(m, s); });
+}
+
+Result<Schedule> one_f_one_b(const ScheduleShape& shape) {
+  return from_stage_orders(shape, [](int k, int m, int s) { return one_f_one_b_stage_order(k, m, s); });
+}
+
+Result<Schedule> generate(ScheduleKind kind, const ScheduleShape& shape) {
+  return kind == ScheduleKind::kGPipe ? gpipe(shape) : one_f_one_b(shape);
+}
+
+Result<Schedule> merge_stage_orders(int num_stages, int num_microbatches, const std::vector<int>& placement,
+                                    const std::vector<Program>& stage_orders) {
+  Schedule schedule;
+  schedule.num_stages = num_stages;
+  schedule.num_microbatches = num_microbatches;
+  schedule.placement = placement;
+  const int num_devices = placement.empty() ? 0 : *std::max_element(placement.begin(), placement.end()) + 1;
+  schedule.programs.assign(static_cast<std::size_t>(num_devices), {});
+
+  std::vector<std::vector<int>> stages_of(static_cast<std::size_t>(num_devices));
+  for (int s = 0; s < num_stages; ++s) stages_of[static_cast<std::size_t>(placement[static_cast<std::size_t>(s)])].push_back(s);
+
+  // Fast path: one stage per device keeps each stage order as it is.
+  const bool one_per_device = std::all_of(stages_of.begin(), stages_of.end(), [](const auto& v) { return v.size() == 1; });
+  if (one_per_device) {
+    for (int s = 0; s < num_stages; ++s) {
+      schedule.programs[static_cast<std::size_t>(placement[static_cast<std::size_t>(s)])] = stage_orders[static_cast<std::size_t>(s)];
+    }
+    return schedule;
+  }
+
+  // Unit-time list schedule. done[stage][position] is the step at which that action completes.
+  Schedule all;  // every action once, so dependencies resolve against the full set
+  all.num_stages = num_stages;
+  all.num_microbatches = num_microbatches;
+  all.placement = placement;
+  all.programs = stage_orders;
+  auto index = ActionIndex::build(all);
+  if (!index) return index.error();
+  std::vector<std::vector<std::int64_t>> done(static_cast<std::size_t>(num_stages));
+  for (int s = 0; s < num_stages; ++s) {
+    done[static_cast<std::size_t>(s)].assign(stage_orders[static_cast<std::size_t>(s)].size(),
+                                             std::numeric_limits<std::int64_t>::max());
+  }
+  auto finished_by = [&](const Action& a, std::int64_t step) {
+    auto loc = index->find(a);
+    if (!loc) return true;  // not in the schedule: nothing to wait for
+    return done[static_cast<std::size_t>(loc->device)][static_cast<std::size_t>(loc->position)] <= step;
+  };
+  std::vector<std::size_t> next(static_cast<std::size_t>(num_stages), 0);
+  std::size_t remaining = all.num_actions();
+  for (std::int64_t step = 0; remaining > 0; ++step) {
+    bool progressed = false;
+    for (int d = 0; d < num_devices; ++d) {
+      int best = -1;
+      for (int s : stages_of[static_cast<std::size_t>(d)]) {
+        const auto& order = stage_orders[static_cast<std::size_t>(s)];
+        const std::size_t pos = next[static_cast<std::size_t>(s)];
+        if (pos >= order.size()) continue;
+        const Dependencies deps = data_dependencies(order[pos], *index, num_stages);
+        if (!std::all_of(deps.begin(), deps.end(), [&](const Action& a) { return finished_by(a, step); })) continue;
+        if (best < 0 || pos < next[static_cast<std::size_t>(best)]) best = s;
+      }
+      if (best < 0) continue;
+      const std::size_t pos = next[static_cast<std::size_t>(best)]++;
+      done[static_cast<std::size_t>(best)][pos] = step + 1;
+      schedule.programs[static_cast<std::size_t>(d)].push_back(stage_orders[static_cast<std::size_t>(best)][pos]);
+      --remaining;
+      progressed = true;
+    }
+    // Nothing ran this step and nothing is in flight: every action finished by `step`, so
+    // no later step can make progress either.
+    if (!progressed) {
+      return Error{fmt::format("stage orders cannot progress: {} actions are blocked", remaining)};
+    }
+  }
+  return schedule;
+}
+
+}  // namespace pipeworks::sched

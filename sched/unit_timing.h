@@ -1,0 +1,25 @@
+// Unit-time execution of a schedule: every compute action takes one step, SEND/RECV take none
+// (a RECV completes once its SEND has been reached). Each device runs its program in order and
+// starts an action as soon as its data dependencies are done. This is the step x device
+// picture behind the text grid and the time order the comm-lowering pass relies on.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sched/schedule.h"
+
+namespace pipeworks::sched {
+
+struct UnitTiming {
+  // start[device][position]: the step at which that action starts.
+  std::vector<std::vector<std::int64_t>> start;
+  std::int64_t num_steps = 0;  // makespan in steps
+};
+
+// Fails (with the blocked next action of every device) when the schedule cannot progress, or
+// when an action is out of range for the schedule's stages and micro-batches.
+Result<UnitTiming> unit_timing(const Schedule& schedule);
+
+}  // namespace pipeworks::sched

@@ -1,0 +1,73 @@
+// The simulator's only input besides the Schedule: what each stage's actions cost on its device
+// at the chosen micro-batch size, what each transfer costs, and how much memory a device has.
+// Built from a model spec + cluster spec + partition (cost_model_builder.h); consumed by the
+// discrete-event simulator. Keeping it a plain value lets tests construct exact costs by hand.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sched/result.h"
+#include "sched/timeline.h"
+
+namespace pipeworks::sim {
+
+using sched::Bytes;
+using sched::Nanoseconds;
+
+// Costs of one stage for one micro-batch, on the device that runs it.
+struct StageCost {
+  Nanoseconds forward_ns = 0;          // F
+  Nanoseconds backward_ns = 0;         // B (input + weight gradients)
+  Nanoseconds backward_input_ns = 0;   // I
+  Nanoseconds backward_weight_ns = 0;  // W
+  Nanoseconds recompute_ns = 0;        // R (a forward that keeps the graph; usually == forward_ns)
+  Bytes input_bytes = 0;   // the stage input kept per micro-batch when re-materializing
+  Bytes output_bytes = 0;  // the activation sent to the next stage (its gradient comes back, same size)
+  Bytes stash_bytes = 0;   // activations held between F and B per micro-batch without re-materialization
+  Bytes param_bytes = 0;
+  Bytes grad_bytes = 0;       // parameter gradients (accumulated over micro-batches)
+  Bytes optimizer_bytes = 0;  // optimizer state (0 for SGD, 2x params for Adam, ...)
+};
+
+// A point-to-point path; transfers on the same Link queue behind each other.
+struct Link {
+  Nanoseconds latency_ns = 0;
+  double bandwidth_bytes_per_s = 0;  // must be > 0
+};
+
+enum class CommMode : std::uint8_t {
+  kOverlap,   // sends/receives run on a separate stream; compute waits only for the data
+  kBlocking,  // a SEND/RECV occupies its device's compute stream until the transfer ends
+};
+
+struct CostModel {
+  std::vector<StageCost> stages;           // one per stage, indexed by stage
+  int num_devices = 0;
+  std::vector<Bytes> device_memory_bytes;  // capacity per device (0 = unknown / unlimited)
+  std::vector<Link> links;                 // distinct links
+  // link_of[src * num_devices + dst] = index into links; -1 on the diagonal.
+  std::vector<int> link_of;
+  CommMode comm_mode = CommMode::kOverlap;
+  // Fixed cost added to every compute action (kernel launch / dispatch), already included
+  // nowhere else.
+  Nanoseconds per_action_overhead_ns = 0;
+  int microbatch_size = 1;  // samples per micro-batch, for throughput
+
+  const Link* link(int src, int dst) const {
+    if (src < 0 || dst < 0 || src >= num_devices || dst >= num_devices) return nullptr;
+    const int id = link_of[static_cast<std::size_t>(src * num_devices + dst)];
+    return id < 0 ? nullptr : &links[static_cast<std::size_t>(id)];
+  }
+};
+
+// Checks sizes agree and every cost is finite and non-negative, every bandwidth positive.
+sched::Status check_cost_model(const CostModel& model);
+
+// Uniform costs for tests and the `uniform` preset: every stage F = forward_ns, B = backward_ns
+// (I = W = B/2, R = F), every cross-device transfer on its own link with the given latency and
+// infinite-ish bandwidth, one device per stage.
+CostModel uniform_cost_model(int num_stages, Nanoseconds forward_ns, Nanoseconds backward_ns,
+                             Nanoseconds transfer_ns = 0, CommMode mode = CommMode::kOverlap);
+
+}  // namespace pipeworks::sim
