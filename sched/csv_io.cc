@@ -1,0 +1,164 @@
+// Reading and writing torch.distributed.pipelining's CSV schedule layout (see csv_io.h).
+#include "sched/csv_io.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sched/validate.h"
+
+namespace pipeworks::sched {
+namespace {
+
+struct Cell {
+  std::string text;
+  TextPosition at;  // of the cell's first content character
+};
+
+struct Row {
+  int line = 0;
+  std::vector<Cell> cells;
+};
+
+Error located(std::string_view source, int line, int column, std::string_view message) {
+  return Error{fmt::format("{}:{}:{}: error: {}", source, line, column, message)};
+}
+
+// Python csv.reader's default dialect: ',' separates, '"' quotes ('""' is a quote inside a
+// quoted cell), "\n" or "\r\n" ends a row, and a final line ending starts no new row.
+Result<std::vector<Row>> split_rows(std::string_view text, std::string_view source) {
+  std::vector<Row> rows;
+  int line = 1;
+  int column = 1;
+  std::size_t i = 0;
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") i = 3;  // UTF-8 byte order mark
+  while (i < text.size()) {
+    Row row{line, {}};
+    bool end_of_row = false;
+    while (!end_of_row) {
+      Cell cell{{}, {line, column}};
+      if (i < text.size() && text[i] == '"') {
+        const int quote_line = line;
+        const int quote_column = column;
+        ++i, ++column;
+        cell.at = {line, column};
+        for (;;) {
+          if (i >= text.size()) return located(source, quote_line, quote_column, "unterminated quoted cell");
+          const char c = text[i];
+          if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+            cell.text += '"';
+            i += 2, column += 2;
+          } else if (c == '"') {
+            ++i, ++column;
+            break;
+          } else {
+            cell.text += c;
+            ++i;
+            if (c == '\n') ++line, column = 1;
+            else ++column;
+          }
+        }
+        if (i < text.size() && text[i] != ',' && text[i] != '\n' && text[i] != '\r') {
+          return located(source, line, column, "unexpected text after a quoted cell");
+        }
+      } else {
+        while (i < text.size() && text[i] != ',' && text[i] != '\n' && text[i] != '\r') {
+          cell.text += text[i];
+          ++i, ++column;
+        }
+      }
+      row.cells.push_back(std::move(cell));
+      if (i < text.size() && text[i] == ',') {
+        ++i, ++column;
+        continue;
+      }
+      if (i < text.size() && text[i] == '\r') ++i;
+      if (i < text.size() && text[i] == '\n') ++i;
+      ++line, column = 1;
+      end_of_row = true;
+    }
+    // csv.reader yields [] for an empty line: a rank with an empty program.
+    if (row.cells.size() == 1 && row.cells.front().text.empty()) row.cells.clear();
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace
+
+Result<LoadedSchedule> parse_csv(std::string_view text, std::string_view source_name) {
+  if (text.size() > kMaxCsvBytes) {
+    return Error{fmt::format("{}: error: file is {} bytes; the largest CSV schedule read is {} bytes", source_name,
+                             text.size(), kMaxCsvBytes)};
+  }
+  auto rows = split_rows(text, source_name);
+  if (!rows) return rows.error();
+
+  LoadedSchedule loaded;
+  loaded.source_name = std::string(source_name);
+  loaded.format = ScheduleFormat::kCsv;
+  loaded.placement_inferred = true;
+  Schedule& schedule = loaded.schedule;
+  schedule.programs.resize(rows->size());
+  loaded.cells.resize(rows->size());
+  int max_stage = -1;
+  int max_microbatch = -1;
+  for (std::size_t d = 0; d < rows->size(); ++d) {
+    const Row& row = (*rows)[d];
+    loaded.row_lines.push_back(row.line);
+    for (const Cell& cell : row.cells) {
+      const std::size_t first = cell.text.find_first_not_of(" \t");
+      if (first == std::string::npos) continue;  // idle slot
+      const std::size_t last = cell.text.find_last_not_of(" \t");
+      const std::string_view token = std::string_view(cell.text).substr(first, last - first + 1);
+      const TextPosition at{cell.at.line, cell.at.column + static_cast<int>(first)};
+      auto action = parse_action(token);
+      if (!action) {
+        return located(source_name, at.line, at.column + static_cast<int>(action.error().column.value_or(0)),
+                       action.error().message);
+      }
+      if (action->stage >= kMaxValidateStages) {
+        return located(source_name, at.line, at.column,
+                       fmt::format("stage {} in '{}' is beyond the largest supported schedule ({} stages)",
+                                   action->stage, token, kMaxValidateStages));
+      }
+      const std::int64_t stages = std::max<std::int64_t>(max_stage, action->stage) + 1;
+      const std::int64_t microbatches = std::max<std::int64_t>(max_microbatch, action->microbatch) + 1;
+      if (stages * microbatches > kMaxValidateCells) {
+        return located(source_name, at.line, at.column,
+                       fmt::format("'{}' implies at least {} stages x {} micro-batches, beyond the largest supported "
+                                   "schedule ({} cells)",
+                                   token, stages, microbatches, kMaxValidateCells));
+      }
+      max_stage = std::max(max_stage, action->stage);
+      max_microbatch = std::max(max_microbatch, action->microbatch);
+      schedule.programs[d].push_back(*action);
+      loaded.cells[d].push_back(at);
+    }
+  }
+  schedule.num_stages = max_stage + 1;
+  schedule.num_microbatches = max_microbatch + 1;
+  schedule.placement.assign(static_cast<std::size_t>(schedule.num_stages), -1);
+  for (std::size_t d = 0; d < schedule.programs.size(); ++d) {
+    for (const Action& a : schedule.programs[d]) {
+      int& device = schedule.placement[static_cast<std::size_t>(a.stage)];
+      if (device < 0) device = static_cast<int>(d);
+    }
+  }
+  return loaded;
+}
+
+std::string to_csv(const Schedule& schedule) {
+  std::string out;
+  out.reserve(schedule.num_actions() * 8);
+  for (const Program& program : schedule.programs) {
+    for (std::size_t p = 0; p < program.size(); ++p) {
+      if (p > 0) out += ',';
+      out += to_string(program[p]);
+    }
+    out += "\r\n";
+  }
+  return out;
+}
+
+}  // namespace pipeworks::sched
