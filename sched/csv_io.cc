@@ -2,6 +2,7 @@
 #include "sched/csv_io.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -138,11 +139,17 @@ Result<LoadedSchedule> parse_csv(std::string_view text, std::string_view source_
   }
   schedule.num_stages = max_stage + 1;
   schedule.num_microbatches = max_microbatch + 1;
+  // Each stage goes to the row holding most of its actions (the earliest such row on a tie),
+  // so that a stray action is what validation flags as the stage's second device.
   schedule.placement.assign(static_cast<std::size_t>(schedule.num_stages), -1);
+  std::vector<std::size_t> best(static_cast<std::size_t>(schedule.num_stages), 0);
+  std::unordered_map<int, std::size_t> on_row;
   for (std::size_t d = 0; d < schedule.programs.size(); ++d) {
-    for (const Action& a : schedule.programs[d]) {
-      int& device = schedule.placement[static_cast<std::size_t>(a.stage)];
-      if (device < 0) device = static_cast<int>(d);
+    on_row.clear();
+    for (const Action& a : schedule.programs[d]) ++on_row[a.stage];
+    for (const auto& [stage, count] : on_row) {
+      const auto s = static_cast<std::size_t>(stage);
+      if (count > best[s]) best[s] = count, schedule.placement[s] = static_cast<int>(d);
     }
   }
   return loaded;

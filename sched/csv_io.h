@@ -17,8 +17,8 @@ namespace pipeworks::sched {
 // Largest CSV text parse_csv reads.
 inline constexpr std::size_t kMaxCsvBytes = std::size_t{1} << 28;
 
-// K = largest stage + 1, M = largest micro-batch + 1, and stage s is placed on the row of its
-// first action (a stage found on two rows is a validation diagnostic, kStageOnTwoDevices).
+// K = largest stage + 1, M = largest micro-batch + 1, and stage s is placed on the row holding
+// most of its actions (a stage found on two rows is a validation diagnostic, kStageOnTwoDevices).
 // Cells are stripped of surrounding blanks and may be quoted; idle cells are dropped. Errors
 // read "SOURCE:ROW:COL: error: ..." with the 1-based line and the column of the offending
 // character; K and M above validate's size guard are errors at the token that names them.

@@ -80,6 +80,7 @@ std::string render(const Schedule& schedule, const Diagnostic& diagnostic) {
 
   std::string out = fmt::format("  {:<{}} {}", "", label, cut_left ? "..." : "");
   for (int p = cols.begin; p < cols.end; ++p) out += fmt::format(" {:>{}} ", p, width);
+  while (!out.empty() && out.back() == ' ') out.pop_back();
   out += '\n';
   if (rows.begin > 0) out += fmt::format("  {:<{}}\n", "...", label);
   for (int d = rows.begin; d < rows.end; ++d) {
@@ -92,11 +93,11 @@ std::string render(const Schedule& schedule, const Diagnostic& diagnostic) {
         continue;
       }
       const std::string token = to_string(program[static_cast<std::size_t>(p)]);
-      switch (mark_of(d, p)) {
-        case Mark::kPrimary: out += fmt::format("[{:>{}}]", token, width); break;
-        case Mark::kRelated: out += fmt::format("<{:>{}}>", token, width); break;
-        case Mark::kNone: out += fmt::format(" {:>{}} ", token, width); break;
-      }
+      const Mark mark = mark_of(d, p);
+      const std::string cell = mark == Mark::kPrimary   ? fmt::format("[{}]", token)
+                               : mark == Mark::kRelated ? fmt::format("<{}>", token)
+                                                        : fmt::format("{} ", token);
+      out += fmt::format("{:>{}}", cell, width + 2);
     }
     if (cut_right && cols.end < static_cast<int>(program.size())) out += "...";
     while (!out.empty() && out.back() == ' ') out.pop_back();

@@ -57,9 +57,9 @@ struct Diagnostic {
 // diagnostic marks its device's row with `>`. Long programs are cut to a window around the
 // marked cells (`...` shows the cut).
 //
-//        0     1     2     3
-//   d0   0F0   0F1   0B0   0B1
-//   d1   1F0  [1B0]  1F1   1B1
+//         0    1    2    3
+//   d0  0F0 <0F1>[0B0] 0B1
+//   d1  1F0  1B0  1F1  1B1
 std::string render(const Schedule& schedule, const Diagnostic& diagnostic);
 
 }  // namespace pipeworks::sched

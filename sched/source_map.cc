@@ -32,10 +32,16 @@ std::string json_location(const LoadedSchedule& loaded, const Diagnostic& diagno
   if (diagnostic.has_cell()) {
     return fmt::format("{}: /programs/{}/{}", loaded.source_name, diagnostic.device, diagnostic.position);
   }
-  if (diagnostic.stage >= 0 && static_cast<std::size_t>(diagnostic.stage) < loaded.schedule.placement.size()) {
+  const bool stage_known =
+      diagnostic.stage >= 0 && static_cast<std::size_t>(diagnostic.stage) < loaded.schedule.placement.size();
+  if (stage_known && diagnostic.kind == DiagnosticKind::kBadPlacement) {
     return fmt::format("{}: /placement/{}", loaded.source_name, diagnostic.stage);
   }
-  if (valid_device(loaded, diagnostic.device)) return fmt::format("{}: /programs/{}", loaded.source_name, diagnostic.device);
+  // A stage-level problem (a missing forward) points at the program of the stage's device.
+  const int device =
+      stage_known ? loaded.schedule.placement[static_cast<std::size_t>(diagnostic.stage)] : diagnostic.device;
+  if (valid_device(loaded, device)) return fmt::format("{}: /programs/{}", loaded.source_name, device);
+  if (stage_known) return fmt::format("{}: /placement/{}", loaded.source_name, diagnostic.stage);
   if (diagnostic.kind == DiagnosticKind::kBadPlacement) return fmt::format("{}: /placement", loaded.source_name);
   return loaded.source_name;
 }

@@ -1,0 +1,117 @@
+// `pipeworks schedule`: generate a GPipe or 1F1B schedule, optionally with re-materialization
+// and SEND/RECV lowering, and print it as a unit-time grid, CSV or JSON.
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/command_list.h"
+#include "sched/generators.h"
+#include "sched/passes.h"
+#include "sched/schedule_file.h"
+#include "sched/text_grid.h"
+
+namespace pipeworks::cli {
+namespace {
+
+struct ScheduleOptions {
+  std::string kind;
+  int stages = 0;
+  int microbatches = 0;
+  std::vector<int> placement;
+  bool recompute = false;
+  bool comm = false;
+  std::string format;
+  std::string output;
+};
+
+// The text to print: the grid, or the schedule in a file format. Format "" means: from the
+// output file's extension when there is one, else the grid.
+sched::Result<std::string> render_output(const sched::Schedule& schedule, const ScheduleOptions& options) {
+  std::string format = options.format;
+  if (format.empty() && !options.output.empty()) {
+    if (auto by_extension = sched::format_from_extension(options.output)) {
+      format = std::string(sched::schedule_format_name(*by_extension));
+    }
+  }
+  if (format.empty() || format == "grid") return sched::render_grid(schedule);
+  auto file_format = sched::parse_schedule_format(format);
+  if (!file_format) return file_format.error();
+  return sched::format_schedule(schedule, *file_format);
+}
+
+int run(const ScheduleOptions& options) {
+  auto kind = sched::parse_schedule_kind(options.kind);
+  if (!kind) {
+    std::cerr << "pipeworks schedule: error: " << kind.error().message << "\n";
+    return kExitUsage;
+  }
+  auto schedule = sched::generate(*kind, sched::ScheduleShape{options.stages, options.microbatches, options.placement});
+  if (!schedule) {
+    std::cerr << "pipeworks schedule: error: " << schedule.error().message << "\n"
+              << "Run 'pipeworks schedule --help' for usage.\n";
+    return kExitUsage;
+  }
+  if (options.recompute) {
+    auto recomputed = sched::add_recompute(*schedule);
+    if (!recomputed) {
+      std::cerr << "pipeworks schedule: error: " << recomputed.error().message << "\n";
+      return kExitInvalid;
+    }
+    schedule = std::move(recomputed);
+  }
+  if (options.comm) {
+    auto lowered = sched::lower_comm(*schedule);
+    if (!lowered) {
+      std::cerr << "pipeworks schedule: error: " << lowered.error().message << "\n";
+      return kExitInvalid;
+    }
+    schedule = std::move(lowered);
+  }
+  auto text = render_output(*schedule, options);
+  if (!text) {
+    std::cerr << "pipeworks schedule: error: " << text.error().message << "\n";
+    return kExitInvalid;
+  }
+  if (options.output.empty()) {
+    std::cout << *text;
+    return kExitOk;
+  }
+  std::ofstream out(options.output, std::ios::binary);
+  out << *text;
+  if (!out.flush()) {
+    std::cerr << fmt::format("pipeworks schedule: error: cannot write {}\n", options.output);
+    return kExitInvalid;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_schedule_command(CLI::App& app, CommandContext& context) {
+  auto options = std::make_shared<ScheduleOptions>();
+  CLI::App* command = app.add_subcommand(
+      "schedule", "Generate a GPipe or 1F1B schedule and print it as a unit-time grid, CSV or JSON");
+  command->add_option("--kind", options->kind, "Schedule to generate")
+      ->required()
+      ->check(CLI::IsMember(std::vector<std::string>{"gpipe", "1f1b"}));
+  command->add_option("--stages,-k", options->stages, "Number of pipeline stages K")->required()->check(CLI::PositiveNumber);
+  command->add_option("--microbatches,-m", options->microbatches, "Number of micro-batches M")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  command->add_option("--placement", options->placement, "Device of each stage, e.g. 0,0,1 (default: stage i on device i)")
+      ->delimiter(',');
+  command->add_flag("--recompute", options->recompute, "Re-materialize each forward before its backward (R actions)");
+  command->add_flag("--comm", options->comm, "Lower cross-device data movement to SEND/RECV actions");
+  command->add_option("--format", options->format, "Output format (default: grid, or the -o file's extension)")
+      ->check(CLI::IsMember(std::vector<std::string>{"grid", "csv", "json"}));
+  command->add_option("-o,--output", options->output, "Write to FILE instead of standard output");
+  command->callback([options, &context] { context.exit_code = run(*options); });
+}
+
+}  // namespace pipeworks::cli
