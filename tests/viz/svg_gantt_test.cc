@@ -1,0 +1,175 @@
+// SVG Gantt chart: golden output for a small GPipe case, well-formed XML for every chart the
+// tests draw, closed-form title numbers, units, escaping and label placement at K=64, M=256.
+// PIPEWORKS_UPDATE_GOLDEN=1 rewrites the golden file instead of comparing.
+#include "viz/svg_gantt.h"
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "gpipe_timeline.h"
+#include "xml_checker.h"
+
+namespace pipeworks::viz {
+namespace {
+
+using testing::GpipeCosts;
+using testing::make_gpipe_timeline;
+
+std::string well_formed_svg(const std::vector<const sched::Timeline*>& tls, const SvgOptions& o = {}) {
+  const std::string svg = svg_gantt(tls, o);
+  INFO(svg.substr(0, 2000));
+  REQUIRE(testing::xml_error(svg).empty());
+  // Self-contained: no scripts, no links, no external references.
+  CHECK(svg.find("<script") == std::string::npos);
+  CHECK(svg.find("href") == std::string::npos);
+  CHECK(svg.find("url(") == std::string::npos);
+  CHECK(svg.find("http") == svg.find("http://www.w3.org/2000/svg"));
+  return svg;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Label {
+  double x, width;
+  std::string text;
+};
+
+// Monospace action labels grouped by their row (y), each with its estimated extent.
+std::map<std::string, std::vector<Label>> action_labels(const std::string& svg) {
+  static const std::regex re(
+      R"re(<text x="([0-9.]+)" y="([0-9.]+)" font-size="([0-9]+)" font-family="DejaVu Sans Mono[^>]*>([^<]*)</text>)re");
+  std::map<std::string, std::vector<Label>> rows;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), re); it != std::sregex_iterator(); ++it) {
+    const auto& m = *it;
+    const double font = std::stod(m[3]);
+    rows[m[2]].push_back(Label{std::stod(m[1]), static_cast<double>(m[4].length()) * font * 0.6, m[4]});
+  }
+  return rows;
+}
+
+TEST_CASE("golden SVG for GPipe K=4, M=4", "[viz][svg]") {
+  const auto tl = make_gpipe_timeline(4, 4, GpipeCosts{1'000'000, 2'000'000, 100'000, 1 << 20, 0});
+  const std::string svg = well_formed_svg({&tl});
+  const std::string path = std::string(PIPEWORKS_TEST_DATA_DIR) + "/golden/gpipe_k4_m4.svg";
+  const char* update = std::getenv("PIPEWORKS_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    std::ofstream(path, std::ios::binary) << svg;
+    WARN("rewrote " << path);
+  }
+  const std::string golden = read_file(path);
+  REQUIRE_FALSE(golden.empty());
+  CHECK(svg == golden);
+}
+
+TEST_CASE("title numbers match the GPipe closed forms", "[viz][svg]") {
+  // Unit costs: makespan (M+K-1)(F+B) = 7 x 2 ms, bubble (K-1)/(M+K-1) = 3/7.
+  const auto tl = make_gpipe_timeline(4, 4);
+  const std::string svg = well_formed_svg({&tl});
+  CHECK(svg.find("predicted — makespan 14 ms · bubble 42.9% · 4 devices × 4 micro-batches") != std::string::npos);
+  CHECK(svg.find("<title>Pipeline schedule: predicted</title>") != std::string::npos);
+  CHECK(svg.find("time (ms)") != std::string::npos);
+  for (const std::string label : {">F0<", ">F3<", ">B0<", ">B3<", ">device 3<"}) CHECK(svg.find(label) != std::string::npos);
+  // 2KM compute actions, each with a tooltip; no transfers were given, so no thin strips.
+  std::size_t tooltips = 0;
+  for (std::size_t at = svg.find("</title></rect>"); at != std::string::npos; at = svg.find("</title></rect>", at + 1)) ++tooltips;
+  CHECK(tooltips == 32);
+  CHECK(svg.find("send (thin)") == std::string::npos);
+}
+
+TEST_CASE("the axis unit follows the time range", "[viz][svg]") {
+  const auto us = make_gpipe_timeline(2, 4, GpipeCosts{1'000, 1'000, 0, 1, 0});
+  CHECK(well_formed_svg({&us}).find("time (\xC2\xB5s)") != std::string::npos);
+  const auto s = make_gpipe_timeline(2, 4, GpipeCosts{1'000'000'000, 2'000'000'000, 0, 1, 0});
+  const std::string svg_s = well_formed_svg({&s});
+  CHECK(svg_s.find("time (s)") != std::string::npos);
+  CHECK(svg_s.find("makespan 15 s") != std::string::npos);
+}
+
+TEST_CASE("several timelines stack on one time scale; names are escaped", "[viz][svg]") {
+  const auto predicted = make_gpipe_timeline(4, 8, GpipeCosts{1'000'000, 2'000'000, 100'000, 1, 0}, "predicted");
+  const auto measured = make_gpipe_timeline(4, 8, GpipeCosts{1'100'000, 2'300'000, 150'000, 1, 5'000},
+                                            "measured <\"run\" & 'co'>\n\x01 \xFF \xE2\x9C\x93");
+  const std::string svg = well_formed_svg({&predicted, &measured});
+  const auto p = svg.find("predicted — makespan");
+  const auto m = svg.find("measured &lt;&quot;run&quot; &amp; &apos;co&apos;&gt;   \xEF\xBF\xBD \xE2\x9C\x93 — makespan");
+  REQUIRE(p != std::string::npos);
+  REQUIRE(m != std::string::npos);
+  CHECK(p < m);
+  CHECK(svg.find("<title>Pipeline schedule: predicted vs measured") != std::string::npos);
+  CHECK(svg.find("send (thin)") != std::string::npos);
+}
+
+TEST_CASE("labels never overlap, from K=2 M=4 to K=64 M=256", "[viz][svg]") {
+  for (const auto& [k, m] : std::vector<std::pair<int, int>>{{2, 4}, {4, 8}, {16, 64}, {64, 256}}) {
+    const auto tl = make_gpipe_timeline(k, m, GpipeCosts{1'000'000, 2'000'000, 100'000, 1, 0});
+    for (const int width : {400, 1200, 4000}) {
+      SvgOptions o;
+      o.width_px = width;
+      const std::string svg = well_formed_svg({&tl}, o);
+      std::size_t labels = 0;
+      for (auto& [y, row] : action_labels(svg)) {
+        std::sort(row.begin(), row.end(), [](const Label& a, const Label& b) { return a.x < b.x; });
+        for (std::size_t i = 1; i < row.size(); ++i) {
+          INFO("K=" << k << " M=" << m << " width " << width << " y " << y << ": " << row[i - 1].text << " / " << row[i].text);
+          CHECK(row[i - 1].x + row[i - 1].width / 2 < row[i].x - row[i].width / 2);
+        }
+        labels += row.size();
+      }
+      if (k == 2 && width >= 1200) CHECK(labels == 2 * 2 * 4);  // every action labelled
+    }
+  }
+}
+
+TEST_CASE("empty and malformed timelines still draw well-formed SVG", "[viz][svg]") {
+  well_formed_svg({});
+  well_formed_svg({nullptr});
+  sched::Timeline bad;
+  bad.name = "bad";
+  bad.num_devices = 2;
+  bad.spans = {sched::Span{-1, sched::Lane::kCompute, sched::Action{0, sched::ActionKind::kForward, 0}, 0, 10},
+               sched::Span{1, sched::Lane::kCompute, sched::Action{0, sched::ActionKind::kBackward, 9}, 5, 5},
+               sched::Span{1, sched::Lane::kCompute, sched::Action{0, sched::ActionKind::kBackward, 1}, 8, 4},
+               sched::Span{3, sched::Lane::kCompute, sched::Action{3, sched::ActionKind::kRecompute, -7}, 0, 3}};
+  const std::string svg = well_formed_svg({&bad});
+  CHECK(svg.find(">device 3<") != std::string::npos);
+  SvgOptions tiny;
+  tiny.width_px = -5;
+  tiny.row_height_px = 100000;
+  well_formed_svg({&bad}, tiny);
+}
+
+TEST_CASE("write_svg writes the chart and reports bad paths", "[viz][svg]") {
+  const auto tl = make_gpipe_timeline(2, 2);
+  const std::string path = std::string(PIPEWORKS_BINARY_DIR) + "/viz_svg_test.svg";
+  REQUIRE(write_svg(path, {&tl}).ok());
+  CHECK(read_file(path) == svg_gantt({&tl}));
+  std::remove(path.c_str());
+  CHECK_FALSE(write_svg("/nonexistent-dir/x/chart.svg", {&tl}).ok());
+}
+
+// Hidden: regenerates the pictures in docs/ (run with the tag [.render]).
+TEST_CASE("render docs/gpipe_k4_m8.svg and a K=64 M=256 chart", "[.render]") {
+  const std::string docs = std::string(PIPEWORKS_TEST_DATA_DIR) + "/../../docs";
+  const auto small = make_gpipe_timeline(4, 8, GpipeCosts{1'000'000, 2'000'000, 100'000, 1 << 20, 0}, "GPipe K=4 M=8");
+  SvgOptions o;
+  o.width_px = 1400;
+  REQUIRE(write_svg(docs + "/gpipe_k4_m8.svg", {&small}, o).ok());
+  const auto big = make_gpipe_timeline(64, 256, GpipeCosts{1'000'000, 2'000'000, 100'000, 1 << 20, 0}, "GPipe K=64 M=256");
+  REQUIRE(write_svg(std::string(PIPEWORKS_BINARY_DIR) + "/gpipe_k64_m256.svg", {&big}, o).ok());
+  const auto measured = make_gpipe_timeline(4, 8, GpipeCosts{1'100'000, 2'300'000, 150'000, 1 << 20, 0}, "measured");
+  const auto predicted = make_gpipe_timeline(4, 8, GpipeCosts{1'000'000, 2'000'000, 100'000, 1 << 20, 0}, "predicted");
+  REQUIRE(write_svg(std::string(PIPEWORKS_BINARY_DIR) + "/gpipe_two.svg", {&predicted, &measured}, o).ok());
+}
+
+}  // namespace
+}  // namespace pipeworks::viz

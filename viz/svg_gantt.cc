@@ -1,0 +1,292 @@
+// Draws Timelines as an SVG Gantt chart (see svg_gantt.h for the picture). Sizes are fixed
+// pixel estimates (labels use a monospace font, 0.6 em per character), so output is exact and
+// byte-for-byte reproducible, which the golden test relies on.
+#include "viz/svg_gantt.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+#include "viz/kind_colors.h"
+#include "viz/time_units.h"
+#include "viz/xml_text.h"
+
+namespace pipeworks::viz {
+
+namespace {
+
+using sched::ActionKind;
+using sched::Lane;
+using sched::Span;
+using sched::Timeline;
+
+constexpr double kLeft = 78;     // device labels live left of this
+constexpr double kRight = 28;
+constexpr double kTitleH = 34;
+constexpr double kHeaderH = 22;  // timeline name, makespan, bubble
+constexpr double kAxisH = 34;
+constexpr double kPanelGap = 12;
+constexpr double kLegendLineH = 20;
+constexpr int kMaxRows = 4096;
+constexpr int kCommMinRowPx = 20;
+constexpr double kMonoEm = 0.6;  // monospace glyph width / font size
+constexpr double kSansEm = 0.6;  // generous estimate for sans-serif text
+constexpr const char* kIdleFill = "#f1f1f1";
+
+struct Panel {
+  const Timeline* tl = nullptr;
+  sched::TimelineStats stats;
+  int rows = 0;
+};
+
+int device_rows(const Timeline& tl) {
+  int rows = std::max(tl.num_devices, 0);
+  for (const Span& s : tl.spans) rows = std::max(rows, s.device + 1);
+  return std::min(rows, kMaxRows);
+}
+
+std::string kind_title(ActionKind k) {
+  switch (k) {
+    case ActionKind::kForward: return "F forward";
+    case ActionKind::kBackward: return "B backward";
+    case ActionKind::kBackwardInput: return "I backward-input";
+    case ActionKind::kBackwardWeight: return "W backward-weight";
+    case ActionKind::kRecompute: return "R recompute";
+    default: return std::string(sched::kind_name(k));
+  }
+}
+
+class Chart {
+ public:
+  Chart(const std::vector<const Timeline*>& timelines, const SvgOptions& o) : o_(o) {
+    width_ = std::max(o.width_px, 320);
+    plot_w_ = width_ - kLeft - kRight;
+    int max_rows = 1;
+    for (const Timeline* tl : timelines) {
+      if (tl == nullptr) continue;
+      Panel p{tl, sched::compute_stats(*tl), device_rows(*tl)};
+      range_ns_ = std::max(range_ns_, p.stats.makespan_ns);
+      max_rows = std::max(max_rows, p.rows);
+      for (const Span& s : tl->spans) {
+        if (sched::is_compute(s.action.kind)) kinds_present_[sched::kind_index(s.action.kind)] = true;
+        comm_present_ = comm_present_ || sched::is_comm(s.action.kind);
+      }
+      panels_.push_back(p);
+    }
+    range_ns_ = std::max<sched::Nanoseconds>(range_ns_, 1);
+    row_h_ = o.row_height_px > 0 ? std::clamp(o.row_height_px, 4, 200) : std::clamp(560 / max_rows, 8, 28);
+    show_comm_ = o.show_comm && comm_present_ && row_h_ >= kCommMinRowPx;
+    bar_h_ = show_comm_ ? std::round(row_h_ * 0.7) : row_h_ - std::max(1.0, std::round(row_h_ * 0.15));
+    strip_h_ = (row_h_ - bar_h_ - 2.5) / 2;
+    scale_ = plot_w_ / static_cast<double>(range_ns_);
+    unit_ = choose_time_unit(range_ns_);
+    step_ns_ = nice_tick_step(range_ns_, std::max(2, static_cast<int>(plot_w_ / 90)));
+  }
+
+  std::string render() {
+    double y = kTitleH;
+    for (const Panel& p : panels_) y = draw_panel(p, y) + kPanelGap;
+    if (panels_.empty()) {
+      put(R"(<text x="{}" y="{:.2f}" font-size="12" fill="#555">no timelines</text>)" "\n", kLeft, y + 14);
+      y += 24;
+    }
+    y = draw_legend(y);
+    const std::string title = o_.title.empty() ? default_title() : o_.title;
+    std::string head = fmt::format(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1:.0f}" viewBox="0 0 {0} {1:.0f}" )"
+        R"(font-family="DejaVu Sans, Helvetica, Arial, sans-serif">)" "\n"
+        "<title>{2}</title>\n"
+        R"(<rect x="0" y="0" width="{0}" height="{1:.0f}" fill="#ffffff"/>)" "\n"
+        R"(<text x="{3}" y="22" font-size="16" font-weight="bold" fill="#1a1a1a">{2}</text>)" "\n",
+        width_, std::ceil(y + 8), xml_text(title), kLeft);
+    return head + fmt::to_string(body_) + "</svg>\n";
+  }
+
+ private:
+  template <class... Args>
+  void put(fmt::format_string<Args...> f, Args&&... args) {
+    fmt::format_to(std::back_inserter(body_), f, std::forward<Args>(args)...);
+  }
+
+  std::string default_title() const {
+    std::string names;
+    for (const Panel& p : panels_) names += (names.empty() ? "" : " vs ") + p.tl->name;
+    return names.empty() ? "Pipeline schedule" : "Pipeline schedule: " + names;
+  }
+
+  double x_of(sched::Nanoseconds t, const Panel& p) const {
+    return kLeft + static_cast<double>(t - p.stats.start_ns) * scale_;
+  }
+
+  // Returns the y just below the panel's axis.
+  double draw_panel(const Panel& p, double top) {
+    const Timeline& tl = *p.tl;
+    const int k = p.rows;
+    put(R"(<g class="timeline">)" "\n");
+    put(R"(<text x="{}" y="{:.2f}" font-size="12" fill="#1a1a1a">{} — makespan {} · bubble {:.1f}% · {} devices × {} micro-batches</text>)"
+        "\n",
+        kLeft, top + 15, xml_text(tl.name), format_duration(p.stats.makespan_ns, true), 100 * p.stats.bubble_fraction, k,
+        tl.num_microbatches);
+    const double rows_top = top + kHeaderH;
+    const double rows_bottom = rows_top + k * row_h_;
+    for (int d = 0; d < k; ++d) {
+      put(R"(<rect x="{}" y="{:.2f}" width="{:.2f}" height="{:.2f}" fill="{}"/>)" "\n", kLeft, rows_top + d * row_h_,
+          plot_w_, bar_h_, kIdleFill);
+    }
+    for (sched::Nanoseconds t = 0; t <= range_ns_; t += step_ns_) {
+      const double x = kLeft + static_cast<double>(t) * scale_;
+      put(R"(<line x1="{0:.2f}" y1="{1:.2f}" x2="{0:.2f}" y2="{2:.2f}" stroke="#cfcfcf" stroke-width="0.5"/>)" "\n", x,
+          rows_top, rows_bottom + 4);
+    }
+    draw_spans(p, rows_top);
+    draw_device_labels(k, rows_top);
+    draw_axis(rows_bottom);
+    put("</g>\n");
+    return rows_bottom + kAxisH;
+  }
+
+  void draw_spans(const Panel& p, double rows_top) {
+    const Timeline& tl = *p.tl;
+    const double font = std::min(11.0, bar_h_ - 5);
+    std::vector<double> label_right(static_cast<std::size_t>(p.rows), -1e300);
+    for (const Span& s : tl.spans) {
+      if (s.device < 0 || s.device >= p.rows || s.end_ns <= s.start_ns) continue;
+      const bool compute = sched::is_compute(s.action.kind);
+      if (!compute && !show_comm_) continue;
+      const double x = x_of(s.start_ns, p);
+      const double w = static_cast<double>(s.end_ns - s.start_ns) * scale_;
+      const double row_y = rows_top + s.device * row_h_;
+      const KindColor color = kind_color(s.action.kind, s.action.microbatch, tl.num_microbatches);
+      if (!compute) {
+        const double y = row_y + bar_h_ + 1 + (s.lane == Lane::kRecv ? strip_h_ + 0.5 : 0);
+        put(R"(<rect x="{:.2f}" y="{:.2f}" width="{:.2f}" height="{:.2f}" fill="{}"/>)" "\n", x, y, std::max(w, 0.5),
+            strip_h_, color.fill);
+        continue;
+      }
+      const double gap = w >= 4 ? 1 : 0;  // a hairline between neighbouring actions
+      const double drawn_w = std::max(w - gap, 0.5);
+      const std::string name = fmt::format("{}{}", sched::kind_name(s.action.kind), s.action.microbatch);
+      put(R"(<rect x="{:.2f}" y="{:.2f}" width="{:.2f}" height="{:.2f}" fill="{}"><title>{}</title></rect>)" "\n", x,
+          row_y, drawn_w, bar_h_, color.fill, sched::to_string(s.action));
+      if (!o_.show_labels || font < 7) continue;
+      std::string label = name;
+      if (label.size() * font * kMonoEm + 3 > drawn_w) label = std::to_string(s.action.microbatch);
+      const double text_w = static_cast<double>(label.size()) * font * kMonoEm;
+      const double cx = x + drawn_w / 2;
+      double& right = label_right[static_cast<std::size_t>(s.device)];
+      if (text_w + 3 > drawn_w || cx - text_w / 2 < right + 2) continue;
+      right = cx + text_w / 2;
+      put(R"(<text x="{:.2f}" y="{:.2f}" font-size="{:.0f}" font-family="DejaVu Sans Mono, Menlo, Consolas, monospace" )"
+          R"(text-anchor="middle" dominant-baseline="central" fill="{}">{}</text>)" "\n",
+          cx, row_y + bar_h_ / 2, font, color.text_color, label);
+    }
+  }
+
+  // Every device when rows are tall enough, else every n-th so labels never touch.
+  void draw_device_labels(int k, double rows_top) {
+    const int every = row_h_ >= 11 ? 1 : static_cast<int>(std::ceil(11.0 / row_h_));
+    const double font = std::min(11.0, row_h_ * every - 2.0);
+    for (int d = 0; d < k; d += every) {
+      const std::string text = fmt::format("device {}", d);
+      const bool long_fits = static_cast<double>(text.size()) * font * kSansEm <= kLeft - 10;
+      put(R"(<text x="{}" y="{:.2f}" font-size="{:.0f}" text-anchor="end" dominant-baseline="central" fill="#333">{}</text>)"
+          "\n",
+          kLeft - 8, rows_top + d * row_h_ + bar_h_ / 2, font, long_fits ? text : fmt::format("d{}", d));
+    }
+  }
+
+  void draw_axis(double y) {
+    const int decimals = tick_decimals(step_ns_, unit_);
+    put(R"(<line x1="{}" y1="{:.2f}" x2="{:.2f}" y2="{:.2f}" stroke="#555" stroke-width="1"/>)" "\n", kLeft, y + 4,
+        kLeft + plot_w_, y + 4);
+    for (sched::Nanoseconds t = 0; t <= range_ns_; t += step_ns_) {
+      const double x = kLeft + static_cast<double>(t) * scale_;
+      put(R"(<line x1="{0:.2f}" y1="{1:.2f}" x2="{0:.2f}" y2="{2:.2f}" stroke="#555" stroke-width="1"/>)" "\n", x, y + 4,
+          y + 8);
+      put(R"(<text x="{:.2f}" y="{:.2f}" font-size="11" text-anchor="middle" fill="#333">{}</text>)" "\n", x, y + 20,
+          format_in_unit(t, unit_, decimals));
+    }
+    put(R"(<text x="{}" y="{:.2f}" font-size="11" text-anchor="end" fill="#333">time ({})</text>)" "\n", kLeft - 8,
+        y + 20, unit_.name);
+  }
+
+  // Kinds present (three shades each: first, middle, last micro-batch), transfers, idle.
+  double draw_legend(double top) {
+    double x = kLeft;
+    double y = top + 4;
+    auto place = [&](double item_w) {
+      if (x + item_w > width_ - kRight && x > kLeft) {
+        x = kLeft;
+        y += kLegendLineH;
+      }
+      const double at = x;
+      x += item_w + 18;
+      return at;
+    };
+    auto text_at = [&](double tx, const std::string& text) {
+      put(R"(<text x="{:.2f}" y="{:.2f}" font-size="11" dominant-baseline="central" fill="#333">{}</text>)" "\n", tx,
+          y + 6, text);
+    };
+    const int m = 9;  // shades shown for a 9-micro-batch ramp: 0, 4, 8
+    for (const ActionKind k : sched::kAllActionKinds) {
+      if (!sched::is_compute(k) || !kinds_present_[sched::kind_index(k)]) continue;
+      const std::string title = kind_title(k);
+      const double at = place(3 * 9 + 5 + static_cast<double>(title.size()) * 11 * kSansEm);
+      for (int i = 0; i < 3; ++i) {
+        put(R"(<rect x="{:.2f}" y="{:.2f}" width="9" height="12" fill="{}"/>)" "\n", at + 9 * i, y,
+            kind_color(k, i * (m - 1) / 2, m).fill);
+      }
+      text_at(at + 3 * 9 + 5, title);
+    }
+    if (show_comm_) {
+      for (const ActionKind k : {ActionKind::kSendF, ActionKind::kRecvF}) {
+        const std::string title = sched::is_send(k) ? "send (thin)" : "recv (thin)";
+        const double at = place(20 + 5 + static_cast<double>(title.size()) * 11 * kSansEm);
+        put(R"(<rect x="{:.2f}" y="{:.2f}" width="20" height="3" fill="{}"/>)" "\n", at, y + 4.5, kind_color(k, 0, 1).fill);
+        text_at(at + 25, title);
+      }
+    }
+    const double idle_at = place(20 + 5 + 4 * 11 * kSansEm);
+    put(R"(<rect x="{:.2f}" y="{:.2f}" width="20" height="12" fill="{}" stroke="#bbbbbb" stroke-width="0.5"/>)" "\n",
+        idle_at, y, kIdleFill);
+    text_at(idle_at + 25, "idle");
+    const std::string note = "darker = earlier micro-batch";
+    text_at(place(static_cast<double>(note.size()) * 11 * kSansEm), note);
+    return y + kLegendLineH;
+  }
+
+  const SvgOptions& o_;
+  std::vector<Panel> panels_;
+  fmt::memory_buffer body_;
+  int width_ = 0;
+  double plot_w_ = 0;
+  sched::Nanoseconds range_ns_ = 0;
+  double row_h_ = 0, bar_h_ = 0, strip_h_ = 0, scale_ = 0;
+  bool show_comm_ = false, comm_present_ = false;
+  bool kinds_present_[sched::kNumActionKinds] = {};
+  TimeUnit unit_;
+  sched::Nanoseconds step_ns_ = 1;
+};
+
+}  // namespace
+
+std::string svg_gantt(const std::vector<const sched::Timeline*>& timelines, const SvgOptions& options) {
+  return Chart(timelines, options).render();
+}
+
+sched::Status write_svg(const std::string& path, const std::vector<const sched::Timeline*>& timelines,
+                        const SvgOptions& options) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) return sched::Error{fmt::format("{}: error: cannot open for writing: {}", path, std::strerror(errno)), {}};
+  out << svg_gantt(timelines, options);
+  out.flush();
+  if (!out) return sched::Error{fmt::format("{}: error: write failed", path), {}};
+  return sched::Ok{};
+}
+
+}  // namespace pipeworks::viz

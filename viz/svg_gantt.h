@@ -1,0 +1,36 @@
+// A GPipe-paper style Gantt chart as a self-contained SVG (no scripts, no external references):
+// one row per device, actions colored by kind and shaded by micro-batch, idle time left empty.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sched/result.h"
+#include "sched/timeline.h"
+
+namespace pipeworks::viz {
+
+//   Pipeline schedule: predicted                              <- title
+//   predicted - makespan 14 ms - bubble 42.9% - 4 devices ... <- one header per timeline
+//   device 0 |F0|F1|F2|F3|                     |B0|B1|B2|B3|
+//            ---- thin send / recv strips (rows >= 14 px) --
+//   device 1    |F0|F1|F2|F3|               |B0|B1|B2|B3|
+//            0    2    4    6    8   10   12   14  time (ms) <- axis, same scale for all
+//   [F forward] [B backward] ... [send] [recv] [ idle ]       <- legend
+//
+// Several timelines stack top to bottom on one time scale, each from its own first span, so a
+// prediction sits above its measurement. Labels ("F3", else "3") appear only where they fit.
+struct SvgOptions {
+  int width_px = 1200;
+  int row_height_px = 0;  // 0: from the device count, 28 px for few devices down to 8 px
+  std::string title;      // empty: "Pipeline schedule: <names>"
+  bool show_comm = true;  // thin send/recv strips under each device row (rows of 14 px or more)
+  bool show_labels = true;
+};
+
+std::string svg_gantt(const std::vector<const sched::Timeline*>& timelines, const SvgOptions& options = {});
+
+sched::Status write_svg(const std::string& path, const std::vector<const sched::Timeline*>& timelines,
+                        const SvgOptions& options = {});
+
+}  // namespace pipeworks::viz
