@@ -1,0 +1,41 @@
+// The discrete-event core of the simulator: runs a compiled OpTable and returns raw times per
+// op. simulator.h wraps it into the public SimResult.
+//
+// Time advances per device in program order; only link arbitration needs global time order, so
+// devices run ahead greedily and transfers go through one event queue:
+//
+//   compute op   start = max(stream free, end of each data dependency); end = start + duration
+//   transfer     ready (kOverlap)  = max(SEND reached, producer end) -- RECV is a post that
+//                                    does not hold the stream; the consumer waits for the end
+//                ready (kBlocking) = max(SEND reached with data, RECV reached); both streams
+//                                    are held until the end
+//                start = max(ready, link free), FIFO per link in (ready time, SEND op id) order
+//
+//   overlap, K=2:    d0 |F0|F1|            kBlocking:  d0 |F0|SEND0|F1|SEND1|
+//                   link   |x0|x1|                      d1     |RECV0|F0|RECV1|F1|
+//                     d1      |F0|F1|
+#pragma once
+
+#include <vector>
+
+#include "sched/timeline.h"
+#include "sim/op_table.h"
+
+namespace pipeworks::sim {
+
+struct EngineOutput {
+  // Per op: compute ops their run; SEND and RECV the interval of their transfer on the link.
+  std::vector<Nanoseconds> start_ns;
+  std::vector<Nanoseconds> end_ns;
+  std::vector<Bytes> peak_activation_bytes;  // per device
+  // Per device, only when asked for: held bytes (static + activations) at every change.
+  std::vector<std::vector<sched::MemorySample>> memory;
+  Nanoseconds makespan_ns = 0;  // latest end (time starts at 0)
+};
+
+// Fails when the schedule cannot progress, naming every device's blocked op and what it waits
+// for. `schedule` is the one `table` was built from (used for messages only).
+sched::Result<EngineOutput> run_engine(const OpTable& table, const sched::Schedule& schedule, std::size_t num_links,
+                                       CommMode mode, bool record_memory);
+
+}  // namespace pipeworks::sim

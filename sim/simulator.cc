@@ -1,0 +1,101 @@
+// Public entry of the simulator: compile, run the event loop, assemble timeline and figures.
+#include "sim/simulator.h"
+
+#include <algorithm>
+
+#include "sim/engine.h"
+#include "sim/op_table.h"
+
+namespace pipeworks::sim {
+namespace {
+
+sched::Lane lane_of(sched::ActionKind kind) {
+  if (sched::is_send(kind)) return sched::Lane::kSend;
+  if (sched::is_recv(kind)) return sched::Lane::kRecv;
+  return sched::Lane::kCompute;
+}
+
+sched::Timeline build_timeline(const sched::Schedule& schedule, const OpTable& table, EngineOutput& out) {
+  sched::Timeline tl;
+  tl.name = "predicted";
+  tl.num_devices = schedule.num_devices();
+  tl.num_stages = schedule.num_stages;
+  tl.num_microbatches = schedule.num_microbatches;
+  tl.spans.reserve(table.ops.size());
+  for (std::size_t d = 0; d < schedule.programs.size(); ++d) {
+    const sched::Program& program = schedule.programs[d];
+    for (std::size_t p = 0; p < program.size(); ++p) {
+      const auto i = static_cast<std::size_t>(table.device_begin[d]) + p;
+      tl.spans.push_back(sched::Span{static_cast<int>(d), lane_of(program[p].kind), program[p], out.start_ns[i],
+                                     out.end_ns[i]});
+    }
+  }
+  tl.flows.reserve(static_cast<std::size_t>(table.num_transfers));
+  for (std::size_t i = 0; i < table.ops.size(); ++i) {
+    if (sched::is_send(table.ops[i].kind)) tl.flows.push_back(sched::Flow{i, static_cast<std::size_t>(table.ops[i].peer)});
+  }
+  for (auto& samples : out.memory) tl.memory.insert(tl.memory.end(), samples.begin(), samples.end());
+  return tl;
+}
+
+// Busy time per device: the sum of its compute durations (they never overlap on one stream).
+std::vector<Nanoseconds> busy_per_device(const OpTable& table, const EngineOutput& out) {
+  std::vector<Nanoseconds> busy(table.device_begin.size() - 1, 0);
+  for (std::size_t i = 0; i < table.ops.size(); ++i) {
+    const Op& op = table.ops[i];
+    if (sched::is_compute(op.kind)) busy[static_cast<std::size_t>(op.device)] += out.end_ns[i] - out.start_ns[i];
+  }
+  return busy;
+}
+
+}  // namespace
+
+sched::Result<SimResult> simulate(const sched::Schedule& schedule, const CostModel& model, const SimOptions& options) {
+  auto table = build_op_table(schedule, model);
+  if (!table) return table.error();
+  auto out = run_engine(*table, schedule, model.links.size(), model.comm_mode, options.build_timeline);
+  if (!out) return out.error();
+
+  SimResult result;
+  result.makespan_ns = out->makespan_ns;
+  result.num_actions = static_cast<std::int64_t>(table->ops.size());
+  result.num_transfers = table->num_transfers;
+  result.num_microbatches = schedule.num_microbatches;
+  result.microbatch_size = model.microbatch_size;
+  result.comm_mode = model.comm_mode;
+  if (options.build_timeline) result.timeline = build_timeline(schedule, *table, *out);
+
+  const auto num_devices = static_cast<std::size_t>(schedule.num_devices());
+  std::vector<Nanoseconds> busy;
+  if (options.build_timeline) {
+    const sched::TimelineStats stats = sched::compute_stats(result.timeline);
+    for (const auto& ds : stats.devices) busy.push_back(ds.busy_ns);
+  } else {
+    busy = busy_per_device(*table, *out);
+  }
+  Nanoseconds total_idle = 0;
+  result.devices.resize(num_devices);
+  for (std::size_t d = 0; d < num_devices; ++d) {
+    DeviceResult& dr = result.devices[d];
+    dr.device = static_cast<int>(d);
+    dr.busy_ns = busy[d];
+    dr.idle_ns = result.makespan_ns - dr.busy_ns;
+    dr.bubble_fraction =
+        result.makespan_ns > 0 ? static_cast<double>(dr.idle_ns) / static_cast<double>(result.makespan_ns) : 0.0;
+    dr.memory = memory_report(table->static_memory[d], out->peak_activation_bytes[d], model.device_memory_bytes[d]);
+    result.fits = result.fits && dr.memory.fits;
+    total_idle += dr.idle_ns;
+  }
+  for (std::size_t s = 0; s < schedule.placement.size(); ++s) {
+    result.devices[static_cast<std::size_t>(schedule.placement[s])].stages.push_back(static_cast<int>(s));
+  }
+  if (result.makespan_ns > 0 && num_devices > 0) {
+    result.bubble_fraction = static_cast<double>(total_idle) /
+                             (static_cast<double>(result.makespan_ns) * static_cast<double>(num_devices));
+    result.throughput_samples_per_s = static_cast<double>(schedule.num_microbatches) * model.microbatch_size * 1e9 /
+                                      static_cast<double>(result.makespan_ns);
+  }
+  return result;
+}
+
+}  // namespace pipeworks::sim
