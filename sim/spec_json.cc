@@ -1,0 +1,349 @@
+// Spec JSON helpers: strict parsing (duplicate keys rejected), JSON pointers, and SpecReader's
+// typed getters that turn every bad value into "<source>: <pointer>: <value>: <reason>".
+#include "sim/spec_json.h"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace pipeworks::sim {
+namespace {
+
+// One open container while parsing, for pointers to duplicate keys.
+struct Frame {
+  bool is_array = false;
+  std::size_t next_index = 0;
+  std::string key;
+  std::set<std::string> keys;
+};
+
+std::string frames_pointer(const std::vector<Frame>& frames) {
+  std::string pointer;
+  for (const Frame& frame : frames) {
+    pointer = frame.is_array ? pointer_index(pointer, frame.next_index - 1)
+                             : pointer_child(pointer, frame.key);
+  }
+  return pointer;
+}
+
+std::string display_pointer(std::string_view pointer) {
+  return pointer.empty() ? std::string("(root)") : std::string(pointer);
+}
+
+bool ends_with(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+}  // namespace
+
+sched::Result<Json> parse_spec_json(std::string_view text, std::string_view source) {
+  std::vector<Frame> frames;
+  std::optional<std::string> duplicate;
+  const Json::parser_callback_t callback = [&](int /*depth*/, Json::parse_event_t event,
+                                               Json& parsed) {
+    using Event = Json::parse_event_t;
+    const bool starts = event == Event::object_start || event == Event::array_start;
+    if ((starts || event == Event::value) && !frames.empty() && frames.back().is_array) {
+      ++frames.back().next_index;
+    }
+    if (starts) {
+      frames.push_back(Frame{event == Event::array_start, 0, {}, {}});
+    } else if (event == Event::object_end || event == Event::array_end) {
+      if (!frames.empty()) frames.pop_back();
+    } else if (event == Event::key && !frames.empty() && parsed.is_string()) {
+      Frame& frame = frames.back();
+      frame.key = parsed.get<std::string>();
+      if (!frame.keys.insert(frame.key).second && !duplicate) duplicate = frames_pointer(frames);
+    }
+    return true;
+  };
+  Json json;
+  try {
+    json = Json::parse(text.begin(), text.end(), callback);
+  } catch (const Json::exception& e) {
+    std::string what = e.what();
+    if (const auto end = what.find("] "); what.rfind("[json.exception", 0) == 0 && end != std::string::npos) {
+      what = what.substr(end + 2);
+    }
+    return sched::Error{fmt::format("{}: invalid JSON: {}", source, what), std::nullopt};
+  }
+  if (duplicate) {
+    return sched::Error{fmt::format("{}: {}: duplicate key (ambiguous)", source, *duplicate),
+                        std::nullopt};
+  }
+  return json;
+}
+
+sched::Result<std::string> read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return sched::Error{fmt::format("{}: cannot open file", path), std::nullopt};
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) return sched::Error{fmt::format("{}: cannot read file", path), std::nullopt};
+  return buffer.str();
+}
+
+std::string pointer_child(std::string_view pointer, std::string_view key) {
+  std::string out(pointer);
+  out += '/';
+  for (const char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string pointer_index(std::string_view pointer, std::size_t index) {
+  return fmt::format("{}/{}", pointer, index);
+}
+
+void SpecReader::fail(std::string_view pointer, const Json* value, std::string_view reason) {
+  if (error_) return;
+  std::string message = fmt::format("{}: {}: ", source_, display_pointer(pointer));
+  if (value != nullptr) {
+    message += value->dump(-1, ' ', false, Json::error_handler_t::replace);
+    message += ": ";
+  }
+  message += reason;
+  error_ = sched::Error{std::move(message), std::nullopt};
+}
+
+bool SpecReader::expect_object(const Json& value, std::string_view pointer) {
+  if (value.is_object()) return true;
+  fail(pointer, &value, "expected a JSON object");
+  return false;
+}
+
+bool SpecReader::expect_array(const Json& value, std::string_view pointer) {
+  if (value.is_array()) return true;
+  fail(pointer, &value, "expected a JSON array");
+  return false;
+}
+
+void SpecReader::allow_keys(const Json& object, std::string_view pointer,
+                            std::initializer_list<std::string_view> allowed) {
+  if (!object.is_object()) return;
+  for (const auto& [key, value] : object.items()) {
+    bool known = false;
+    for (const std::string_view name : allowed) known = known || name == key;
+    if (!known) {
+      std::string names;
+      for (const std::string_view name : allowed) names += fmt::format("{}{}", names.empty() ? "" : ", ", name);
+      fail(pointer_child(pointer, key), nullptr, fmt::format("unknown field (expected one of: {})", names));
+      return;
+    }
+  }
+}
+
+const Json* SpecReader::required(const Json& object, std::string_view pointer,
+                                 std::string_view key, bool has_fallback) {
+  if (!ok() || !object.is_object()) return nullptr;
+  const auto it = object.find(key);
+  if (it != object.end()) return &*it;
+  if (!has_fallback) fail(pointer_child(pointer, key), nullptr, "missing required field");
+  return nullptr;
+}
+
+std::string SpecReader::string(const Json& object, std::string_view pointer, std::string_view key,
+                               std::optional<std::string> fallback) {
+  const Json* value = required(object, pointer, key, fallback.has_value());
+  if (value == nullptr) return fallback.value_or("");
+  if (!value->is_string()) {
+    fail(pointer_child(pointer, key), value, "expected a string");
+    return fallback.value_or("");
+  }
+  return value->get<std::string>();
+}
+
+std::int64_t SpecReader::integer(const Json& object, std::string_view pointer, std::string_view key,
+                                 std::int64_t min_value, std::optional<std::int64_t> fallback) {
+  const Json* value = required(object, pointer, key, fallback.has_value());
+  if (value == nullptr) return fallback.value_or(0);
+  const std::string where = pointer_child(pointer, key);
+  if (!value->is_number_integer() || (value->is_number_unsigned() &&
+                                      value->get<std::uint64_t>() > static_cast<std::uint64_t>(
+                                                                        std::numeric_limits<std::int64_t>::max()))) {
+    fail(where, value, "expected an integer");
+    return fallback.value_or(0);
+  }
+  const auto result = value->get<std::int64_t>();
+  if (result < min_value) {
+    fail(where, value, fmt::format("must be at least {}", min_value));
+    return fallback.value_or(0);
+  }
+  return result;
+}
+
+double SpecReader::positive_number(const Json& object, std::string_view pointer,
+                                   std::string_view key, std::optional<double> fallback) {
+  const Json* value = required(object, pointer, key, fallback.has_value());
+  if (value == nullptr) return fallback.value_or(0);
+  if (!value->is_number() || !std::isfinite(value->get<double>()) || value->get<double>() <= 0) {
+    fail(pointer_child(pointer, key), value, "expected a positive number");
+    return fallback.value_or(0);
+  }
+  return value->get<double>();
+}
+
+SpecReader::Field SpecReader::field(const Json& object, std::string_view pointer,
+                                    std::string_view name, std::string_view unit_suffix) {
+  Field result;
+  if (!ok() || !object.is_object()) return result;
+  if (ends_with(name, unit_suffix)) {
+    result.pointer = pointer_child(pointer, name);
+    result.number_allowed = true;
+    result.number_key = std::string(name);
+    const auto it = object.find(name);
+    if (it != object.end()) result.value = &*it;
+    return result;
+  }
+  const std::string suffixed = fmt::format("{}{}", name, unit_suffix);
+  result.number_key = suffixed;
+  const auto plain = object.find(name);
+  const auto with_unit = object.find(suffixed);
+  if (plain != object.end() && with_unit != object.end()) {
+    fail(pointer, nullptr, fmt::format("both '{}' and '{}' given; use one", name, suffixed));
+    return result;
+  }
+  if (plain != object.end()) {
+    result.value = &*plain;
+    result.pointer = pointer_child(pointer, name);
+  } else if (with_unit != object.end()) {
+    result.value = &*with_unit;
+    result.pointer = pointer_child(pointer, suffixed);
+    result.number_allowed = true;
+  } else {
+    result.pointer = pointer_child(pointer, name);  // absent: name the plain key
+  }
+  return result;
+}
+
+std::optional<std::int64_t> SpecReader::whole_number(const Field& f, std::string_view unit_name) {
+  const Json& value = *f.value;
+  if (!f.number_allowed) {
+    fail(f.pointer, &value,
+         fmt::format("a plain number needs the unit in the field name (write '{}' or a string "
+                     "with a unit)",
+                     f.number_key));
+    return std::nullopt;
+  }
+  if (value.is_number_unsigned()) {
+    if (value.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      fail(f.pointer, &value, "value too large");
+      return std::nullopt;
+    }
+    return static_cast<std::int64_t>(value.get<std::uint64_t>());
+  }
+  if (value.is_number_integer()) {
+    if (value.get<std::int64_t>() < 0) {
+      fail(f.pointer, &value, "negative values are not allowed");
+      return std::nullopt;
+    }
+    return value.get<std::int64_t>();
+  }
+  const double number = value.get<double>();
+  if (!std::isfinite(number) || number < 0 || number >= 9.2e18 || number != std::floor(number)) {
+    fail(f.pointer, &value, fmt::format("expected a whole, non-negative number of {}", unit_name));
+    return std::nullopt;
+  }
+  return static_cast<std::int64_t>(number);
+}
+
+Nanoseconds SpecReader::duration_value(const Field& f) {
+  if (!ok() || f.value == nullptr) return 0;
+  if (f.value->is_string()) {
+    auto parsed = parse_duration(f.value->get<std::string>());
+    if (!parsed) fail(f.pointer, nullptr, parsed.error().message);
+    return parsed ? *parsed : 0;
+  }
+  if (!f.value->is_number()) {
+    fail(f.pointer, f.value, "expected a duration such as \"1.5ms\"");
+    return 0;
+  }
+  return whole_number(f, "ns").value_or(0);
+}
+
+Bytes SpecReader::bytes_value(const Field& f) {
+  if (!ok() || f.value == nullptr) return 0;
+  if (f.value->is_string()) {
+    auto parsed = parse_bytes(f.value->get<std::string>());
+    if (!parsed) fail(f.pointer, nullptr, parsed.error().message);
+    return parsed ? *parsed : 0;
+  }
+  if (!f.value->is_number()) {
+    fail(f.pointer, f.value, "expected a size such as \"80GiB\"");
+    return 0;
+  }
+  return whole_number(f, "bytes").value_or(0);
+}
+
+Nanoseconds SpecReader::duration(const Json& object, std::string_view pointer,
+                                 std::string_view name, std::optional<Nanoseconds> fallback) {
+  const Field f = field(object, pointer, name, "_ns");
+  if (!ok()) return 0;
+  if (f.value == nullptr) {
+    if (!fallback) fail(f.pointer, nullptr, "missing required field");
+    return fallback.value_or(0);
+  }
+  return duration_value(f);
+}
+
+Bytes SpecReader::bytes(const Json& object, std::string_view pointer, std::string_view name,
+                        std::optional<Bytes> fallback) {
+  const Field f = field(object, pointer, name, "_bytes");
+  if (!ok()) return 0;
+  if (f.value == nullptr) {
+    if (!fallback) fail(f.pointer, nullptr, "missing required field");
+    return fallback.value_or(0);
+  }
+  return bytes_value(f);
+}
+
+double SpecReader::rate(const Json& object, std::string_view pointer, std::string_view name,
+                        std::optional<double> fallback,
+                        sched::Result<double> (*parse)(std::string_view)) {
+  const Json* value = required(object, pointer, name, fallback.has_value());
+  if (value == nullptr) return fallback.value_or(0);
+  const std::string where = pointer_child(pointer, name);
+  double result = 0;
+  if (value->is_string()) {
+    auto parsed = parse(value->get<std::string>());
+    if (!parsed) {
+      fail(where, nullptr, parsed.error().message);
+      return 0;
+    }
+    result = *parsed;
+  } else if (value->is_number()) {
+    result = value->get<double>();
+  } else {
+    fail(where, value, "expected a string with a unit or a number");
+    return 0;
+  }
+  if (!std::isfinite(result) || result <= 0) {
+    fail(where, value, "must be positive");
+    return 0;
+  }
+  return result;
+}
+
+double SpecReader::bandwidth(const Json& object, std::string_view pointer, std::string_view name,
+                             std::optional<double> fallback) {
+  return rate(object, pointer, name, fallback, &parse_bandwidth);
+}
+
+double SpecReader::flop_rate(const Json& object, std::string_view pointer, std::string_view name,
+                             std::optional<double> fallback) {
+  return rate(object, pointer, name, fallback, &parse_flop_rate);
+}
+
+}  // namespace pipeworks::sim
