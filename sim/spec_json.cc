@@ -2,6 +2,7 @@
 // typed getters that turn every bad value into "<source>: <pointer>: <value>: <reason>".
 #include "sim/spec_json.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -39,9 +40,40 @@ bool ends_with(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
 
+// Deepest nesting of [ and { outside strings; specs need 4, hostile input may need millions
+// (and would exhaust the stack of the recursive JSON value destructor).
+std::size_t nesting_depth(std::string_view text) {
+  std::size_t depth = 0;
+  std::size_t deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+constexpr std::size_t kMaxDepth = 64;
+
 }  // namespace
 
 sched::Result<Json> parse_spec_json(std::string_view text, std::string_view source) {
+  if (nesting_depth(text) > kMaxDepth) {
+    return sched::Error{fmt::format("{}: invalid JSON: nested deeper than {} levels", source, kMaxDepth),
+                        std::nullopt};
+  }
   std::vector<Frame> frames;
   std::optional<std::string> duplicate;
   const Json::parser_callback_t callback = [&](int /*depth*/, Json::parse_event_t event,

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 namespace pipeworks::sim {
 namespace {
@@ -60,8 +61,13 @@ constexpr std::string_view kSizeHint = "sizes take B, kB, MB, GB, TB, KiB, MiB, 
 constexpr std::string_view kBandwidthHint = "bandwidths take a size unit + /s, or bit/s, Mbit/s, Gbit/s";
 constexpr std::string_view kFlopHint = "FLOP rates take FLOP/s, GFLOP/s, TFLOP/s, PFLOP/s";
 
+// JSON-style quoting so control characters and invalid UTF-8 in hostile input stay printable.
+std::string quoted(std::string_view text) {
+  return nlohmann::json(std::string(text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 sched::Error fail(std::string_view text, std::string_view reason) {
-  return sched::Error{fmt::format("\"{}\": {}", text, reason), std::nullopt};
+  return sched::Error{fmt::format("{}: {}", quoted(text), reason), std::nullopt};
 }
 
 struct Split {
@@ -103,7 +109,8 @@ std::optional<std::uint64_t> find_unit(const std::array<Unit, N>& units, std::st
 }
 
 sched::Error unknown_unit(std::string_view text, std::string_view unit, std::string_view hint) {
-  return fail(text, fmt::format("unknown unit '{}' ({})", unit, hint));
+  const std::string printable = quoted(unit);
+  return fail(text, fmt::format("unknown unit '{}' ({})", printable.substr(1, printable.size() - 2), hint));
 }
 
 // Exact value of integer.fraction * multiplier, rounded half up; errors when not an int64.

@@ -120,3 +120,21 @@ TEST_CASE("check_model_spec catches specs built in code") {
 
 }  // namespace
 }  // namespace pipeworks::sim
+
+namespace pipeworks::sim {
+namespace {
+
+TEST_CASE("hostile input gives errors, not crashes") {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  CHECK(parse_model_spec(deep, "m.json").error().message == "m.json: invalid JSON: nested deeper than 64 levels");
+  const std::string nul = R"({"name": "m", "layers": [{"name": "a", "forward": "\u0000ms", "backward": "1ms"}]})";
+  CHECK(parse_model_spec(nul, "m.json").error().message ==
+        "m.json: /layers/0/forward: \"\\u0000ms\": expected a number followed by a unit");
+  CHECK_THAT(parse_model_spec("\xff\xfe", "m.json").error().message, Catch::StartsWith("m.json: invalid JSON: "));
+  const std::string escaped = R"({"name": "m", "layers": [{"name": "a", "forward": "1ms", "backward": "1ms", "a/b~c": 1}]})";
+  CHECK_THAT(parse_model_spec(escaped, "m.json").error().message, Catch::StartsWith("m.json: /layers/0/a~1b~0c: unknown field"));
+  CHECK(parse_model_spec("", "m.json").error().message.rfind("m.json: invalid JSON", 0) == 0);
+}
+
+}  // namespace
+}  // namespace pipeworks::sim
