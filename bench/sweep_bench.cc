@@ -1,0 +1,59 @@
+// The planner's speed target: the full sweep of a GPT-3-175B-like model (96 blocks) on 64 H100s
+// (8 DGX nodes) -- stages in the divisors of 64, micro-batches 1..512 dividing the batch of
+// 1536 sequences, GPipe and 1F1B, re-materialization off and on -- in under 2 s on all cores.
+#include <benchmark/benchmark.h>
+
+#include "sim/cluster_presets.h"
+#include "sim/int_ranges.h"
+#include "sim/model_presets.h"
+#include "sim/sweep.h"
+
+namespace {
+
+using namespace pipeworks;
+
+sim::SweepSpec gpt3_spec() {
+  sim::SweepSpec spec;
+  spec.model = sim::model_preset("gpt3-175b").value();
+  spec.cluster = sim::cluster_preset("multinode", {.nodes = 8}).value();
+  spec.batch_sizes = {1536};  // GPT-3 175B's published batch: 3.2M tokens / 2048
+  spec.stage_counts = sim::parse_int_list("1,2,4,8,16,32,64").value();
+  spec.microbatch_counts = sim::parse_int_list("1..512").value();
+  spec.schedules = {sched::ScheduleKind::kGPipe, sched::ScheduleKind::kOneFOneB};
+  spec.recompute_modes = {false, true};
+  return spec;
+}
+
+// state.range(0): threads (0 = every core).
+void BM_Gpt3FullSweep(benchmark::State& state) {
+  const sim::SweepSpec spec = gpt3_spec();
+  sim::SweepOptions options;
+  options.threads = static_cast<int>(state.range(0));
+  std::size_t rows = 0;
+  for (auto _ : state) {
+    auto result = sim::run_sweep(spec, options);
+    if (!result) {
+      state.SkipWithError(result.error().message.c_str());
+      return;
+    }
+    rows = result->rows.size();
+    benchmark::DoNotOptimize(result->rows.data());
+  }
+  state.counters["configs"] = static_cast<double>(rows);
+}
+BENCHMARK(BM_Gpt3FullSweep)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+
+// The largest single configuration of that sweep: K = 64, M = 512, 1F1B with re-materialization.
+void BM_Gpt3LargestConfig(benchmark::State& state) {
+  const sim::SweepSpec spec = gpt3_spec();
+  const sim::SweepConfig config{1536, 64, 512, sched::ScheduleKind::kOneFOneB, true};
+  for (auto _ : state) {
+    sim::SweepRow row = sim::evaluate_config(spec, config);
+    benchmark::DoNotOptimize(row.makespan_ns);
+  }
+}
+BENCHMARK(BM_Gpt3LargestConfig)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

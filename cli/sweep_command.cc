@@ -1,0 +1,137 @@
+// `pipeworks sweep`: simulate every combination of stages, micro-batches, schedule and
+// re-materialization for a model on a cluster; print the best and the Pareto frontier, and
+// write every row to CSV or JSON.
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/command_list.h"
+#include "cli/planning_args.h"
+#include "cli/progress_bar.h"
+#include "sim/int_ranges.h"
+#include "sim/sweep.h"
+#include "sim/sweep_table.h"
+
+namespace pipeworks::cli {
+namespace {
+
+struct SweepArgs {
+  PlanningArgs planning;
+  std::string batch;
+  std::string stages;
+  std::string microbatches;
+  std::string schedules = "gpipe,1f1b";
+  std::string recompute = "off,on";
+  std::size_t top = 10;
+  std::string output;
+};
+
+int fail(int code, const std::string& message) {
+  std::cerr << "pipeworks sweep: error: " << message << "\n";
+  return code;
+}
+
+// Fills the lists of `spec` from the arguments; any error is bad usage.
+sched::Status parse_lists(const SweepArgs& args, sim::SweepSpec& spec) {
+  const auto list = [](const std::string& text, std::string_view option, std::vector<int>& out) -> sched::Status {
+    auto values = sim::parse_int_list(text);
+    if (!values) return sched::Error{fmt::format("{}: {}", option, values.error().message)};
+    out = std::move(values).value();
+    return sched::Ok{};
+  };
+  if (auto s = list(args.batch, "--batch", spec.batch_sizes); !s) return s;
+  if (auto s = list(args.stages, "--stages", spec.stage_counts); !s) return s;
+  if (auto s = list(args.microbatches, "--microbatches", spec.microbatch_counts); !s) return s;
+  auto schedules = sim::parse_name_list(args.schedules, sched::schedule_kind_names());
+  if (!schedules) return sched::Error{fmt::format("--schedule: {}", schedules.error().message)};
+  for (const auto name : *schedules) spec.schedules.push_back(sched::parse_schedule_kind(name).value());
+  auto recompute = sim::parse_name_list(args.recompute, {"off", "on"});
+  if (!recompute) return sched::Error{fmt::format("--recompute: {}", recompute.error().message)};
+  for (const auto name : *recompute) spec.recompute_modes.push_back(name == "on");
+  return sched::Ok{};
+}
+
+std::string skipped_text(const sim::SkipCounts& s) {
+  if (s.total() == 0) return "0 skipped";
+  std::vector<std::string> parts;
+  if (s.more_stages_than_devices > 0) parts.push_back(fmt::format("{} more stages than devices", s.more_stages_than_devices));
+  if (s.more_stages_than_layers > 0) parts.push_back(fmt::format("{} more stages than layers", s.more_stages_than_layers));
+  if (s.microbatches_not_dividing_batch > 0) {
+    parts.push_back(fmt::format("{} micro-batches not dividing the batch", s.microbatches_not_dividing_batch));
+  }
+  return fmt::format("{} skipped ({})", s.total(), fmt::join(parts, ", "));
+}
+
+int run(const SweepArgs& args) {
+  const bool json = args.output.ends_with(".json");
+  if (!args.output.empty() && !json && !args.output.ends_with(".csv")) {
+    return fail(kExitUsage, fmt::format("-o {}: the file must end in .csv or .json", args.output));
+  }
+  bool usage_error = false;
+  auto inputs = resolve_planning_args(args.planning, usage_error);
+  if (!inputs) return fail(usage_error ? kExitUsage : kExitInvalid, inputs.error().message);
+  sim::SweepSpec spec;
+  spec.model = inputs->model;
+  spec.cluster = inputs->cluster;
+  spec.memory_cap_bytes = inputs->memory_cap_bytes;
+  spec.optimizer = inputs->optimizer;
+  if (auto lists = parse_lists(args, spec); !lists) return fail(kExitUsage, lists.error().message);
+
+  sim::SkipCounts skipped;
+  ProgressBar bar = ProgressBar::on_stderr("sweep", sim::sweep_configs(spec, skipped).size());
+  sim::SweepOptions options;
+  options.threads = args.planning.threads;
+  options.on_progress = [&bar](std::size_t done, std::size_t) { bar.update(done); };
+  auto result = sim::run_sweep(spec, options);
+  bar.finish();
+  if (!result) return fail(kExitInvalid, result.error().message);
+
+  const auto& rows = result->rows;
+  std::size_t fitting = 0;
+  std::size_t failed = 0;
+  for (const auto& row : rows) {
+    fitting += row.simulated && row.fits ? 1 : 0;
+    failed += row.simulated ? 0 : 1;
+  }
+  fmt::print("sweep: {} on {} ({} devices): {} configurations simulated, {}; {} fit in memory\n", spec.model.name,
+             spec.cluster.name, spec.cluster.num_devices(), rows.size() - failed, skipped_text(result->skipped), fitting);
+  for (const auto& row : rows) {
+    if (!row.simulated) fmt::print("failed: {} stages, {} micro-batches: {}\n", row.config.num_stages, row.config.num_microbatches, row.note);
+  }
+  const bool show_batch = spec.batch_sizes.size() > 1;
+  std::vector<std::size_t> ranked = sim::rank_rows(rows);
+  if (ranked.size() > args.top) ranked.resize(args.top);
+  if (!ranked.empty()) {
+    fmt::print("\nTop {} (fitting first, by samples/s):\n{}", ranked.size(), sim::rows_table(rows, ranked, show_batch));
+    fmt::print("\nPareto frontier (samples/s against peak memory):\n{}",
+               sim::rows_table(rows, sim::pareto_rows(rows), show_batch));
+  }
+  if (!args.output.empty()) {
+    const std::string text = json ? sim::sweep_json(*result) : sim::sweep_csv(rows);
+    if (auto written = write_text_file(args.output, text); !written) return fail(kExitInvalid, written.error().message);
+    fmt::print("\nwrote {} rows to {}\n", rows.size(), args.output);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app, CommandContext& context) {
+  auto args = std::make_shared<SweepArgs>();
+  CLI::App* command = app.add_subcommand(
+      "sweep", "Simulate every combination of stages, micro-batches, schedule and re-materialization");
+  add_planning_options(*command, args->planning);
+  command->add_option("--batch", args->batch, "Samples per step; a list or range, e.g. 512 or 256,512")->required();
+  command->add_option("--stages", args->stages, "Stage counts, e.g. 2,4,8 or pow2:1..64")->required();
+  command->add_option("--microbatches", args->microbatches, "Micro-batch counts, e.g. 1..64")->required();
+  command->add_option("--schedule", args->schedules, "Schedules, e.g. gpipe,1f1b")->capture_default_str();
+  command->add_option("--recompute", args->recompute, "Re-materialization modes, e.g. off,on")->capture_default_str();
+  command->add_option("--top", args->top, "How many of the best configurations to print")->capture_default_str();
+  command->add_option("-o,--output", args->output, "Write every row to FILE.csv or FILE.json");
+  command->callback([args, &context] { context.exit_code = run(*args); });
+}
+
+}  // namespace pipeworks::cli

@@ -1,0 +1,126 @@
+// One sweep configuration end to end: balanced partition (under the memory cap when one fits),
+// cost model, schedule (generated, re-materialized, comm-lowered), simulation without a Timeline.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sched/passes.h"
+#include "sim/cost_model_builder.h"
+#include "sim/simulator.h"
+#include "sim/sweep.h"
+
+namespace pipeworks::sim {
+namespace {
+
+// Micro-batches whose activations a stage holds at once: GPipe all M, 1F1B min(K - s, M).
+std::vector<int> in_flight_counts(const SweepConfig& c) {
+  std::vector<int> counts(static_cast<std::size_t>(c.num_stages));
+  for (int s = 0; s < c.num_stages; ++s) {
+    counts[static_cast<std::size_t>(s)] = c.schedule == sched::ScheduleKind::kGPipe
+                                              ? c.num_microbatches
+                                              : std::min(c.num_stages - s, c.num_microbatches);
+  }
+  return counts;
+}
+
+// Device memory and the sweep's cap, whichever is smaller (0: no limit).
+Bytes effective_capacity(Bytes device_bytes, const std::optional<Bytes>& cap) {
+  if (!cap) return device_bytes;
+  return device_bytes == 0 ? *cap : std::min(device_bytes, *cap);
+}
+
+sched::Result<sched::Schedule> build_schedule(const SweepConfig& c) {
+  auto schedule = sched::generate(c.schedule, {c.num_stages, c.num_microbatches, {}});
+  if (!schedule) return schedule.error();
+  if (c.recompute) {
+    schedule = sched::add_recompute(*schedule);
+    if (!schedule) return schedule.error();
+  }
+  return sched::lower_comm(*schedule);
+}
+
+Nanoseconds slowest_stage_compute_ns(const CostModel& model, bool recompute) {
+  Nanoseconds slowest = 0;
+  const int actions = recompute ? 3 : 2;
+  for (const StageCost& stage : model.stages) {
+    const Nanoseconds t = stage.forward_ns + stage.backward_ns + (recompute ? stage.recompute_ns : 0) +
+                          actions * model.per_action_overhead_ns;
+    slowest = std::max(slowest, t);
+  }
+  return slowest;
+}
+
+}  // namespace
+
+SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config) {
+  SweepRow row;
+  row.config = config;
+  const auto fail = [&row](std::string_view step, const sched::Error& error) {
+    row.note = fmt::format("{}: {}", step, error.message);
+    return row;
+  };
+  auto placement = default_placement(config.num_stages, spec.cluster);
+  if (!placement) return fail("placement", placement.error());
+
+  BalanceOptions balance;
+  balance.microbatch_size = config.microbatch_size();
+  balance.optimizer = spec.optimizer;
+  balance.recompute = config.recompute;
+  balance.in_flight = in_flight_counts(config);
+  std::vector<Bytes> capacity;
+  for (const int device : *placement) {
+    const DeviceSpec& d = spec.cluster.devices[static_cast<std::size_t>(device)];
+    balance.stage_speed.push_back(d.relative_speed);
+    capacity.push_back(effective_capacity(d.memory_bytes, spec.memory_cap_bytes));
+  }
+  balance.capacity_bytes = capacity;
+  auto partition = balanced_partition(spec.model, config.num_stages, balance);
+  if (!partition) {
+    // Nothing fits: keep the partitioner's reason and simulate the uncapped balanced partition.
+    row.partition_note = partition.error().message;
+    balance.capacity_bytes.clear();
+    partition = balanced_partition(spec.model, config.num_stages, balance);
+    if (!partition) return fail("partition", partition.error());
+  }
+  row.partition = *partition;
+
+  auto costs = build_cost_model(spec.model, spec.cluster, *partition, *placement, config.microbatch_size(),
+                                spec.optimizer);
+  if (!costs) return fail("cost model", costs.error());
+  costs->device_memory_bytes = capacity;
+  row.stage_compute_ns = slowest_stage_compute_ns(*costs, config.recompute);
+
+  auto schedule = build_schedule(config);
+  if (!schedule) return fail("schedule", schedule.error());
+  SimOptions options;
+  options.build_timeline = false;
+  auto result = simulate(*schedule, *costs, options);
+  if (!result) return fail("simulation", result.error());
+
+  row.simulated = true;
+  row.makespan_ns = result->makespan_ns;
+  row.samples_per_s = result->makespan_ns > 0 ? config.batch_size * 1e9 / static_cast<double>(result->makespan_ns) : 0;
+  row.bubble_fraction = result->bubble_fraction;
+  row.fits = result->fits;
+  // The fullest device, and for the note the one that overflows its cap most.
+  const auto by_peak = [](const DeviceResult& a, const DeviceResult& b) { return a.memory.peak_bytes < b.memory.peak_bytes; };
+  const auto fullest = std::max_element(result->devices.begin(), result->devices.end(), by_peak);
+  if (fullest != result->devices.end()) {
+    row.peak_device = fullest->device;
+    row.peak_bytes = fullest->memory.peak_bytes;
+    row.capacity_bytes = fullest->memory.capacity_bytes;
+  }
+  if (!row.fits) {
+    const auto overflow = [](const DeviceResult& d) {
+      return d.memory.capacity_bytes > 0 ? d.memory.peak_bytes - d.memory.capacity_bytes : Bytes{0};
+    };
+    const auto worst = std::max_element(result->devices.begin(), result->devices.end(),
+                                        [&](const auto& a, const auto& b) { return overflow(a) < overflow(b); });
+    row.overflow_bytes = overflow(*worst);
+    row.note = fmt::format("device {} needs {}, {} over its {} cap", worst->device, format_bytes(worst->memory.peak_bytes),
+                           format_bytes(row.overflow_bytes), format_bytes(worst->memory.capacity_bytes));
+  }
+  return row;
+}
+
+}  // namespace pipeworks::sim
