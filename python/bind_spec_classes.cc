@@ -1,0 +1,164 @@
+// Python classes for the spec values: ScaledDuration/ScaledBytes, LayerSpec, ModelSpec,
+// DeviceSpec, LinkSpec, ClusterSpec, and the simulator's CostModel with StageCost and Link.
+// Every field is read-write; list fields are copied in and out (assign the whole list back).
+#include <string>
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "python/bindings.h"
+#include "python/convert.h"
+#include "sim/cluster_spec.h"
+#include "sim/cost_model.h"
+#include "sim/model_spec.h"
+
+namespace py = pybind11;
+
+namespace pipeworks::python {
+namespace {
+
+using sim::Bytes;
+using sim::Nanoseconds;
+
+sim::ParamDtype parse_dtype(const std::string& name) {
+  for (auto d : {sim::ParamDtype::kFp32, sim::ParamDtype::kFp16, sim::ParamDtype::kBf16}) {
+    if (sim::dtype_name(d) == name) return d;
+  }
+  throw Error("unknown parameter dtype '" + name + "' (expected fp32, fp16 or bf16)");
+}
+
+void bind_model_classes(py::module_& m) {
+  py::class_<sim::ScaledDuration>(m, "ScaledDuration", "fixed_ns + per_sample_ns x micro-batch size.")
+      .def(py::init([](Nanoseconds fixed_ns, Nanoseconds per_sample_ns) { return sim::ScaledDuration{fixed_ns, per_sample_ns}; }),
+           py::arg("fixed_ns") = 0, py::arg("per_sample_ns") = 0)
+      .def_readwrite("fixed_ns", &sim::ScaledDuration::fixed_ns)
+      .def_readwrite("per_sample_ns", &sim::ScaledDuration::per_sample_ns)
+      .def("at", [](const sim::ScaledDuration& d, int size) { return unwrap(d.at(size)); }, py::arg("microbatch_size"))
+      .def("__repr__", [](const sim::ScaledDuration& d) {
+        return "ScaledDuration(fixed_ns=" + std::to_string(d.fixed_ns) + ", per_sample_ns=" + std::to_string(d.per_sample_ns) + ")";
+      });
+  py::class_<sim::ScaledBytes>(m, "ScaledBytes", "fixed_bytes + per_sample_bytes x micro-batch size.")
+      .def(py::init([](Bytes fixed, Bytes per_sample) { return sim::ScaledBytes{fixed, per_sample}; }),
+           py::arg("fixed_bytes") = 0, py::arg("per_sample_bytes") = 0)
+      .def_readwrite("fixed_bytes", &sim::ScaledBytes::fixed_bytes)
+      .def_readwrite("per_sample_bytes", &sim::ScaledBytes::per_sample_bytes)
+      .def("at", [](const sim::ScaledBytes& b, int size) { return unwrap(b.at(size)); }, py::arg("microbatch_size"))
+      .def("__repr__", [](const sim::ScaledBytes& b) {
+        return "ScaledBytes(fixed_bytes=" + std::to_string(b.fixed_bytes) + ", per_sample_bytes=" + std::to_string(b.per_sample_bytes) + ")";
+      });
+
+  py::class_<sim::LayerSpec>(m, "LayerSpec", "Costs of one layer, scaling with the micro-batch size.")
+      .def(py::init<>())
+      .def_readwrite("name", &sim::LayerSpec::name)
+      .def_readwrite("forward", &sim::LayerSpec::forward)
+      .def_readwrite("backward_input", &sim::LayerSpec::backward_input)
+      .def_readwrite("backward_weight", &sim::LayerSpec::backward_weight)
+      .def_readwrite("backward_split", &sim::LayerSpec::backward_split)
+      .def_readwrite("output_bytes", &sim::LayerSpec::output_bytes, "activation sent to the next layer")
+      .def_readwrite("stash_bytes", &sim::LayerSpec::stash_bytes, "activations kept from forward to backward")
+      .def_readwrite("param_bytes", &sim::LayerSpec::param_bytes)
+      .def_property("backward", &sim::LayerSpec::backward, &sim::LayerSpec::set_backward,
+                    "Full backward I + W; assigning splits it I = B - B/2, W = B/2.");
+
+  py::class_<sim::ModelSpec>(m, "ModelSpec", "A model's per-layer costs (see docs/model_spec.md).")
+      .def(py::init<>())
+      .def_readwrite("name", &sim::ModelSpec::name)
+      .def_readwrite("description", &sim::ModelSpec::description)
+      .def_property("param_dtype", [](const sim::ModelSpec& s) { return std::string(sim::dtype_name(s.param_dtype)); },
+                    [](sim::ModelSpec& s, const std::string& n) { s.param_dtype = parse_dtype(n); }, "'fp32', 'fp16' or 'bf16'")
+      .def_readwrite("input_bytes", &sim::ModelSpec::input_bytes)
+      .def_readwrite("layers", &sim::ModelSpec::layers, "list of LayerSpec (a copy; assign back to change)")
+      .def_property_readonly("num_layers", &sim::ModelSpec::num_layers)
+      .def("total_param_bytes", &sim::ModelSpec::total_param_bytes)
+      .def("check", [](const sim::ModelSpec& s) { unwrap_status(sim::check_model_spec(s)); },
+           "Raises pipeworks.Error unless the spec is valid.")
+      .def("to_json", &sim::model_spec_to_json, "JSON text that parse_model_spec reads back unchanged.")
+      .def("__repr__", [](const sim::ModelSpec& s) {
+        return "<ModelSpec '" + s.name + "' layers=" + std::to_string(s.num_layers()) + ">";
+      });
+  m.def("parse_model_spec", [](const std::string& text) { return unwrap(sim::parse_model_spec(text)); }, py::arg("json_text"),
+        "A ModelSpec from JSON text; errors name the field by JSON pointer.");
+  m.def("load_model_spec", [](const std::string& path) { return unwrap(sim::load_model_spec(path)); }, py::arg("path"));
+}
+
+void bind_cluster_classes(py::module_& m) {
+  py::class_<sim::DeviceSpec>(m, "DeviceSpec", "One device: memory capacity, relative speed, FLOP/s.")
+      .def(py::init([](Bytes memory_bytes, double relative_speed, double flops_per_s) {
+             return sim::DeviceSpec{memory_bytes, relative_speed, flops_per_s};
+           }), py::arg("memory_bytes") = 0, py::arg("relative_speed") = 1.0, py::arg("flops_per_s") = 0.0)
+      .def_readwrite("memory_bytes", &sim::DeviceSpec::memory_bytes, "0 = unknown / unlimited")
+      .def_readwrite("relative_speed", &sim::DeviceSpec::relative_speed)
+      .def_readwrite("flops_per_s", &sim::DeviceSpec::flops_per_s);
+  py::class_<sim::LinkSpec>(m, "LinkSpec", "A link kind: bandwidth (one direction) and latency.")
+      .def(py::init([](double bw, Nanoseconds latency_ns) { return sim::LinkSpec{bw, latency_ns}; }),
+           py::arg("bandwidth_bytes_per_s") = 0.0, py::arg("latency_ns") = 0)
+      .def_readwrite("bandwidth_bytes_per_s", &sim::LinkSpec::bandwidth_bytes_per_s)
+      .def_readwrite("latency_ns", &sim::LinkSpec::latency_ns);
+  py::class_<sim::ClusterSpec>(m, "ClusterSpec", "Devices grouped into nodes, intra/inter-node links, comm mode.")
+      .def(py::init<>())
+      .def_readwrite("name", &sim::ClusterSpec::name)
+      .def_readwrite("description", &sim::ClusterSpec::description)
+      .def_readwrite("devices", &sim::ClusterSpec::devices, "list of DeviceSpec (a copy; assign back to change)")
+      .def_readwrite("devices_per_node", &sim::ClusterSpec::devices_per_node)
+      .def_readwrite("intra_node", &sim::ClusterSpec::intra_node)
+      .def_readwrite("inter_node", &sim::ClusterSpec::inter_node)
+      .def_property("comm_mode", [](const sim::ClusterSpec& c) { return std::string(sim::comm_mode_name(c.comm_mode)); },
+                    [](sim::ClusterSpec& c, const std::string& n) { c.comm_mode = unwrap(sim::parse_comm_mode(n)); },
+                    "'overlap' or 'blocking'")
+      .def_readwrite("dispatch_overhead_ns", &sim::ClusterSpec::dispatch_overhead_ns)
+      .def_property_readonly("num_devices", &sim::ClusterSpec::num_devices)
+      .def("check", [](const sim::ClusterSpec& c) { unwrap_status(sim::check_cluster_spec(c)); })
+      .def("to_json", &sim::cluster_spec_to_json)
+      .def("__repr__", [](const sim::ClusterSpec& c) {
+        return "<ClusterSpec '" + c.name + "' devices=" + std::to_string(c.num_devices()) + ">";
+      });
+  m.def("parse_cluster_spec", [](const std::string& text) { return unwrap(sim::parse_cluster_spec(text)); },
+        py::arg("json_text"));
+  m.def("load_cluster_spec", [](const std::string& path) { return unwrap(sim::load_cluster_spec(path)); }, py::arg("path"));
+}
+
+void bind_cost_model_classes(py::module_& m) {
+  using sim::StageCost;
+  py::class_<StageCost>(m, "StageCost", "What one stage's actions cost for one micro-batch on its device.")
+      .def(py::init<>())
+      .def_readwrite("forward_ns", &StageCost::forward_ns)
+      .def_readwrite("backward_ns", &StageCost::backward_ns)
+      .def_readwrite("backward_input_ns", &StageCost::backward_input_ns)
+      .def_readwrite("backward_weight_ns", &StageCost::backward_weight_ns)
+      .def_readwrite("recompute_ns", &StageCost::recompute_ns)
+      .def_readwrite("input_bytes", &StageCost::input_bytes)
+      .def_readwrite("output_bytes", &StageCost::output_bytes)
+      .def_readwrite("stash_bytes", &StageCost::stash_bytes)
+      .def_readwrite("param_bytes", &StageCost::param_bytes)
+      .def_readwrite("grad_bytes", &StageCost::grad_bytes)
+      .def_readwrite("optimizer_bytes", &StageCost::optimizer_bytes);
+  py::class_<sim::Link>(m, "Link", "A point-to-point path; transfers on one link queue behind each other.")
+      .def(py::init([](Nanoseconds latency_ns, double bw) { return sim::Link{latency_ns, bw}; }),
+           py::arg("latency_ns") = 0, py::arg("bandwidth_bytes_per_s") = 1e18)
+      .def_readwrite("latency_ns", &sim::Link::latency_ns)
+      .def_readwrite("bandwidth_bytes_per_s", &sim::Link::bandwidth_bytes_per_s);
+  py::class_<sim::CostModel>(m, "CostModel",
+                             "The simulator's input besides the schedule. List fields are copies: to change a stage,\n"
+                             "`s = cm.stages; s[0].forward_ns = 5; cm.stages = s`.")
+      .def(py::init<>())
+      .def_readwrite("stages", &sim::CostModel::stages)
+      .def_readwrite("num_devices", &sim::CostModel::num_devices)
+      .def_readwrite("device_memory_bytes", &sim::CostModel::device_memory_bytes)
+      .def_readwrite("links", &sim::CostModel::links)
+      .def_readwrite("link_of", &sim::CostModel::link_of, "link_of[src * num_devices + dst]; -1 on the diagonal")
+      .def_property("comm_mode", [](const sim::CostModel& c) { return std::string(sim::comm_mode_name(c.comm_mode)); },
+                    [](sim::CostModel& c, const std::string& n) { c.comm_mode = unwrap(sim::parse_comm_mode(n)); })
+      .def_readwrite("per_action_overhead_ns", &sim::CostModel::per_action_overhead_ns)
+      .def_readwrite("microbatch_size", &sim::CostModel::microbatch_size)
+      .def("check", [](const sim::CostModel& c) { unwrap_status(sim::check_cost_model(c)); });
+}
+
+}  // namespace
+
+void bind_spec_classes(py::module_& m) {
+  bind_model_classes(m);
+  bind_cluster_classes(m);
+  bind_cost_model_classes(m);
+}
+
+}  // namespace pipeworks::python

@@ -1,0 +1,200 @@
+// Python bindings for sweeps and the planner: run_sweep returns a SweepResult whose columns()
+// is a dict of numpy arrays / str lists, so `pandas.DataFrame(result.columns())` is one call.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "python/bindings.h"
+#include "python/columns.h"
+#include "python/convert.h"
+#include "sim/plan_report.h"
+#include "sim/planner.h"
+#include "sim/sweep.h"
+#include "sim/sweep_table.h"
+
+namespace py = pybind11;
+
+namespace pipeworks::python {
+namespace {
+
+using sim::SweepRow;
+
+py::dict sweep_columns(const std::vector<SweepRow>& rows) {
+  const std::size_t n = rows.size();
+  std::vector<int> batch(n), stages(n), microbatches(n), microbatch_size(n), peak_device(n);
+  std::vector<std::int64_t> makespan(n), peak(n), capacity(n), overflow(n), stage_compute(n);
+  std::vector<double> samples_per_s(n), bubble(n);
+  std::vector<bool> recompute(n), fits(n), simulated(n);
+  py::list schedule(n), partition(n), note(n), partition_note(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const SweepRow& r = rows[i];
+    batch[i] = r.config.batch_size;
+    stages[i] = r.config.num_stages;
+    microbatches[i] = r.config.num_microbatches;
+    microbatch_size[i] = r.config.microbatch_size();
+    peak_device[i] = r.peak_device;
+    makespan[i] = r.makespan_ns;
+    peak[i] = r.peak_bytes;
+    capacity[i] = r.capacity_bytes;
+    overflow[i] = r.overflow_bytes;
+    stage_compute[i] = r.stage_compute_ns;
+    samples_per_s[i] = r.samples_per_s;
+    bubble[i] = r.bubble_fraction;
+    recompute[i] = r.config.recompute;
+    fits[i] = r.fits;
+    simulated[i] = r.simulated;
+    schedule[i] = py::str(std::string(sched::schedule_kind_name(r.config.schedule)));
+    partition[i] = py::str(r.partition.boundaries.empty() ? std::string() : sim::partition_layers_string(r.partition, false));
+    note[i] = py::str(r.note);
+    partition_note[i] = py::str(r.partition_note);
+  }
+  // std::vector<bool> has no contiguous storage; copy it into a bool array by hand.
+  auto bools = [](const std::vector<bool>& v) {
+    py::array_t<bool> out(static_cast<py::ssize_t>(v.size()));
+    bool* data = out.mutable_data();
+    for (std::size_t i = 0; i < v.size(); ++i) data[i] = v[i];
+    return out;
+  };
+  py::dict out;
+  out["batch"] = to_array(batch);
+  out["stages"] = to_array(stages);
+  out["microbatches"] = to_array(microbatches);
+  out["microbatch_size"] = to_array(microbatch_size);
+  out["schedule"] = schedule;
+  out["recompute"] = bools(recompute);
+  out["partition"] = partition;
+  out["simulated"] = bools(simulated);
+  out["makespan_ns"] = to_array(makespan);
+  out["samples_per_s"] = to_array(samples_per_s);
+  out["bubble_fraction"] = to_array(bubble);
+  out["peak_bytes"] = to_array(peak);
+  out["peak_device"] = to_array(peak_device);
+  out["capacity_bytes"] = to_array(capacity);
+  out["fits"] = bools(fits);
+  out["overflow_bytes"] = to_array(overflow);
+  out["stage_compute_ns"] = to_array(stage_compute);
+  out["note"] = note;
+  out["partition_note"] = partition_note;
+  return out;
+}
+
+py::dict skipped_dict(const sim::SkipCounts& s) {
+  py::dict d;
+  d["total"] = s.total();
+  d["more_stages_than_devices"] = s.more_stages_than_devices;
+  d["more_stages_than_layers"] = s.more_stages_than_layers;
+  d["microbatches_not_dividing_batch"] = s.microbatches_not_dividing_batch;
+  return d;
+}
+
+sim::SweepSpec make_spec(const sim::ModelSpec& model, const sim::ClusterSpec& cluster, std::vector<int> batch_sizes,
+                         std::vector<int> stage_counts, std::vector<int> microbatch_counts,
+                         const std::vector<std::string>& schedules, std::vector<bool> recompute,
+                         std::optional<sim::Bytes> memory_cap_bytes, const std::string& optimizer) {
+  sim::SweepSpec spec{model, cluster, std::move(batch_sizes), std::move(stage_counts), std::move(microbatch_counts),
+                      {}, std::move(recompute), memory_cap_bytes, unwrap(sim::parse_optimizer(optimizer))};
+  for (const auto& s : schedules) spec.schedules.push_back(unwrap(sched::parse_schedule_kind(s)));
+  return spec;
+}
+
+void bind_rows(py::module_& m) {
+  py::class_<SweepRow>(m, "SweepRow", "Figures of one simulated configuration (see SweepResult.columns()).")
+      .def_property_readonly("batch_size", [](const SweepRow& r) { return r.config.batch_size; })
+      .def_property_readonly("num_stages", [](const SweepRow& r) { return r.config.num_stages; })
+      .def_property_readonly("num_microbatches", [](const SweepRow& r) { return r.config.num_microbatches; })
+      .def_property_readonly("microbatch_size", [](const SweepRow& r) { return r.config.microbatch_size(); })
+      .def_property_readonly("schedule", [](const SweepRow& r) { return std::string(sched::schedule_kind_name(r.config.schedule)); })
+      .def_property_readonly("recompute", [](const SweepRow& r) { return r.config.recompute; })
+      .def_readonly("partition", &SweepRow::partition)
+      .def_readonly("simulated", &SweepRow::simulated)
+      .def_readonly("makespan_ns", &SweepRow::makespan_ns)
+      .def_readonly("samples_per_s", &SweepRow::samples_per_s)
+      .def_readonly("bubble_fraction", &SweepRow::bubble_fraction)
+      .def_readonly("peak_bytes", &SweepRow::peak_bytes)
+      .def_readonly("peak_device", &SweepRow::peak_device)
+      .def_readonly("capacity_bytes", &SweepRow::capacity_bytes)
+      .def_readonly("fits", &SweepRow::fits)
+      .def_readonly("overflow_bytes", &SweepRow::overflow_bytes)
+      .def_readonly("stage_compute_ns", &SweepRow::stage_compute_ns)
+      .def_readonly("note", &SweepRow::note)
+      .def_readonly("partition_note", &SweepRow::partition_note);
+
+  py::class_<sim::SweepResult>(m, "SweepResult", "Rows of a sweep, in configuration order, and the skipped counts.")
+      .def_readonly("rows", &sim::SweepResult::rows)
+      .def_property_readonly("skipped", [](const sim::SweepResult& r) { return skipped_dict(r.skipped); },
+                             "Impossible configurations by reason, as a dict.")
+      .def("columns", [](const sim::SweepResult& r) { return sweep_columns(r.rows); },
+           "The rows as a dict of equal-length columns (numpy arrays, lists of str) for pandas.DataFrame:\n"
+           "batch, stages, microbatches, microbatch_size, schedule, recompute, partition, simulated,\n"
+           "makespan_ns, samples_per_s, bubble_fraction, peak_bytes, peak_device, capacity_bytes, fits,\n"
+           "overflow_bytes, stage_compute_ns, note, partition_note.")
+      .def("ranked", [](const sim::SweepResult& r) { return sim::rank_rows(r.rows); },
+           "Row indices best first (fitting, then samples/s, then peak bytes).")
+      .def("best_fitting", [](const sim::SweepResult& r) { return sim::best_fitting_row(r.rows); },
+           "Index of the fastest fitting row, or None.")
+      .def("pareto", [](const sim::SweepResult& r) { return sim::pareto_rows(r.rows); },
+           "Indices on the samples/s vs peak bytes Pareto frontier, lowest memory first.")
+      .def("to_csv", [](const sim::SweepResult& r) { return sim::sweep_csv(r.rows); })
+      .def("to_json", &sim::sweep_json)
+      .def("table", [](const sim::SweepResult& r) {
+        std::vector<std::size_t> all(r.rows.size());
+        for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+        return sim::rows_table(r.rows, all, true);
+      }, "Every row as the aligned table `pipeworks sweep` prints.");
+}
+
+void bind_planner(py::module_& m) {
+  py::class_<sim::Plan>(m, "Plan", "The planner's answer: the sweep, the best fitting row and runners-up.")
+      .def_readonly("sweep", &sim::Plan::sweep)
+      .def_readonly("best", &sim::Plan::best, "index into sweep.rows of the fastest fitting row, or None")
+      .def_property_readonly("runners_up", [](const sim::Plan& p) {
+        py::list out;
+        for (const auto& r : p.runners_up) {
+          out.append(py::dict(py::arg("family") = r.family, py::arg("row") = r.row,
+                              py::arg("contains_best") = r.contains_best, py::arg("reason") = r.reason));
+        }
+        return out;
+      }, "One dict per runner-up family: family, row, contains_best, reason.")
+      .def("report", &sim::plan_report, "The plan as `pipeworks plan` prints it.");
+  m.def("plan",
+        [](const sim::ModelSpec& model, const sim::ClusterSpec& cluster, int batch_size, int num_devices,
+           std::optional<sim::Bytes> memory_cap_bytes, const std::string& optimizer, int threads) {
+          sim::PlanRequest request{model, cluster, batch_size, num_devices, memory_cap_bytes,
+                                   unwrap(sim::parse_optimizer(optimizer))};
+          return unwrap(sim::make_plan(request, sim::SweepOptions{threads, {}}));
+        },
+        py::arg("model"), py::arg("cluster"), py::kw_only(), py::arg("batch_size"), py::arg("num_devices"),
+        py::arg("memory_cap_bytes") = py::none(), py::arg("optimizer") = "adam", py::arg("threads") = 0,
+        py::call_guard<py::gil_scoped_release>(),
+        "Sweeps divisors of num_devices (stages) and of batch_size (micro-batches), both schedules,\n"
+        "recompute off/on, and returns the fastest fitting configuration with runners-up.");
+}
+
+}  // namespace
+
+void bind_sweep(py::module_& m) {
+  bind_rows(m);
+  m.def("sweep",
+        [](const sim::ModelSpec& model, const sim::ClusterSpec& cluster, std::vector<int> batch_sizes,
+           std::vector<int> stage_counts, std::vector<int> microbatch_counts, const std::vector<std::string>& schedules,
+           std::vector<bool> recompute, std::optional<sim::Bytes> memory_cap_bytes, const std::string& optimizer,
+           int threads) {
+          const sim::SweepSpec spec = make_spec(model, cluster, std::move(batch_sizes), std::move(stage_counts),
+                                                std::move(microbatch_counts), schedules, std::move(recompute),
+                                                memory_cap_bytes, optimizer);
+          return unwrap(sim::run_sweep(spec, sim::SweepOptions{threads, {}}));
+        },
+        py::arg("model"), py::arg("cluster"), py::kw_only(), py::arg("batch_sizes"), py::arg("stage_counts"),
+        py::arg("microbatch_counts"), py::arg("schedules") = std::vector<std::string>{"gpipe", "1f1b"},
+        py::arg("recompute") = std::vector<bool>{false, true}, py::arg("memory_cap_bytes") = py::none(),
+        py::arg("optimizer") = "adam", py::arg("threads") = 0, py::call_guard<py::gil_scoped_release>(),
+        "Simulates every (batch, stages, micro-batches, schedule, recompute) combination with a balanced\n"
+        "partition, on `threads` threads (0: every core); rows are identical for any thread count.\n"
+        "pandas.DataFrame(result.columns()) gives one row per configuration.");
+  bind_planner(m);
+}
+
+}  // namespace pipeworks::python

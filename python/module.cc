@@ -1,0 +1,33 @@
+// The `_pipeworks` extension module: registers the error type and every binding file. The
+// public package `pipeworks` (pipeworks/__init__.py) re-exports it with Python helpers.
+#include <pybind11/pybind11.h>
+
+#include "python/bindings.h"
+#include "python/convert.h"
+
+namespace pipeworks::python {
+
+std::string error_text(const sched::Error& error) {
+  if (!error.column) return error.message;
+  return error.message + " (column " + std::to_string(*error.column) + ")";
+}
+
+void bind_errors(pybind11::module_& m) {
+  pybind11::register_exception<Error>(m, "Error", PyExc_ValueError);
+}
+
+}  // namespace pipeworks::python
+
+PYBIND11_MODULE(_pipeworks, m) {
+  m.doc() =
+      "pipeworks: plan, simulate and draw pipeline-parallel training schedules (GPipe, 1F1B).\n\n"
+      "Times are integer nanoseconds (*_ns), memory integer bytes (*_bytes). Functions that fail\n"
+      "raise pipeworks.Error (a ValueError) with the project's located error message.";
+  pipeworks::python::bind_errors(m);
+  pipeworks::python::bind_sched(m);
+  pipeworks::python::bind_timeline(m);
+  pipeworks::python::bind_specs(m);
+  pipeworks::python::bind_sim(m);
+  pipeworks::python::bind_sweep(m);
+  pipeworks::python::bind_viz(m);
+}
