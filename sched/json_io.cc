@@ -78,6 +78,8 @@ Result<LoadedSchedule> parse_json(std::string_view text, std::string_view source
   } catch (const json::parse_error& e) {
     const auto [line, column] = line_column(text, e.byte);
     return Error{fmt::format("{}:{}:{}: error: invalid JSON: {}", source, line, column, e.what())};
+  } catch (const json::exception& e) {  // e.g. a number too large for a double
+    return Error{fmt::format("{}: error: invalid JSON: {}", source, e.what())};
   }
   if (!doc.is_object()) return at_pointer(source, "/", fmt::format("expected an object, got {}", doc.type_name()));
   for (const auto& item : doc.items()) {

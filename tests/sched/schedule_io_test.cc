@@ -168,3 +168,7 @@ TEST_CASE("render_grid of small recompute and lowered schedules", "[io][grid]") 
   // Comm takes no time in unit-time execution, so lowering keeps the picture.
   CHECK(*render_grid(*lower_comm(*s)) == *render_grid(*s));
 }
+
+TEST_CASE("JSON numbers beyond a double are errors, not exceptions", "[io]") {
+  CHECK(error_of(parse_json(R"({"version": 8E310})", "a.json")).rfind("a.json: error: invalid JSON:", 0) == 0);
+}
