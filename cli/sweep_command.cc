@@ -80,6 +80,7 @@ int run(const SweepArgs& args) {
   spec.optimizer = inputs->optimizer;
   if (auto lists = parse_lists(args, spec); !lists) return fail(kExitUsage, lists.error().message);
 
+  if (auto valid = sim::check_sweep_spec(spec); !valid) return fail(kExitInvalid, valid.error().message);
   sim::SkipCounts skipped;
   ProgressBar bar = ProgressBar::on_stderr("sweep", sim::sweep_configs(spec, skipped).size());
   sim::SweepOptions options;

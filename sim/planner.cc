@@ -13,12 +13,17 @@
 namespace pipeworks::sim {
 namespace {
 
+// Ascending; O(sqrt n).
 std::vector<int> divisors(int n) {
-  std::vector<int> out;
-  for (int d = 1; d <= n; ++d) {
-    if (n % d == 0) out.push_back(d);
+  std::vector<int> low;
+  std::vector<int> high;
+  for (int d = 1; static_cast<std::int64_t>(d) * d <= n; ++d) {
+    if (n % d != 0) continue;
+    low.push_back(d);
+    if (d != n / d) high.push_back(n / d);
   }
-  return out;
+  low.insert(low.end(), high.rbegin(), high.rend());
+  return low;
 }
 
 std::string percent(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }

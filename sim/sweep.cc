@@ -37,6 +37,13 @@ sched::Status check_sweep_spec(const SweepSpec& spec) {
   }
   if (spec.schedules.empty()) return sched::Error{"sweep: no schedules given"};
   if (spec.recompute_modes.empty()) return sched::Error{"sweep: no recompute modes given"};
+  const double combinations = static_cast<double>(spec.batch_sizes.size()) * static_cast<double>(spec.stage_counts.size()) *
+                              static_cast<double>(spec.microbatch_counts.size()) *
+                              static_cast<double>(spec.schedules.size()) * static_cast<double>(spec.recompute_modes.size());
+  if (combinations > static_cast<double>(kMaxSweepCombinations)) {
+    return sched::Error{fmt::format("sweep: {:.0f} combinations is more than the {} a sweep may enumerate", combinations,
+                                    kMaxSweepCombinations)};
+  }
   if (spec.memory_cap_bytes && *spec.memory_cap_bytes <= 0) {
     return sched::Error{fmt::format("sweep: memory cap must be positive, got {} bytes", *spec.memory_cap_bytes)};
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -16,6 +17,12 @@
 #include "sim/partition.h"
 
 namespace pipeworks::sim {
+
+// Limits that keep absurd requests from exhausting time or memory: the number of combinations
+// a sweep enumerates, and the stages x micro-batches of one simulated configuration (larger
+// ones get a row with simulated = false and a note).
+inline constexpr std::int64_t kMaxSweepCombinations = 10'000'000;
+inline constexpr std::int64_t kMaxConfigCells = std::int64_t{1} << 22;
 
 struct SweepSpec {
   ModelSpec model;
@@ -83,7 +90,8 @@ struct SweepOptions {
   std::function<void(std::size_t, std::size_t)> on_progress;
 };
 
-// Checks the spec (non-empty lists, positive values, valid model and cluster).
+// Checks the spec (non-empty lists, positive values, at most kMaxSweepCombinations
+// combinations, valid model and cluster).
 sched::Status check_sweep_spec(const SweepSpec& spec);
 
 // The possible configurations in a fixed order (batch, stages, micro-batches, schedule,

@@ -59,6 +59,12 @@ SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config) {
     row.note = fmt::format("{}: {}", step, error.message);
     return row;
   };
+  const std::int64_t cells = std::int64_t{config.num_stages} * config.num_microbatches;
+  if (cells > kMaxConfigCells) {
+    row.note = fmt::format("too large to simulate: {} stages x {} micro-batches = {} cells, more than {}",
+                           config.num_stages, config.num_microbatches, cells, kMaxConfigCells);
+    return row;
+  }
   auto placement = default_placement(config.num_stages, spec.cluster);
   if (!placement) return fail("placement", placement.error());
 

@@ -225,3 +225,18 @@ TEST_CASE("sweep CSV has a header, one line per row, and quotes notes") {
   const std::string json = sim::sweep_json(*result);
   CHECK_THAT(json, Catch::Contains("\"microbatches_not_dividing_batch\": 0"));
 }
+
+TEST_CASE("absurd sweeps are refused up front, absurd configurations get a note") {
+  sim::SweepSpec spec = uniform_spec(4);
+  spec.stage_counts.assign(1000, 1);
+  spec.microbatch_counts.assign(10000, 1);
+  const auto refused = sim::run_sweep(spec);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message == "sweep: 40000000 combinations is more than the 10000000 a sweep may enumerate");
+
+  spec = uniform_spec(4);
+  spec.batch_sizes = {1 << 21};
+  const SweepRow row = sim::evaluate_config(spec, {1 << 21, 4, 1 << 21, sched::ScheduleKind::kGPipe, false});
+  CHECK_FALSE(row.simulated);
+  CHECK(row.note == "too large to simulate: 4 stages x 2097152 micro-batches = 8388608 cells, more than 4194304");
+}
