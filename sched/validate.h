@@ -1,6 +1,7 @@
 // Schedule validation: every structural, ordering, communication and deadlock problem of a
 // Schedule, each as a located Diagnostic (see diagnostic.h for the classes). Never throws,
-// aborts or hangs; K = 64, M = 1024 lowered validates in milliseconds (bench/sched_bench.cc).
+// aborts or hangs; K = 64, M = 1024 lowered (390k actions) validates in about 40 ms of CPU
+// (bench/sched_bench.cc).
 #pragma once
 
 #include <cstdint>
