@@ -24,7 +24,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);  // --help, --version
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    // The error, then the usage of the subcommand that was being parsed.
+    std::cerr << "pipeworks: error: " << e.what() << "\n\n";
+    const CLI::App* failing = &app;
+    while (!failing->get_subcommands().empty()) failing = failing->get_subcommands().back();
+    std::cerr << failing->help();
     return kExitUsage;
   } catch (const std::exception& e) {
     std::cerr << "pipeworks: error: " << e.what() << "\n";
