@@ -67,7 +67,7 @@ void bind_model_classes(py::module_& m) {
       .def_property("param_dtype", [](const sim::ModelSpec& s) { return std::string(sim::dtype_name(s.param_dtype)); },
                     [](sim::ModelSpec& s, const std::string& n) { s.param_dtype = parse_dtype(n); }, "'fp32', 'fp16' or 'bf16'")
       .def_readwrite("input_bytes", &sim::ModelSpec::input_bytes)
-      .def_readwrite("layers", &sim::ModelSpec::layers, "list of LayerSpec (a copy; assign back to change)")
+      .def_property("layers", list_getter(&sim::ModelSpec::layers), list_setter(&sim::ModelSpec::layers), "list of LayerSpec (a copy; assign back to change)")
       .def_property_readonly("num_layers", &sim::ModelSpec::num_layers)
       .def("total_param_bytes", &sim::ModelSpec::total_param_bytes)
       .def("check", [](const sim::ModelSpec& s) { unwrap_status(sim::check_model_spec(s)); },
@@ -78,7 +78,8 @@ void bind_model_classes(py::module_& m) {
       });
   m.def("parse_model_spec", [](const std::string& text) { return unwrap(sim::parse_model_spec(text)); }, py::arg("json_text"),
         "A ModelSpec from JSON text; errors name the field by JSON pointer.");
-  m.def("load_model_spec", [](const std::string& path) { return unwrap(sim::load_model_spec(path)); }, py::arg("path"));
+  m.def("load_model_spec", [](const std::string& path) { return unwrap(sim::load_model_spec(path)); }, py::arg("path"),
+        "A ModelSpec from a JSON file; errors name the file and the field.");
 }
 
 void bind_cluster_classes(py::module_& m) {
@@ -98,7 +99,7 @@ void bind_cluster_classes(py::module_& m) {
       .def(py::init<>())
       .def_readwrite("name", &sim::ClusterSpec::name)
       .def_readwrite("description", &sim::ClusterSpec::description)
-      .def_readwrite("devices", &sim::ClusterSpec::devices, "list of DeviceSpec (a copy; assign back to change)")
+      .def_property("devices", list_getter(&sim::ClusterSpec::devices), list_setter(&sim::ClusterSpec::devices), "list of DeviceSpec (a copy; assign back to change)")
       .def_readwrite("devices_per_node", &sim::ClusterSpec::devices_per_node)
       .def_readwrite("intra_node", &sim::ClusterSpec::intra_node)
       .def_readwrite("inter_node", &sim::ClusterSpec::inter_node)
@@ -113,8 +114,10 @@ void bind_cluster_classes(py::module_& m) {
         return "<ClusterSpec '" + c.name + "' devices=" + std::to_string(c.num_devices()) + ">";
       });
   m.def("parse_cluster_spec", [](const std::string& text) { return unwrap(sim::parse_cluster_spec(text)); },
-        py::arg("json_text"));
-  m.def("load_cluster_spec", [](const std::string& path) { return unwrap(sim::load_cluster_spec(path)); }, py::arg("path"));
+        py::arg("json_text"),
+        "A ClusterSpec from JSON text; errors name the field by JSON pointer.");
+  m.def("load_cluster_spec", [](const std::string& path) { return unwrap(sim::load_cluster_spec(path)); }, py::arg("path"),
+        "A ClusterSpec from a JSON file.");
 }
 
 void bind_cost_model_classes(py::module_& m) {
@@ -141,11 +144,11 @@ void bind_cost_model_classes(py::module_& m) {
                              "The simulator's input besides the schedule. List fields are copies: to change a stage,\n"
                              "`s = cm.stages; s[0].forward_ns = 5; cm.stages = s`.")
       .def(py::init<>())
-      .def_readwrite("stages", &sim::CostModel::stages)
+      .def_property("stages", list_getter(&sim::CostModel::stages), list_setter(&sim::CostModel::stages))
       .def_readwrite("num_devices", &sim::CostModel::num_devices)
-      .def_readwrite("device_memory_bytes", &sim::CostModel::device_memory_bytes)
-      .def_readwrite("links", &sim::CostModel::links)
-      .def_readwrite("link_of", &sim::CostModel::link_of, "link_of[src * num_devices + dst]; -1 on the diagonal")
+      .def_property("device_memory_bytes", list_getter(&sim::CostModel::device_memory_bytes), list_setter(&sim::CostModel::device_memory_bytes))
+      .def_property("links", list_getter(&sim::CostModel::links), list_setter(&sim::CostModel::links))
+      .def_property("link_of", list_getter(&sim::CostModel::link_of), list_setter(&sim::CostModel::link_of), "link_of[src * num_devices + dst]; -1 on the diagonal")
       .def_property("comm_mode", [](const sim::CostModel& c) { return std::string(sim::comm_mode_name(c.comm_mode)); },
                     [](sim::CostModel& c, const std::string& n) { c.comm_mode = unwrap(sim::parse_comm_mode(n)); })
       .def_readwrite("per_action_overhead_ns", &sim::CostModel::per_action_overhead_ns)

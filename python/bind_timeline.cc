@@ -89,9 +89,9 @@ void bind_timeline_class(py::module_& m) {
       .def_readwrite("num_devices", &Timeline::num_devices)
       .def_readwrite("num_stages", &Timeline::num_stages)
       .def_readwrite("num_microbatches", &Timeline::num_microbatches)
-      .def_readwrite("spans", &Timeline::spans)
-      .def_readwrite("memory", &Timeline::memory)
-      .def_readwrite("flows", &Timeline::flows)
+      .def_property("spans", list_getter(&Timeline::spans), list_setter(&Timeline::spans))
+      .def_property("memory", list_getter(&Timeline::memory), list_setter(&Timeline::memory))
+      .def_property("flows", list_getter(&Timeline::flows), list_setter(&Timeline::flows))
       .def("stats", &sched::compute_stats, "Makespan, bubble fraction and per-device busy/idle/peak figures.")
       .def("records", &span_records,
            "The spans as a list of dicts: device, lane, action, stage, kind, microbatch, start_ns, end_ns,\n"

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "sched/result.h"
 
@@ -24,6 +25,17 @@ template <class T>
 T unwrap(sched::Result<T> result) {
   if (!result.ok()) throw Error(error_text(result.error()));
   return std::move(result).value();
+}
+
+// A list field as a Python property that copies in and out. (def_readwrite would hand out
+// references into the vector, which dangle once the list is assigned anew.)
+template <class C, class T>
+auto list_getter(std::vector<T> C::*member) {
+  return [member](const C& self) { return self.*member; };
+}
+template <class C, class T>
+auto list_setter(std::vector<T> C::*member) {
+  return [member](C& self, std::vector<T> values) { self.*member = std::move(values); };
 }
 
 inline void unwrap_status(const sched::Status& status) {

@@ -13,7 +13,10 @@ std::string error_text(const sched::Error& error) {
 }
 
 void bind_errors(pybind11::module_& m) {
-  pybind11::register_exception<Error>(m, "Error", PyExc_ValueError);
+  auto error = pybind11::register_exception<Error>(m, "Error", PyExc_ValueError);
+  error.doc() =
+      "Raised when a pipeworks call fails: a bad schedule shape, an unparsable spec or action, a\n"
+      "schedule the simulator cannot run, an unwritable file. A ValueError; str() is the message.";
 }
 
 }  // namespace pipeworks::python

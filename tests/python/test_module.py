@@ -1,0 +1,274 @@
+"""Tests of the pipeworks Python module (plain unittest; run with PYTHONPATH at the built package).
+
+Closed forms as in the C++ tests: uniform GPipe makespan (M+K-1)(F+B), bubble (K-1)/(M+K-1),
+peak activations M stashes (GPipe) against min(M, K-s) stashes (1F1B) on stage s.
+"""
+
+import inspect
+import json
+import os
+import tempfile
+import threading
+import unittest
+
+import numpy as np
+import pandas as pd
+
+import pipeworks as pw
+
+MS = 1_000_000
+
+
+class ScheduleTest(unittest.TestCase):
+    def test_gpipe_grid_is_fill_drain(self):
+        grid = pw.render_grid(pw.generate("gpipe", 2, 2))
+        self.assertEqual(grid.splitlines(), [
+            "t:   0  1  2  3  4  5",
+            "d0: F0 F1  .  . B0 B1",
+            "d1:  . F0 F1 B0 B1  .",
+        ])
+
+    def test_one_f_one_b_program_and_actions(self):
+        s = pw.generate("1f1b", num_stages=2, num_microbatches=3)
+        self.assertEqual(s.program_strings()[0], ["0F0", "0F1", "0B0", "0F2", "0B1", "0B2"])
+        self.assertEqual(s.num_actions(), 12)
+        self.assertEqual(s.programs[1][0], pw.Action(1, pw.ActionKind.F, 0))
+        self.assertEqual(str(pw.parse_action("1SEND_F3")), "1SEND_F3")
+        self.assertEqual(pw.schedule_kinds(), ["gpipe", "1f1b"])
+
+    def test_passes(self):
+        s = pw.generate("gpipe", 2, 2)
+        r = pw.add_recompute(s)
+        self.assertTrue(r.has_recompute())
+        self.assertEqual(r.program_strings()[0], ["0F0", "0F1", "0R0", "0B0", "0R1", "0B1"])
+        self.assertEqual(pw.add_recompute(r), r)
+        lowered = pw.lower_comm(s)
+        self.assertTrue(lowered.has_comm())
+        self.assertEqual(pw.strip_comm(lowered), s)
+        self.assertEqual(pw.validate(lowered), [])
+
+    def test_errors_raise_pipeworks_error_with_location(self):
+        with self.assertRaises(pw.Error):
+            pw.generate("zigzag", 2, 2)
+        with self.assertRaises(ValueError):
+            pw.generate("gpipe", 0, 2)
+        with self.assertRaisesRegex(pw.Error, "column 3"):
+            pw.parse_action("1F0xyz")
+        with self.assertRaisesRegex(pw.Error, "sched.csv:2:"):
+            pw.parse_schedule("0F0,0B0\n1F0,1Q0\n", "sched.csv")
+
+    def test_schedule_files_round_trip(self):
+        s = pw.lower_comm(pw.generate("1f1b", 3, 4))
+        with tempfile.TemporaryDirectory() as d:
+            for ext in ("csv", "json"):
+                path = os.path.join(d, "s." + ext)
+                pw.save_schedule(s, path)
+                self.assertEqual(pw.load_schedule(path), s)
+        self.assertEqual(json.loads(s.to_json())["num_stages"], 3)
+
+
+class ValidateTest(unittest.TestCase):
+    def test_duplicate_is_located_and_rendered(self):
+        bad = pw.parse_schedule("0F0,0B0,0F0\n")
+        (diag,) = pw.validate(bad)
+        self.assertEqual((diag.kind, diag.device, diag.position), ("duplicate", 0, 2))
+        self.assertEqual(diag.related, [(0, 0)])
+        self.assertIn("[0F0]", pw.render_diagnostic(bad, diag))
+        self.assertIn("<0F0>", pw.render_diagnostic(bad, diag))
+
+    def test_backward_before_forward(self):
+        s = pw.generate("gpipe", 1, 1)
+        s.programs = [[pw.Action(0, pw.ActionKind.B, 0), pw.Action(0, pw.ActionKind.F, 0)]]
+        kinds = [d.kind for d in pw.validate(s)]
+        self.assertIn("backward-before-forward", kinds)
+
+
+class SimulateTest(unittest.TestCase):
+    def test_gpipe_closed_form(self):
+        for k in range(2, 6):
+            for m in (1, 3, 8):
+                r = pw.simulate(pw.generate("gpipe", k, m), pw.uniform_cost_model(k, 1 * MS, 2 * MS))
+                self.assertEqual(r.makespan_ns, (m + k - 1) * 3 * MS)
+                self.assertAlmostEqual(r.bubble_fraction, (k - 1) / (m + k - 1), places=12)
+                self.assertAlmostEqual(pw.gpipe_closed_form_bubble(k, m), (k - 1) / (m + k - 1), places=12)
+
+    def test_result_dict_and_timeline_columns(self):
+        r = pw.simulate(pw.lower_comm(pw.generate("1f1b", 3, 4)), pw.uniform_cost_model(3, MS, 2 * MS, MS))
+        d = r.to_dict()
+        self.assertEqual(d["makespan_ns"], r.makespan_ns)
+        self.assertEqual(len(d["devices"]), 3)
+        self.assertEqual(d["comm_mode"], "overlap")
+        cols = r.timeline.columns()
+        n = len(r.timeline.spans)
+        self.assertEqual(n, r.num_actions)
+        self.assertTrue(all(len(v) == n for v in cols.values()))
+        self.assertEqual(cols["start_ns"].dtype, np.int64)
+        frame = pd.DataFrame(cols)
+        self.assertEqual(frame["end_ns"].max() - frame["start_ns"].min(), r.makespan_ns)
+        self.assertEqual(set(frame["lane"]), {"compute", "send", "recv"})
+        records = r.timeline.records()
+        self.assertEqual(records[0]["action"], str(r.timeline.spans[0].action))
+        self.assertEqual(r.timeline.stats().makespan_ns, r.makespan_ns)
+        report = json.loads(pw.simulate_report_json(r, num_stages=3, num_microbatches=4, schedule="1f1b"))
+        self.assertEqual(report["makespan_ns"], r.makespan_ns)
+
+    def test_memory_gpipe_against_1f1b(self):
+        k, m = 4, 8
+        model = pw.model_preset("uniform", layers=8)
+        cluster = pw.cluster_preset("dgx-h100")
+        cm = pw.build_cost_model(model, cluster, pw.uniform_partition(8, k))
+        stash = cm.stages[0].stash_bytes
+        self.assertGreater(stash, 0)
+        gpipe = pw.simulate(pw.generate("gpipe", k, m), cm)
+        ofob = pw.simulate(pw.generate("1f1b", k, m), cm)
+        for s in range(k):
+            self.assertEqual(gpipe.devices[s].memory.peak_activation_bytes, m * cm.stages[s].stash_bytes)
+            self.assertEqual(ofob.devices[s].memory.peak_activation_bytes, min(m, k - s) * cm.stages[s].stash_bytes)
+
+    def test_mismatched_cost_model_raises(self):
+        with self.assertRaises(pw.Error):
+            pw.simulate(pw.generate("gpipe", 3, 2), pw.uniform_cost_model(2, MS, MS))
+
+    def test_cost_model_copy_semantics(self):
+        cm = pw.uniform_cost_model(2, MS, 2 * MS)
+        stages = cm.stages
+        stages[1].forward_ns = 5 * MS
+        self.assertEqual(cm.stages[1].forward_ns, MS)
+        cm.stages = stages
+        r = pw.simulate(pw.generate("gpipe", 2, 1), cm)
+        self.assertEqual(r.makespan_ns, MS + 5 * MS + 2 * MS + 2 * MS)
+
+    def test_threads_simulate_concurrently_with_equal_results(self):
+        s = pw.generate("1f1b", 8, 64)
+        cm = pw.uniform_cost_model(8, MS, 2 * MS)
+        results = [None] * 4
+
+        def work(i):
+            results[i] = pw.simulate(s, cm).makespan_ns
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(results, [(64 + 8 - 1) * 3 * MS] * 4)
+
+
+class SpecTest(unittest.TestCase):
+    def test_units(self):
+        self.assertEqual(pw.parse_duration("1.5ms"), 1_500_000)
+        self.assertEqual(pw.parse_bytes("80GiB"), 80 * 2**30)
+        self.assertEqual(pw.parse_bandwidth("900GB/s"), 900e9)
+        self.assertEqual(pw.format_bytes(1342177280), "1.25 GiB")
+        with self.assertRaises(pw.Error):
+            pw.parse_duration("1.5")
+
+    def test_presets_and_json_round_trip(self):
+        names = [p["name"] for p in pw.model_presets()]
+        self.assertIn("amoeba", names)
+        self.assertIn("uniform", names)
+        model = pw.model_preset("gpt2-small")
+        self.assertEqual(model.num_layers, 14)
+        self.assertEqual(pw.parse_model_spec(model.to_json()).to_json(), model.to_json())
+        cluster = pw.cluster_preset("multinode", nodes=2)
+        self.assertEqual(cluster.num_devices, 16)
+        self.assertEqual(pw.parse_cluster_spec(cluster.to_json()).to_json(), cluster.to_json())
+        with self.assertRaises(pw.Error):
+            pw.model_preset("uniform", hidden=10)
+        with self.assertRaises(pw.Error):
+            pw.model_preset("no-such-model")
+
+    def test_partitions(self):
+        self.assertEqual(pw.uniform_partition(10, 3).boundaries, [0, 4, 7, 10])
+        self.assertEqual(pw.explicit_partition([0, 2, 5], 5).layers(), [2, 3])
+        with self.assertRaisesRegex(pw.Error, "empty"):
+            pw.explicit_partition([0, 3, 3, 5], 5)
+        uniform = pw.model_preset("uniform", layers=12)
+        self.assertEqual(pw.balanced_partition(uniform, 4), pw.uniform_partition(12, 4))
+        amoeba = pw.model_preset("amoeba")
+        balanced = pw.balanced_partition(amoeba, 4)
+        self.assertNotEqual(balanced, pw.uniform_partition(amoeba.num_layers, 4))
+
+
+class SweepTest(unittest.TestCase):
+    def sweep(self, threads):
+        return pw.sweep(pw.model_preset("uniform", layers=8), pw.cluster_preset("dgx-h100"),
+                        batch_sizes=[32], stage_counts=[2, 4, 16], microbatch_counts=[1, 4, 8, 5],
+                        threads=threads)
+
+    def test_columns_make_a_frame(self):
+        result = self.sweep(threads=2)
+        # 16 stages > 8 devices, 5 does not divide 32: skipped.
+        # Each skipped (stages, micro-batches) pair counts once per schedule x recompute (4).
+        self.assertEqual(result.skipped["more_stages_than_devices"], 1 * 4 * 4)
+        self.assertEqual(result.skipped["microbatches_not_dividing_batch"], 2 * 1 * 4)
+        cols = result.columns()
+        frame = pw.sweep_frame(result)
+        self.assertEqual(len(frame), len(result.rows))
+        self.assertEqual(len(result.rows), 2 * 3 * 2 * 2)
+        self.assertEqual(cols["makespan_ns"].dtype, np.int64)
+        self.assertEqual(cols["fits"].dtype, np.bool_)
+        self.assertTrue(frame["simulated"].all())
+        self.assertEqual(list(frame["makespan_ns"]), [r.makespan_ns for r in result.rows])
+        self.assertIn(result.best_fitting(), result.ranked())
+
+    def test_rows_identical_for_any_thread_count(self):
+        a, b = self.sweep(threads=1).columns(), self.sweep(threads=2).columns()
+        for key in a:
+            self.assertEqual(list(a[key]), list(b[key]), key)
+
+    def test_plan(self):
+        plan = pw.plan(pw.model_preset("uniform", layers=8), pw.cluster_preset("dgx-h100"),
+                       batch_size=16, num_devices=4)
+        self.assertIsNotNone(plan.best)
+        self.assertIn("best:", plan.report())
+        self.assertTrue(plan.runners_up)
+
+
+class VizTest(unittest.TestCase):
+    def setUp(self):
+        cm = pw.uniform_cost_model(2, MS, 2 * MS, MS // 10)
+        self.result = pw.simulate(pw.lower_comm(pw.generate("gpipe", 2, 2)), cm)
+
+    def test_svg_and_grid(self):
+        svg = pw.svg_gantt([self.result.timeline], title="two stages", width_px=600)
+        self.assertIn("<svg", svg)
+        self.assertIn("two stages", svg)
+        self.assertIn("d0:", pw.terminal_grid(self.result.timeline))
+        self.assertEqual(pw.as_timelines(self.result)[0], self.result.timeline)
+
+    def test_trace_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "trace.json")
+            counts = pw.write_chrome_trace(path, [self.result.timeline])
+            with open(path) as f:
+                trace = json.load(f)
+            self.assertEqual(len(trace["traceEvents"]), counts["events"])
+            self.assertEqual(counts["dropped_spans"], 0)
+            pw.write_svg(os.path.join(d, "t.svg"), [self.result.timeline])
+            self.assertTrue(os.path.getsize(os.path.join(d, "t.svg")) > 0)
+        with self.assertRaises(pw.Error):
+            pw.write_svg("/nonexistent-dir/t.svg", [self.result.timeline])
+
+
+class DocstringTest(unittest.TestCase):
+    def test_every_public_name_documents_more_than_its_signature(self):
+        undocumented = []
+        for name in pw.__all__:
+            obj = getattr(pw, name)
+            if not (inspect.isclass(obj) or callable(obj)):
+                continue
+            doc = (obj.__doc__ or "").strip()
+            lines = [line for line in doc.splitlines() if line.strip()]
+            # pybind11 puts the signature on the first line; require a description after it.
+            if inspect.isclass(obj) or inspect.isfunction(obj):  # pure Python: no signature line
+                ok = bool(lines)
+            else:
+                ok = len(lines) >= 2
+            if not ok:
+                undocumented.append(name)
+        self.assertEqual(undocumented, [])
+
+
+if __name__ == "__main__":
+    unittest.main()
