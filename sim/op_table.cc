@@ -112,6 +112,7 @@ sched::Result<OpTable> build_op_table(const sched::Schedule& schedule, const Cos
   table.ops.resize(schedule.num_actions());
   table.static_memory = static_memory(schedule, model);
   const int k = schedule.num_stages;
+  std::vector<Nanoseconds> transfer_cache(static_cast<std::size_t>(k) * sched::kNumActionKinds, -1);
   std::int64_t total_ns = 0;
   std::int64_t total_bytes = 0;
   for (const StaticMemory& m : table.static_memory) total_bytes += m.total_bytes();
@@ -147,9 +148,15 @@ sched::Result<OpTable> build_op_table(const sched::Schedule& schedule, const Cos
           return Error{fmt::format("{}: the cost model has no link from device {} to device {}", where(), src, dst)};
         }
         op.link = model.link_of[static_cast<std::size_t>(src * model.num_devices + dst)];
-        auto ns = transfer_ns(*link, transfer_bytes(a, model));
-        if (!ns) return Error{fmt::format("{}: {}", where(), ns.error().message)};
-        op.duration_ns = *ns;
+        // Every micro-batch of a (stage, kind) crosses the same link with the same bytes.
+        Nanoseconds& cached = transfer_cache[static_cast<std::size_t>(a.stage) * sched::kNumActionKinds +
+                                             static_cast<std::size_t>(sched::kind_index(a.kind))];
+        if (cached < 0) {
+          auto ns = transfer_ns(*link, transfer_bytes(a, model));
+          if (!ns) return Error{fmt::format("{}: {}", where(), ns.error().message)};
+          cached = *ns;
+        }
+        op.duration_ns = cached;
         if (sched::is_send(a.kind)) ++table.num_transfers;
       } else {
         const StageCost& c = model.stages[static_cast<std::size_t>(a.stage)];
