@@ -16,9 +16,13 @@ Times are integer nanoseconds (``*_ns``), memory integer bytes (``*_bytes``). Fa
 from . import _pipeworks
 from ._pipeworks import *  # noqa: F401,F403  (the bindings are the public API)
 from ._pipeworks import Error, Timeline
+from .plotting import kind_color, plot_spans
 
 __all__ = [name for name in dir(_pipeworks) if not name.startswith("_")] + [
     "as_timelines",
+    "kind_color",
+    "plot_spans",
+    "plot_timeline",
     "svg_image",
     "spans_frame",
     "sweep_frame",
@@ -40,6 +44,12 @@ def svg_image(timelines, **options):
     from IPython.display import SVG
 
     return SVG(data=_pipeworks.svg_gantt(as_timelines(timelines), **options))
+
+
+def plot_timeline(ax, timeline, title=None, **options):
+    """Draws a Timeline (or SimResult) on matplotlib axes; see plot_spans for the options."""
+    t = as_timelines(timeline)[0]
+    return plot_spans(ax, t.columns(), title=t.name if title is None else title, **options)
 
 
 def spans_frame(timeline):

@@ -251,6 +251,24 @@ class VizTest(unittest.TestCase):
             pw.write_svg("/nonexistent-dir/t.svg", [self.result.timeline])
 
 
+class PlottingTest(unittest.TestCase):
+    def test_plot_spans_draws_every_compute_span(self):
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        r = pw.simulate(pw.lower_comm(pw.generate("gpipe", 2, 3)), pw.uniform_cost_model(2, MS, 2 * MS, MS // 10))
+        fig, ax = plt.subplots()
+        pw.plot_timeline(ax, r)
+        # One broken_barh collection per span (compute and comm strips).
+        self.assertEqual(len(ax.collections), len(r.timeline.spans))
+        self.assertEqual(ax.get_xlim(), (0.0, r.makespan_ns / MS))
+        self.assertEqual(ax.get_title(), "predicted")
+        plt.close(fig)
+        self.assertEqual(pw.kind_color("SEND_F"), "#6b6b6b")
+        self.assertNotEqual(pw.kind_color("F"), pw.kind_color("B"))
+
+
 class DocstringTest(unittest.TestCase):
     def test_every_public_name_documents_more_than_its_signature(self):
         undocumented = []
