@@ -1,0 +1,115 @@
+// Runs the built `pipeworks` binary: `sweep` and `plan` output, files, skip counts and exit codes.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+namespace {
+
+struct Run {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Run run(const std::string& arguments) {
+  const std::string command = std::string(PIPEWORKS_EXE) + " " + arguments + " 2>&1";
+  Run result;
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::array<char, 4096> buffer{};
+  std::size_t n = 0;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+const std::string kScratch = std::string(PIPEWORKS_BINARY_DIR) + "/sweep_cli_test";
+// The uniform preset (8 layers) on one DGX H100 (8 GPUs).
+const std::string kSmall = "sweep --model uniform --cluster dgx-h100 --batch 8 ";
+
+}  // namespace
+
+TEST_CASE("sweep prints the best and the Pareto frontier, and counts skipped configurations", "[cli][sweep]") {
+  // Stages 16 > 8 devices: 8 M values x 4; M = 3, 5, 6, 7 do not divide 8: 4 x 3 stage counts x 4.
+  const Run sweep = run(kSmall + "--stages 1,2,4,16 --microbatches 1..8 --top 3");
+  CHECK(sweep.exit_code == 0);
+  CHECK_THAT(sweep.output, Catch::StartsWith("sweep: uniform on dgx-h100 (8 devices): 48 configurations simulated, "
+                                             "80 skipped (32 more stages than devices, 48 micro-batches not dividing "
+                                             "the batch); 48 fit in memory\n"));
+  CHECK_THAT(sweep.output, Catch::Contains("Top 3 (fitting first, by samples/s):\n"
+                                           "stages  M  mb  schedule  recompute  partition"));
+  CHECK_THAT(sweep.output, Catch::Contains("Pareto frontier (samples/s against peak memory):\n"));
+}
+
+TEST_CASE("sweep writes every row to CSV and JSON, the same for any thread count", "[cli][sweep]") {
+  std::system(("mkdir -p " + kScratch).c_str());
+  const std::string args = kSmall + "--stages pow2:1..8 --microbatches 1,2,4..8 --schedule 1f1b --recompute on ";
+  const Run one = run(args + "--threads 1 -o " + kScratch + "/one.csv");
+  const Run four = run(args + "--threads 4 -o " + kScratch + "/four.csv");
+  REQUIRE(one.exit_code == 0);
+  REQUIRE(four.exit_code == 0);
+  const std::string csv = read_file(kScratch + "/one.csv");
+  CHECK(csv == read_file(kScratch + "/four.csv"));
+  // 4 stage counts x 4 micro-batch counts (1, 2, 4, 8), one schedule, one mode: 16 rows.
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 16);
+  CHECK_THAT(one.output, Catch::Contains("wrote 16 rows to "));
+  const Run json = run(args + "-o " + kScratch + "/rows.json");
+  REQUIRE(json.exit_code == 0);
+  CHECK_THAT(read_file(kScratch + "/rows.json"), Catch::Contains("\"microbatches_not_dividing_batch\": 12"));
+}
+
+TEST_CASE("sweep rejects bad lists and unknown inputs with the right exit code", "[cli][sweep]") {
+  const Run range = run(kSmall + "--stages 1..x --microbatches 1");
+  CHECK(range.exit_code == 2);
+  CHECK_THAT(range.output, Catch::Contains("pipeworks sweep: error: --stages: \"1..x\": column 3: expected a number"));
+  const Run schedule = run(kSmall + "--stages 1 --microbatches 1 --schedule gpipe,zb");
+  CHECK(schedule.exit_code == 2);
+  CHECK_THAT(schedule.output, Catch::Contains("--schedule: \"gpipe,zb\": column 6: 'zb' is not one of gpipe, 1f1b"));
+  const Run cap = run(kSmall + "--stages 1 --microbatches 1 --memory-cap 80Gb");
+  CHECK(cap.exit_code == 2);
+  CHECK_THAT(cap.output, Catch::Contains("--memory-cap: "));
+  const Run model = run("sweep --model no-such-model --cluster dgx-h100 --batch 8 --stages 1 --microbatches 1");
+  CHECK(model.exit_code == 1);
+  CHECK_THAT(model.output, Catch::Contains("--model 'no-such-model' is neither a model preset ("));
+  const Run output = run(kSmall + "--stages 1 --microbatches 1 -o rows.txt");
+  CHECK(output.exit_code == 2);
+  const Run missing = run("sweep --model uniform --cluster dgx-h100 --stages 1 --microbatches 1");
+  CHECK(missing.exit_code == 2);
+}
+
+TEST_CASE("plan prints the best configuration and a verdict per family", "[cli][plan]") {
+  const Run plan = run("plan --model gpt2-medium --cluster dgx-h100 --batch 64 --devices 8 --memory-cap 12GiB");
+  CHECK(plan.exit_code == 0);
+  CHECK_THAT(plan.output, Catch::StartsWith("plan: gpt2-medium on dgx-h100, batch 64: 112 configurations simulated, "
+                                            "none skipped\n"));
+  CHECK_THAT(plan.output, Catch::Contains("\nbest: "));
+  CHECK_THAT(plan.output, Catch::Contains("(cap 12.00 GiB)"));
+  CHECK_THAT(plan.output, Catch::Contains("runners-up (best of each family):\n  gpipe, recompute off"));
+  CHECK_THAT(plan.output, Catch::Contains("the best (shown above)"));
+}
+
+TEST_CASE("plan fails with exit 1 when nothing fits, naming the overflow", "[cli][plan]") {
+  const Run plan = run("plan --model gpt2-medium --cluster dgx-h100 --batch 64 --devices 8 --memory-cap 64MiB");
+  CHECK(plan.exit_code == 1);
+  CHECK_THAT(plan.output, Catch::Contains("no configuration fits in memory\nclosest: "));
+  CHECK_THAT(plan.output, Catch::Contains("partitioner: no partition into"));
+  const Run devices = run("plan --model gpt2-medium --cluster dgx-h100 --batch 64 --devices 16");
+  CHECK(devices.exit_code == 1);
+  CHECK_THAT(devices.output, Catch::Contains("plan: 16 devices asked for, but cluster 'dgx-h100' has 8"));
+  const Run list = run("plan --model gpt2-medium --cluster dgx-h100 --batch 32,64 --devices 8");
+  CHECK(list.exit_code == 2);
+  CHECK_THAT(list.output, Catch::Contains("--batch: \"32,64\": expected one number, not a list of 2"));
+}
