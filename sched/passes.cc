@@ -37,10 +37,23 @@ namespace {
 struct Keyed {
   std::int64_t time;
   int comm_last;  // 0 for SEND/RECV, 1 for compute: at equal time, comm goes first
-  std::int64_t tiebreak;
+  std::int64_t order;     // compute: position in program; pair: flow_order() below
+  std::int64_t tiebreak;  // pair id (the same on both sides of a pair)
   Action action;
-  auto key() const { return std::tie(time, comm_last, tiebreak); }
+  auto key() const { return std::tie(time, comm_last, order, tiebreak); }
 };
+
+// Among pairs whose data is produced at the same step, the one further along its direction of
+// flow goes first: forward pairs from the last stages first, backward pairs from the first
+// stages first. A middle stage then passes micro-batch m on before it takes m+1 in:
+//
+//   d1: RECV_F0 F0 SEND_F0 RECV_F1 F1 SEND_F1 ...   (not: RECV_F0 F0 RECV_F1 SEND_F0 ...)
+//
+// Any order that depends only on the pair keeps both sides consistent (deadlock freedom).
+std::int64_t flow_order(ActionKind send_kind, int producer_stage, int num_stages) {
+  if (send_kind == ActionKind::kSendF) return num_stages - producer_stage;
+  return std::int64_t{num_stages} + 1 + producer_stage;
+}
 
 }  // namespace
 
@@ -60,7 +73,7 @@ Result<Schedule> lower_comm(const Schedule& schedule) {
   for (std::size_t d = 0; d < num_devices; ++d) {
     const Program& program = schedule.programs[d];
     for (std::size_t p = 0; p < program.size(); ++p) {
-      keyed[d].push_back({timing->start[d][p], 1, static_cast<std::int64_t>(p), program[p]});
+      keyed[d].push_back({timing->start[d][p], 1, static_cast<std::int64_t>(p), 0, program[p]});
     }
   }
 
@@ -80,21 +93,22 @@ Result<Schedule> lower_comm(const Schedule& schedule) {
       }
       if (a.kind == ActionKind::kForward && s + 1 < schedule.num_stages && schedule.device_of(s + 1) != here) {
         const auto to = static_cast<std::size_t>(schedule.device_of(s + 1));
-        keyed[d].push_back({produced_at, 0, next_pair, {s, ActionKind::kSendF, a.microbatch}});
-        keyed[to].push_back({produced_at, 0, next_pair, {s + 1, ActionKind::kRecvF, a.microbatch}});
+        const std::int64_t order = flow_order(ActionKind::kSendF, s, schedule.num_stages);
+        keyed[d].push_back({produced_at, 0, order, next_pair, {s, ActionKind::kSendF, a.microbatch}});
+        keyed[to].push_back({produced_at, 0, order, next_pair, {s + 1, ActionKind::kRecvF, a.microbatch}});
         ++next_pair;
       }
       if (is_input_backward(a.kind) && s > 0 && schedule.device_of(s - 1) != here) {
         const auto to = static_cast<std::size_t>(schedule.device_of(s - 1));
-        keyed[d].push_back({produced_at, 0, next_pair, {s, ActionKind::kSendB, a.microbatch}});
-        keyed[to].push_back({produced_at, 0, next_pair, {s - 1, ActionKind::kRecvB, a.microbatch}});
+        const std::int64_t order = flow_order(ActionKind::kSendB, s, schedule.num_stages);
+        keyed[d].push_back({produced_at, 0, order, next_pair, {s, ActionKind::kSendB, a.microbatch}});
+        keyed[to].push_back({produced_at, 0, order, next_pair, {s - 1, ActionKind::kRecvB, a.microbatch}});
         ++next_pair;
       }
     }
   }
-  // Pair ids must order pairs the same way on both sides; they were assigned in (device,
-  // position) order of the producer, which both sides share, so sorting by (time, 0, id) is
-  // consistent across devices.
+  // A pair's key (time, 0, flow order, id) is the same on both of its sides, so sorting every
+  // device by it places all pairs in one global order.
   Schedule out = schedule;
   for (std::size_t d = 0; d < num_devices; ++d) {
     auto& items = keyed[d];
