@@ -1,0 +1,181 @@
+// `pipeworks run`: trains a model-zoo model with a pipeline schedule on this machine's CPU and
+// prints per-step time, samples/s, measured bubble and peak activation bytes per device; with
+// --check, the comparison with the non-pipelined reference (exit 1 when it fails).
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/command_list.h"
+#include "hw/run.h"
+#include "viz/chrome_trace.h"
+#include "viz/svg_gantt.h"
+
+namespace pipeworks::cli {
+namespace {
+
+struct RunOptions {
+  std::string model = "mlp";
+  std::string schedule = "1f1b";
+  std::string device = "cpu";
+  std::string optimizer = "sgd";
+  std::string trace, svg, json;
+  hw::RunConfig config;
+};
+
+std::string bytes_text(sched::Bytes bytes) {
+  if (bytes >= (sched::Bytes{1} << 20)) return fmt::format("{:.2f} MiB", static_cast<double>(bytes) / (1 << 20));
+  if (bytes >= (sched::Bytes{1} << 10)) return fmt::format("{:.1f} KiB", static_cast<double>(bytes) / (1 << 10));
+  return fmt::format("{} B", bytes);
+}
+
+nlohmann::json report_json(const hw::RunReport& report, const RunOptions& options) {
+  nlohmann::json j;
+  j["model"] = options.model;
+  j["schedule"] = options.schedule;
+  j["stages"] = options.config.num_stages;
+  j["microbatches"] = options.config.num_microbatches;
+  j["batch"] = options.config.batch_size;
+  j["recompute"] = options.config.recompute;
+  j["partition"] = report.partition.boundaries;
+  j["threads_per_worker"] = report.threads_per_worker;
+  for (const hw::StepStats& s : report.steps) {
+    j["steps"].push_back({{"step", s.step},
+                          {"step_ns", s.step_ns},
+                          {"samples_per_s", s.samples_per_s},
+                          {"bubble_fraction", s.bubble_fraction},
+                          {"loss", s.loss},
+                          {"peak_activation_bytes", s.peak_activation_bytes}});
+  }
+  if (report.check) {
+    j["check"] = {{"max_abs_diff", report.check->max_abs_diff},
+                  {"max_rel_diff", report.check->max_rel_diff},
+                  {"exactly_equal", report.check->exactly_equal},
+                  {"passed", report.check->passed}};
+  }
+  return j;
+}
+
+int run(RunOptions& options) {
+  const auto fail_usage = [](const std::string& message) {
+    std::cerr << "pipeworks run: error: " << message << "\nRun 'pipeworks run --help' for usage.\n";
+    return kExitUsage;
+  };
+  if (options.device != "cpu") return fail_usage(fmt::format("device '{}' is not supported (only cpu)", options.device));
+  auto model = hw::parse_model_kind(options.model);
+  if (!model) return fail_usage(model.error().message);
+  auto kind = sched::parse_schedule_kind(options.schedule);
+  if (!kind) return fail_usage(kind.error().message);
+  auto optimizer = sim::parse_optimizer(options.optimizer);
+  if (!optimizer) return fail_usage(optimizer.error().message);
+  options.config.model.kind = *model;
+  options.config.schedule = *kind;
+  options.config.optimizer.kind = *optimizer;
+
+  const hw::RunConfig& c = options.config;
+  fmt::print("pipeworks run: {} on cpu, {} stages x {} micro-batches (batch {}), {}{}\n", options.model, c.num_stages,
+             c.num_microbatches, c.batch_size, options.schedule, c.recompute ? " + recompute" : "");
+  fmt::print("{:>4}  {:>10}  {:>10}  {:>7}  {:>10}  {}\n", "step", "time (ms)", "samples/s", "bubble", "loss",
+             "peak activation bytes per device");
+  auto report = hw::run_training(c, [](const hw::StepStats& s) {
+    std::vector<std::string> peaks;
+    for (sched::Bytes b : s.peak_activation_bytes) peaks.push_back(bytes_text(b));
+    fmt::print("{:>4}  {:>10.3f}  {:>10.1f}  {:>6.1f}%  {:>10.5f}  {}\n", s.step, static_cast<double>(s.step_ns) / 1e6,
+               s.samples_per_s, 100.0 * s.bubble_fraction, s.loss, fmt::join(peaks, ", "));
+    std::fflush(stdout);
+  });
+  if (!report) {
+    std::cerr << "pipeworks run: error: " << report.error().message << "\n";
+    return kExitInvalid;
+  }
+  fmt::print("partition {} ({} layers), {} intra-op thread(s) per worker\n", sim::to_string(report->partition),
+             report->spec.num_layers(), report->threads_per_worker);
+  if (report->steps.size() > 1) {
+    double total_ns = 0;
+    for (std::size_t i = 1; i < report->steps.size(); ++i) total_ns += static_cast<double>(report->steps[i].step_ns);
+    const double mean_ns = total_ns / static_cast<double>(report->steps.size() - 1);
+    fmt::print("mean of steps 1..{}: {:.3f} ms/step, {:.1f} samples/s\n", report->steps.size() - 1, mean_ns / 1e6,
+               c.batch_size * 1e9 / mean_ns);
+  }
+  int exit_code = kExitOk;
+  if (report->check) {
+    const hw::GradientCheck& k = *report->check;
+    fmt::print("check vs micro-batch reference (gradients every step, final parameters): max abs diff {:.3g}, max "
+               "rel diff {:.3g}{} (rtol {:g}, atol {:g}): {}\n",
+               k.max_abs_diff, k.max_rel_diff, k.exactly_equal ? ", exactly equal" : "", k.rtol, k.atol,
+               k.passed ? "PASS" : "FAIL");
+    if (!k.passed) exit_code = kExitInvalid;
+  }
+  const std::vector<const sched::Timeline*> timelines{&report->last_timeline};
+  if (!options.trace.empty()) {
+    if (auto s = viz::write_chrome_trace(options.trace, timelines); !s) {
+      std::cerr << "pipeworks run: error: " << s.error().message << "\n";
+      return kExitInvalid;
+    }
+  }
+  if (!options.svg.empty()) {
+    if (auto s = viz::write_svg(options.svg, timelines); !s) {
+      std::cerr << "pipeworks run: error: " << s.error().message << "\n";
+      return kExitInvalid;
+    }
+  }
+  if (!options.json.empty()) {
+    std::ofstream out(options.json);
+    out << report_json(*report, options).dump(2) << "\n";
+    if (!out) {
+      std::cerr << "pipeworks run: error: cannot write " << options.json << "\n";
+      return kExitInvalid;
+    }
+  }
+  return exit_code;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, CommandContext& context) {
+  auto options = std::make_shared<RunOptions>();
+  hw::RunConfig& c = options->config;
+  CLI::App* cmd = app.add_subcommand("run", "Train a model-zoo model with a pipeline schedule on this machine");
+  cmd->add_option("--model", options->model, "mlp | transformer | convnet")->capture_default_str();
+  cmd->add_option("--depth", c.model.depth, "mlp: hidden layers")->capture_default_str();
+  cmd->add_option("--width", c.model.width, "mlp: layer width")->capture_default_str();
+  cmd->add_option("--layers", c.model.layers, "transformer: encoder layers")->capture_default_str();
+  cmd->add_option("--seq-len", c.model.seq_len, "transformer: sequence length")->capture_default_str();
+  cmd->add_option("--model-width", c.model.model_width, "transformer: model width")->capture_default_str();
+  cmd->add_option("--heads", c.model.heads, "transformer: attention heads")->capture_default_str();
+  cmd->add_option("--ff-width", c.model.ff_width, "transformer: feed-forward width")->capture_default_str();
+  cmd->add_option("--vocab", c.model.vocab, "transformer: vocabulary size")->capture_default_str();
+  cmd->add_option("--conv-blocks", c.model.conv_blocks, "convnet: conv blocks")->capture_default_str();
+  cmd->add_option("--channels", c.model.channels, "convnet: channels of the first block")->capture_default_str();
+  cmd->add_option("--image-size", c.model.image_size, "convnet: image side in pixels")->capture_default_str();
+  cmd->add_option("--dropout", c.model.dropout, "dropout probability (mlp, transformer)")->capture_default_str();
+  cmd->add_option("--seed", c.model.seed, "seed of parameters and data")->capture_default_str();
+  cmd->add_option("--stages,-K", c.num_stages, "pipeline stages")->capture_default_str();
+  cmd->add_option("--microbatches,-M", c.num_microbatches, "micro-batches per mini-batch")->capture_default_str();
+  cmd->add_option("--batch", c.batch_size, "samples per mini-batch")->capture_default_str();
+  cmd->add_option("--schedule", options->schedule, "gpipe | 1f1b")->capture_default_str();
+  cmd->add_flag("--recompute", c.recompute, "re-materialize activations (R before each B)");
+  cmd->add_option("--placement", c.placement, "device of each stage (default: stage i on device i)");
+  cmd->add_option("--partition", c.partition, "uniform | per-stage layer counts N,N,...")->capture_default_str();
+  cmd->add_option("--device", options->device, "cpu")->capture_default_str();
+  cmd->add_option("--steps", c.steps, "mini-batches to train")->capture_default_str();
+  cmd->add_option("--optimizer", options->optimizer, "sgd | momentum | adam")->capture_default_str();
+  cmd->add_option("--lr", c.optimizer.learning_rate, "learning rate")->capture_default_str();
+  cmd->add_flag("--check", c.check, "compare gradients and parameters with the non-pipelined reference");
+  cmd->add_flag("--check-finite", c.check_finite, "fail on NaN/Inf in any stage");
+  cmd->add_option("--threads", c.threads_per_worker,
+                  "intra-op threads per worker (0: max(1, cores / devices); each worker thread calls "
+                  "at::set_num_threads)")
+      ->capture_default_str();
+  cmd->add_option("--trace", options->trace, "write a Chrome trace of the last step");
+  cmd->add_option("--svg", options->svg, "write an SVG Gantt chart of the last step");
+  cmd->add_option("--json", options->json, "write the report as JSON");
+  cmd->callback([options, &context] { context.exit_code = run(*options); });
+}
+
+}  // namespace pipeworks::cli

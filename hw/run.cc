@@ -1,0 +1,112 @@
+// A whole training run (see run.h): model -> cells -> schedule -> executor, plus the check.
+#include "hw/run.h"
+
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include "hw/executor.h"
+#include "hw/layer_partition.h"
+#include "hw/model_zoo.h"
+#include "hw/reference.h"
+#include "hw/stage_cell.h"
+#include "hw/threads.h"
+#include "sched/passes.h"
+
+namespace pipeworks::hw {
+namespace {
+
+void merge(GradientCheck& check, const TensorDiff& diff) {
+  check.max_abs_diff = std::max(check.max_abs_diff, diff.max_abs_diff);
+  check.max_rel_diff = std::max(check.max_rel_diff, diff.max_rel_diff);
+  check.exactly_equal = check.exactly_equal && diff.exactly_equal;
+  check.passed = check.passed && diff.all_close && diff.same_shapes;
+}
+
+std::vector<torch::Tensor> gradients_of(const std::vector<torch::Tensor>& parameters) {
+  std::vector<torch::Tensor> out;
+  for (const torch::Tensor& p : parameters) out.push_back(p.grad());
+  return out;
+}
+
+}  // namespace
+
+sched::Result<sched::Schedule> build_schedule(const RunConfig& config) {
+  sched::ScheduleShape shape{config.num_stages, config.num_microbatches, config.placement};
+  auto schedule = sched::generate(config.schedule, shape);
+  if (!schedule) return schedule.error();
+  if (config.recompute) {
+    schedule = sched::add_recompute(*schedule);
+    if (!schedule) return schedule.error();
+  }
+  return sched::lower_comm(*schedule);
+}
+
+sched::Result<RunReport> run_training(const RunConfig& config, const std::function<void(const StepStats&)>& on_step) {
+  if (config.steps < 1) return sched::Error{"steps must be >= 1"};
+  if (config.batch_size < 1 || config.num_microbatches < 1 || config.batch_size % config.num_microbatches != 0) {
+    return sched::Error{fmt::format("batch size {} must be a positive multiple of the {} micro-batches",
+                                    config.batch_size, config.num_microbatches)};
+  }
+  auto model = build_model(config.model);
+  if (!model) return model.error();
+  RunReport report;
+  auto schedule = build_schedule(config);
+  if (!schedule) return schedule.error();
+  report.schedule = *schedule;
+  auto partition = parse_partition(config.partition, static_cast<int>(model->layers.size()), config.num_stages);
+  if (!partition) return partition.error();
+  report.partition = *partition;
+  auto spec = describe_model(*model);
+  if (!spec) return spec.error();
+  report.spec = std::move(spec).value();
+
+  std::optional<Reference> reference;
+  if (config.check) reference.emplace(*model, config.optimizer);
+  auto cells = make_cells(*model, *partition, report.schedule.placement, config.fail_at);
+  if (!cells) return cells.error();
+  ExecutorOptions options;
+  options.optimizer = config.optimizer;
+  options.check_finite = config.check_finite;
+  options.recv_timeout = config.recv_timeout;
+  options.threads_per_worker = config.threads_per_worker;
+  auto executor = Executor::create(report.schedule, std::move(cells).value(), options);
+  if (!executor) return executor.error();
+  Executor& ex = **executor;
+  report.threads_per_worker = ex.threads_per_worker();
+  if (config.check) {
+    report.check = GradientCheck{};
+    set_worker_threads(ex.threads_per_worker());  // the reference runs here, as one worker would
+  }
+
+  for (int step = 0; step < config.steps; ++step) {
+    const std::uint64_t seed = config.model.seed + 1000003ULL * static_cast<std::uint64_t>(step + 1);
+    const Batch batch = make_batch(config.model, config.batch_size, seed);
+    auto microbatches = split_batch(batch, config.num_microbatches);
+    if (!microbatches) return microbatches.error();
+    auto result = ex.step(*microbatches, seed);
+    if (!result) return sched::Error{fmt::format("step {}: {}", step, result.error().message)};
+    StepStats stats;
+    stats.step = step;
+    stats.step_ns = result->step_ns;
+    stats.samples_per_s = result->step_ns > 0 ? config.batch_size * 1e9 / static_cast<double>(result->step_ns) : 0;
+    stats.bubble_fraction = sched::compute_stats(result->timeline).bubble_fraction;
+    stats.loss = result->loss;
+    stats.peak_activation_bytes = result->peak_activation_bytes;
+    if (reference) {
+      auto loss = reference->step(*microbatches, seed, ReferenceMode::kMicrobatches);
+      if (!loss) return loss.error();
+      merge(*report.check, compare_tensors(gradients_of(cell_parameters(ex.cells())), reference->gradients(),
+                                           report.check->rtol, report.check->atol));
+    }
+    report.steps.push_back(stats);
+    report.last_timeline = std::move(result->timeline);
+    if (on_step) on_step(stats);
+  }
+  if (reference) {
+    merge(*report.check, compare_tensors(cell_parameters(ex.cells()), reference->parameters(), report.check->rtol,
+                                         report.check->atol));
+  }
+  return report;
+}
+
+}  // namespace pipeworks::hw
