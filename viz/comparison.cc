@@ -101,8 +101,11 @@ sched::Result<Comparison> compare_timelines(const Timeline& predicted, const Tim
   return out;
 }
 
-std::vector<ActionDeviation> largest_deviations(const Comparison& comparison, std::size_t count) {
-  std::vector<ActionDeviation> sorted = comparison.actions;
+std::vector<ActionDeviation> largest_deviations(const Comparison& comparison, std::size_t count, bool compute_only) {
+  std::vector<ActionDeviation> sorted;
+  for (const ActionDeviation& a : comparison.actions) {
+    if (!compute_only || a.lane == sched::Lane::kCompute) sorted.push_back(a);
+  }
   std::stable_sort(sorted.begin(), sorted.end(), [](const ActionDeviation& a, const ActionDeviation& b) {
     // |error| as unsigned, so the most negative int64 cannot overflow.
     const auto magnitude = [](sched::Nanoseconds e) {

@@ -84,8 +84,11 @@ struct ComparisonOptions {
 sched::Result<Comparison> compare_timelines(const sched::Timeline& predicted, const sched::Timeline& measured,
                                             const ComparisonOptions& options = {});
 
-// The `count` deviations with the largest |predicted - measured| (ties: earlier first).
-std::vector<ActionDeviation> largest_deviations(const Comparison& comparison, std::size_t count);
+// The `count` deviations with the largest |predicted - measured| (ties: earlier first), over
+// compute actions only when `compute_only` (a simulated SEND/RECV span is the transfer on its
+// link, a measured one the time the worker spent in the call, so they are not like for like).
+std::vector<ActionDeviation> largest_deviations(const Comparison& comparison, std::size_t count,
+                                                bool compute_only = false);
 
 // Median of |relative error| over the compute actions (0 without actions); +-infinite entries
 // count as infinite.

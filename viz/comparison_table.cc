@@ -75,9 +75,9 @@ std::string comparison_table(const Comparison& c, const MeasuredSpreads& spreads
     out += fmt::format("action sets differ: {} only predicted, {} only measured\n", c.only_predicted.size(),
                        c.only_measured.size());
   }
-  const std::vector<ActionDeviation> top = largest_deviations(c, top_actions);
+  const std::vector<ActionDeviation> top = largest_deviations(c, top_actions, true);
   if (top.empty()) return out;
-  out += fmt::format("\nactions deviating most (top {} by |predicted - measured|)\n", top.size());
+  out += fmt::format("\ncompute actions deviating most (top {} by |predicted - measured|)\n", top.size());
   out += fmt::format("{:<10}{:>7}  {:<8}{:>12}{:>12}{:>12}{:>9}\n", "action", "device", "lane", "predicted", "measured",
                      "error", "rel.");
   for (const ActionDeviation& a : top) {

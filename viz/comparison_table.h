@@ -27,7 +27,7 @@ struct MeasuredSpreads {
 //   device 0 bubble         19.4%        18.3%     +1.1 pp
 //   device 0 peak act.   1.25 MiB     1.30 MiB        -3.8%
 //   ...
-//   actions deviating most (top 10 by |predicted - measured|)
+//   compute actions deviating most (top 10 by |predicted - measured|)
 //   action     device  lane      predicted   measured      error    rel.
 //   1B3             1  compute     1.20 ms    1.70 ms   -0.50 ms  -29.4%
 std::string comparison_table(const Comparison& comparison, const MeasuredSpreads& spreads = {},

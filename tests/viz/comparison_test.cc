@@ -77,6 +77,7 @@ TEST_CASE("actions are matched by identity and their errors ranked by magnitude"
   CHECK(top[1].action == Action{0, ActionKind::kBackward, 1});
   CHECK(top[2].action == Action{1, ActionKind::kBackward, 0});
   CHECK(largest_deviations(c, 100).size() == 8);
+  CHECK(largest_deviations(c, 100, true).size() == 8);
   // Four exact forwards and four backwards off by 50%: the median of |error| is 25%.
   CHECK(median_abs_action_error(c) == Approx(0.25));
 }
@@ -109,6 +110,13 @@ TEST_CASE("missing, extra and duplicate actions are reported") {
   CHECK(c->only_predicted[0] == Action{1, ActionKind::kBackward, 1});
   REQUIRE(c->only_measured.size() == 1);
   CHECK(c->only_measured[0] == Action{1, ActionKind::kRecompute, 1});
+
+  // A measured RECV that the prediction lacks, and comm spans left out of the compute ranking.
+  const sched::Timeline with_comm = make_gpipe_timeline(2, 1, GpipeCosts{1, 1, 5}, "with comm");
+  auto comm = compare_timelines(with_comm, with_comm);
+  REQUIRE(comm.ok());
+  CHECK(comm->actions.size() == 8);  // F and B of two stages, SEND_F/RECV_F and SEND_B/RECV_B of one hop
+  CHECK(largest_deviations(*comm, 100, true).size() == 4);
 
   measured.spans.push_back(measured.spans.front());
   auto duplicate = compare_timelines(predicted, measured);
@@ -149,7 +157,7 @@ TEST_CASE("the table lines up predicted, measured and error columns") {
   CHECK(table.find("device 1 busy                  4 ms         6 ms     -33.3%\n") != std::string::npos);
   CHECK(table.find("device 0 peak act.            200 B        240 B     -16.7%\n") != std::string::npos);
   CHECK(table.find("(measured: median of 4 steps)") != std::string::npos);
-  CHECK(table.find("actions deviating most (top 2 by |predicted - measured|)") != std::string::npos);
+  CHECK(table.find("compute actions deviating most (top 2 by |predicted - measured|)") != std::string::npos);
   CHECK(table.find("0B0             0  compute         1 ms        2 ms       -1 ms   -50.0%\n") != std::string::npos);
   CHECK(table.find("median |action error| 25.0% over 8 actions") != std::string::npos);
 }
