@@ -21,11 +21,20 @@ constexpr std::uint32_t kPhaseDispatch = 1;  // a busy link frees up (id = link)
 class Engine {
  public:
   Engine(const OpTable& table, std::size_t num_links, CommMode mode, bool record_memory)
-      : t_(table), blocking_(mode == CommMode::kBlocking), record_(record_memory) {
-    const std::size_t n = table.ops.size();
+      : t_(table),
+        kind_(table.kind.data()),
+        dep_(table.dep.data()),
+        peer_(table.peer.data()),
+        duration_(table.duration_ns.data()),
+        memory_delta_(table.memory_delta_bytes.data()),
+        blocking_(mode == CommMode::kBlocking),
+        record_(record_memory) {
+    const std::size_t n = table.size();
     const std::size_t d = table.device_begin.size() - 1;
     out_.start_ns.assign(n, kUnknown);
     out_.end_ns.assign(n, kUnknown);
+    start_ = out_.start_ns.data();
+    end_ = out_.end_ns.data();
     out_.peak_activation_bytes.assign(d, 0);
     if (record_) {
       out_.memory.resize(d);
@@ -36,19 +45,20 @@ class Engine {
     cursor_.assign(table.device_begin.begin(), table.device_begin.end() - 1);
     stream_free_.assign(d, 0);
     waiting_on_.assign(d, -1);
+    waiter_head_.assign(d, -1);
     next_waiter_.assign(d, -1);
     held_.assign(d, 0);
-    waiter_head_.assign(n, -1);
-    next_pending_.assign(n, -1);
     link_free_.assign(num_links, 0);
-    pending_head_.assign(num_links, -1);
-    pending_tail_.assign(num_links, -1);
-    dispatch_scheduled_.assign(num_links, 0);
+    if (std::find(table.link_shared.begin(), table.link_shared.end(), 1) != table.link_shared.end()) {
+      next_pending_.assign(n, -1);
+      pending_head_.assign(num_links, -1);
+      pending_tail_.assign(num_links, -1);
+      dispatch_scheduled_.assign(num_links, 0);
+      queue_.reserve(d * 4 + 16);
+    }
     worklist_.reserve(d);
-    queue_.reserve(d * 4 + 16);
   }
 
-  // Runs to completion; returns the op ids nothing could start (empty on success).
   void run() {
     for (std::size_t d = table_devices(); d-- > 0;) worklist_.push_back(static_cast<std::int32_t>(d));
     for (;;) {
@@ -68,6 +78,19 @@ class Engine {
     }
   }
 
+  // Every program ran to its end and every transfer took place.
+  bool complete() const {
+    for (std::size_t d = 0; d < table_devices(); ++d) {
+      if (cursor_[d] < t_.device_begin[d + 1]) return false;
+    }
+    return transfers_done_ == t_.num_transfers;
+  }
+  // The latest end: every device's last op, or a transfer that ends after it.
+  Nanoseconds makespan() const {
+    Nanoseconds latest = latest_transfer_end_;
+    for (const Nanoseconds free : stream_free_) latest = std::max(latest, free);
+    return latest;
+  }
   const std::vector<std::int32_t>& cursor() const { return cursor_; }
   const std::vector<std::int32_t>& waiting_on() const { return waiting_on_; }
   EngineOutput take() { return std::move(out_); }
@@ -76,21 +99,26 @@ class Engine {
  private:
   std::size_t table_devices() const { return t_.device_begin.size() - 1; }
 
+  // Device d stops until `op` has ended; it waits in the list of the device that owns `op`.
   void wait_for(std::int32_t d, std::int32_t op) {
-    const auto i = static_cast<std::size_t>(d);
-    next_waiter_[i] = waiter_head_[static_cast<std::size_t>(op)];
-    waiter_head_[static_cast<std::size_t>(op)] = d;
-    waiting_on_[i] = op;
+    const auto owner = static_cast<std::size_t>(t_.device[static_cast<std::size_t>(op)]);
+    waiting_on_[static_cast<std::size_t>(d)] = op;
+    next_waiter_[static_cast<std::size_t>(d)] = waiter_head_[owner];
+    waiter_head_[owner] = d;
   }
 
-  void finished(std::int32_t op) {
-    std::int32_t w = waiter_head_[static_cast<std::size_t>(op)];
-    waiter_head_[static_cast<std::size_t>(op)] = -1;
-    while (w >= 0) {
-      const std::int32_t next = next_waiter_[static_cast<std::size_t>(w)];
-      waiting_on_[static_cast<std::size_t>(w)] = -1;
-      worklist_.push_back(w);
-      w = next;
+  // Some ops of `owner` have ended: wakes the devices that waited on one of them.
+  void wake_waiters_of(std::size_t owner) {
+    std::int32_t* link = &waiter_head_[owner];
+    while (*link >= 0) {
+      const auto w = static_cast<std::size_t>(*link);
+      if (end_[static_cast<std::size_t>(waiting_on_[w])] == kUnknown) {
+        link = &next_waiter_[w];
+        continue;
+      }
+      *link = next_waiter_[w];
+      waiting_on_[w] = -1;
+      worklist_.push_back(static_cast<std::int32_t>(w));
     }
   }
 
@@ -113,83 +141,92 @@ class Engine {
     const std::int32_t last = t_.device_begin[di + 1];
     std::int32_t p = cursor_[di];
     Nanoseconds free = stream_free_[di];
-    auto& start = out_.start_ns;
-    auto& end = out_.end_ns;
     while (p < last) {
       const auto pi = static_cast<std::size_t>(p);
-      const Op& op = t_.ops[pi];
-      if (sched::is_compute(op.kind)) {
+      const ActionKind kind = kind_[pi];
+      if (sched::is_compute(kind)) {
         Nanoseconds s = free;
-        std::int32_t blocked_on = -1;
-        for (const std::int32_t dep : op.dep) {
-          if (dep < 0) break;
-          const Nanoseconds f = end[static_cast<std::size_t>(dep)];
-          if (f == kUnknown) {
-            blocked_on = dep;
+        const std::int32_t a = dep_[2 * pi];
+        if (a >= 0) {
+          const Nanoseconds fa = end_[static_cast<std::size_t>(a)];
+          if (fa == kUnknown) {
+            wait_for(d, a);
             break;
           }
-          s = std::max(s, f);
+          s = std::max(s, fa);
+          const std::int32_t b = dep_[2 * pi + 1];
+          if (b >= 0) {
+            const Nanoseconds fb = end_[static_cast<std::size_t>(b)];
+            if (fb == kUnknown) {
+              wait_for(d, b);
+              break;
+            }
+            s = std::max(s, fb);
+          }
         }
-        if (blocked_on >= 0) {
-          wait_for(d, blocked_on);
-          break;
-        }
-        start[pi] = s;
-        free = s + op.duration_ns;
-        end[pi] = free;
-        if (op.memory_delta_bytes != 0) add_memory(di, free, op.memory_delta_bytes);
-        if (waiter_head_[pi] >= 0) finished(p);
+        start_[pi] = s;
+        free = s + duration_[pi];
+        end_[pi] = free;
+        if (memory_delta_[pi] != 0) add_memory(di, free, memory_delta_[pi]);
         ++p;
         continue;
       }
-      if (blocking_ && end[pi] != kUnknown) {  // our rendezvous finished: the stream was held until its end
-        free = end[pi];
+      if (blocking_ && end_[pi] != kUnknown) {  // our rendezvous finished: the stream was held until its end
+        free = end_[pi];
         ++p;
         continue;
       }
-      if (sched::is_send(op.kind)) {
-        const Nanoseconds produced = end[static_cast<std::size_t>(op.dep[0])];
+      const std::int32_t peer = peer_[pi];
+      if (sched::is_send(kind)) {
+        const std::int32_t producer = dep_[2 * pi];
+        const Nanoseconds produced = end_[static_cast<std::size_t>(producer)];
         if (produced == kUnknown) {
-          wait_for(d, op.dep[0]);
+          wait_for(d, producer);
           break;
         }
         if (!blocking_) {
-          start[pi] = std::max(free, produced);
-          queue_.push(Event{start[pi], EventQueue::order_of(kPhaseReady, static_cast<std::uint32_t>(p))});
+          start_[pi] = std::max(free, produced);
+          post_ready(p, start_[pi]);
           ++p;
           continue;
         }
-        if (start[pi] == kUnknown) {
-          start[pi] = std::max(free, produced);
-          const Nanoseconds other = start[static_cast<std::size_t>(op.peer)];
-          if (other != kUnknown) post_ready(p, std::max(start[pi], other));
+        if (start_[pi] == kUnknown) {
+          start_[pi] = std::max(free, produced);
+          const Nanoseconds other = start_[static_cast<std::size_t>(peer)];
+          if (other != kUnknown) post_ready(p, std::max(start_[pi], other));
         }
-        wait_for(d, p);
-        break;
+      } else {  // RECV
+        if (!blocking_) {
+          ++p;
+          continue;
+        }
+        if (start_[pi] == kUnknown) {
+          start_[pi] = free;
+          const Nanoseconds other = start_[static_cast<std::size_t>(peer)];
+          if (other != kUnknown) post_ready(peer, std::max(free, other));
+        }
       }
-      // RECV
-      if (!blocking_) {
-        ++p;
-        continue;
-      }
-      if (start[pi] == kUnknown) {
-        start[pi] = free;
-        const Nanoseconds other = start[static_cast<std::size_t>(op.peer)];
-        if (other != kUnknown) post_ready(op.peer, std::max(free, other));
-      }
+      if (end_[pi] != kUnknown) continue;  // placed at once (its link is not shared): pass it above
       wait_for(d, p);
       break;
     }
     cursor_[di] = p;
     stream_free_[di] = free;
+    wake_waiters_of(di);
   }
 
+  // The transfer of `send` may start at `ready` as far as its two ends are concerned.
   void post_ready(std::int32_t send, Nanoseconds ready) {
+    const auto link = static_cast<std::size_t>(t_.link[static_cast<std::size_t>(send)]);
+    if (t_.link_shared[link] == 0) {
+      start_transfer(send, std::max(ready, link_free_[link]));
+      return;
+    }
     queue_.push(Event{ready, EventQueue::order_of(kPhaseReady, static_cast<std::uint32_t>(send))});
   }
 
   void on_ready(std::int32_t send, Nanoseconds now) {
-    const auto link = static_cast<std::size_t>(t_.ops[static_cast<std::size_t>(send)].link);
+    const auto link = static_cast<std::size_t>(t_.link[static_cast<std::size_t>(send)]);
     if (pending_head_[link] < 0 && link_free_[link] <= now) {
       start_transfer(send, now);
       return;
@@ -220,29 +257,40 @@ class Engine {
   }
 
   void start_transfer(std::int32_t send, Nanoseconds now) {
-    const Op& op = t_.ops[static_cast<std::size_t>(send)];
     const auto s = static_cast<std::size_t>(send);
-    const auto r = static_cast<std::size_t>(op.peer);
-    const Nanoseconds finish = now + op.duration_ns;
-    out_.start_ns[s] = out_.start_ns[r] = now;
-    out_.end_ns[s] = out_.end_ns[r] = finish;
-    link_free_[static_cast<std::size_t>(op.link)] = finish;
-    finished(send);
-    finished(op.peer);
+    const auto r = static_cast<std::size_t>(peer_[s]);
+    const Nanoseconds finish = now + duration_[s];
+    start_[s] = start_[r] = now;
+    end_[s] = end_[r] = finish;
+    link_free_[static_cast<std::size_t>(t_.link[s])] = finish;
+    latest_transfer_end_ = std::max(latest_transfer_end_, finish);
+    ++transfers_done_;
+    wake_waiters_of(static_cast<std::size_t>(t_.device[s]));
+    wake_waiters_of(static_cast<std::size_t>(t_.device[r]));
   }
 
   const OpTable& t_;
+  const ActionKind* kind_;
+  const std::int32_t* dep_;
+  const std::int32_t* peer_;
+  const Nanoseconds* duration_;
+  const Bytes* memory_delta_;
   bool blocking_;
   bool record_;
   EngineOutput out_;
+  Nanoseconds* start_ = nullptr;
+  Nanoseconds* end_ = nullptr;
   std::vector<std::int32_t> cursor_;
   std::vector<Nanoseconds> stream_free_;
-  std::vector<std::int32_t> waiting_on_;
-  std::vector<std::int32_t> next_waiter_;
+  std::vector<std::int32_t> waiting_on_;   // per device: the op it waits for, -1 when not waiting
+  std::vector<std::int32_t> waiter_head_;  // per device: first device waiting on one of its ops
+  std::vector<std::int32_t> next_waiter_;  // per device: next device in the same list
   std::vector<Bytes> held_;
-  std::vector<std::int32_t> waiter_head_;
-  std::vector<std::int32_t> next_pending_;
   std::vector<Nanoseconds> link_free_;
+  Nanoseconds latest_transfer_end_ = 0;
+  std::int64_t transfers_done_ = 0;
+  // Only for shared links.
+  std::vector<std::int32_t> next_pending_;
   std::vector<std::int32_t> pending_head_;
   std::vector<std::int32_t> pending_tail_;
   std::vector<char> dispatch_scheduled_;
@@ -264,10 +312,10 @@ std::string stuck_message(const Engine& engine, const OpTable& table, const sche
     const std::int32_t p = engine.cursor()[d];
     if (p >= table.device_begin[d + 1]) continue;
     const std::int32_t w = engine.waiting_on()[d];
-    const Op& op = table.ops[static_cast<std::size_t>(p)];
+    const std::int32_t peer = table.peer[static_cast<std::size_t>(p)];
     std::string why;
-    if (w == p && op.peer >= 0) {
-      why = fmt::format("waits for its partner {}", describe(table, schedule, op.peer));
+    if (w == p && peer >= 0) {
+      why = fmt::format("waits for its partner {}", describe(table, schedule, peer));
     } else if (w >= 0) {
       why = fmt::format("waits for {}", describe(table, schedule, w));
     }
@@ -277,7 +325,7 @@ std::string stuck_message(const Engine& engine, const OpTable& table, const sche
                         why);
   }
   if (text.empty()) {  // every program ran, but a posted transfer never found its partner
-    for (std::size_t i = 0; i < table.ops.size(); ++i) {
+    for (std::size_t i = 0; i < table.size(); ++i) {
       if (engine.output().end_ns[i] == kUnknown) {
         text = fmt::format("the transfer of {} never started", describe(table, schedule, static_cast<std::int32_t>(i)));
         break;
@@ -293,10 +341,11 @@ sched::Result<EngineOutput> run_engine(const OpTable& table, const sched::Schedu
                                        CommMode mode, bool record_memory) {
   Engine engine(table, num_links, mode, record_memory);
   engine.run();
-  const std::string stuck = stuck_message(engine, table, schedule);
-  if (!stuck.empty()) return sched::Error{fmt::format("schedule cannot progress: {}", stuck)};
+  if (!engine.complete()) {
+    return sched::Error{fmt::format("schedule cannot progress: {}", stuck_message(engine, table, schedule))};
+  }
   EngineOutput out = engine.take();
-  for (const Nanoseconds e : out.end_ns) out.makespan_ns = std::max(out.makespan_ns, e);
+  out.makespan_ns = engine.makespan();
   return out;
 }
 

@@ -1,8 +1,9 @@
 // The discrete-event core of the simulator: runs a compiled OpTable and returns raw times per
 // op. simulator.h wraps it into the public SimResult.
 //
-// Time advances per device in program order; only link arbitration needs global time order, so
-// devices run ahead greedily and transfers go through one event queue:
+// Time advances per device in program order; only arbitration of a link that several devices
+// send on needs global time order, so devices run ahead greedily and only those transfers go
+// through the event queue:
 //
 //   compute op   start = max(stream free, end of each data dependency); end = start + duration
 //   transfer     ready (kOverlap)  = max(SEND reached, producer end) -- RECV is a post that
@@ -10,6 +11,10 @@
 //                ready (kBlocking) = max(SEND reached with data, RECV reached); both streams
 //                                    are held until the end
 //                start = max(ready, link free), FIFO per link in (ready time, SEND op id) order
+//
+// A link that only one device sends on (the usual one link per ordered device pair) needs no
+// queue: that device reaches its SENDs in program order with non-decreasing ready times, so the
+// FIFO order is program order and the transfer is placed the moment both ends are known.
 //
 //   overlap, K=2:    d0 |F0|F1|            kBlocking:  d0 |F0|SEND0|F1|SEND1|
 //                   link   |x0|x1|                      d1     |RECV0|F0|RECV1|F1|

@@ -18,20 +18,24 @@ std::vector<StaticMemory> static_memory(const sched::Schedule& schedule, const C
 }
 
 Bytes activation_delta_bytes(const sched::Action& a, const sched::ActionIndex& index, const CostModel& model) {
+  using sched::Action;
   using sched::ActionKind;
-  const StageCost& c = model.stages[static_cast<std::size_t>(a.stage)];
-  const bool recompute = index.contains(sched::Action{a.stage, ActionKind::kRecompute, a.microbatch});
+  return activation_delta_bytes(a.kind, model.stages[static_cast<std::size_t>(a.stage)],
+                                index.contains(Action{a.stage, ActionKind::kRecompute, a.microbatch}),
+                                index.contains(Action{a.stage, ActionKind::kBackwardWeight, a.microbatch}));
+}
+
+Bytes activation_delta_bytes(sched::ActionKind kind, const StageCost& c, bool recompute, bool split) {
+  using sched::ActionKind;
   const Bytes held = recompute ? c.input_bytes + c.stash_bytes : c.stash_bytes;
-  switch (a.kind) {
+  switch (kind) {
     case ActionKind::kForward:
       return recompute ? c.input_bytes : c.stash_bytes;
     case ActionKind::kRecompute:
       return c.stash_bytes;
     case ActionKind::kBackward:
-    case ActionKind::kBackwardInput: {
-      const bool split = index.contains(sched::Action{a.stage, ActionKind::kBackwardWeight, a.microbatch});
+    case ActionKind::kBackwardInput:
       return split ? 0 : -held;
-    }
     case ActionKind::kBackwardWeight:
       return -held;
     default:

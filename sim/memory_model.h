@@ -40,6 +40,9 @@ std::vector<StaticMemory> static_memory(const sched::Schedule& schedule, const C
 // 0 for SEND/RECV. `index` must index `schedule`'s actions (it decides whether R(s,m) and
 // W(s,m) are present); the stage must be in range of `model.stages`.
 Bytes activation_delta_bytes(const sched::Action& action, const sched::ActionIndex& index, const CostModel& model);
+// The same rule once the lookups are done: `recompute` = R(s,m) is in the schedule, `split` =
+// W(s,m) is (the simulator's op table resolves both from its own flat index).
+Bytes activation_delta_bytes(sched::ActionKind kind, const StageCost& cost, bool recompute, bool split);
 
 // The memory figures of one device after a run.
 struct MemoryReport {

@@ -1,6 +1,7 @@
-// Compiles a (Schedule, CostModel) pair into flat Op records and rejects every structural error.
+// Compiles a (Schedule, CostModel) pair into flat per-op arrays and rejects every structural error.
 #include "sim/op_table.h"
 
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -19,6 +20,7 @@ using sched::Error;
 __extension__ typedef __int128 Int128;  // NOLINT: exact ceil(bytes * 1e9 / bandwidth)
 
 constexpr std::int64_t kMaxTime = std::numeric_limits<std::int64_t>::max() / 4;
+constexpr int kKinds = sched::kNumActionKinds;
 
 Nanoseconds compute_cost(const StageCost& c, ActionKind kind) {
   switch (kind) {
@@ -42,8 +44,84 @@ Bytes transfer_bytes(const Action& a, const CostModel& model) {
   return model.stages[static_cast<std::size_t>(producer_stage)].output_bytes;
 }
 
-std::int32_t op_id(const OpTable& table, const sched::Location& loc) {
-  return table.device_begin[static_cast<std::size_t>(loc.device)] + loc.position;
+// Op id of every in-range action: one int32 per (stage, micro-batch, kind), -1 when absent. The
+// kinds of one (stage, micro-batch) sit together, so the look-ups of one op share cache lines.
+// (sched::ActionIndex answers the same questions with out-of-line calls; here they are inlined
+// into the compile loop, which makes them ~10x cheaper.)
+class FlatIndex {
+ public:
+  FlatIndex(int num_stages, int num_microbatches)
+      : k_(num_stages), m_(num_microbatches),
+        op_(static_cast<std::size_t>(num_stages) * static_cast<std::size_t>(num_microbatches) * kKinds, -1) {}
+
+  bool in_range(const Action& a) const {
+    return a.stage >= 0 && a.stage < k_ && a.microbatch >= 0 && a.microbatch < m_ && sched::kind_index(a.kind) >= 0 &&
+           sched::kind_index(a.kind) < kKinds;
+  }
+  // Precondition: in_range(a).
+  std::size_t slot(const Action& a) const {
+    return (static_cast<std::size_t>(a.stage) * static_cast<std::size_t>(m_) + static_cast<std::size_t>(a.microbatch)) *
+               kKinds +
+           static_cast<std::size_t>(sched::kind_index(a.kind));
+  }
+  std::int32_t& at(std::size_t slot) { return op_[slot]; }
+  // Precondition: 0 <= stage < K, 0 <= m < M.
+  std::int32_t find(int stage, ActionKind kind, int m) const { return op_[slot(Action{stage, kind, m})]; }
+
+ private:
+  int k_;
+  int m_;
+  std::vector<std::int32_t> op_;
+};
+
+// One data dependency: the action the rules of sched::data_dependencies pick (for the message)
+// and its op id (-1: the schedule does not contain it).
+struct Dep {
+  Action action;
+  std::int32_t op = -1;
+};
+
+// `preferred` when the schedule has it, else `fallback`.
+Dep either(const FlatIndex& index, const Action& preferred, const Action& fallback) {
+  const std::int32_t op = index.find(preferred.stage, preferred.kind, preferred.microbatch);
+  if (op >= 0) return {preferred, op};
+  return {fallback, index.find(fallback.stage, fallback.kind, fallback.microbatch)};
+}
+
+// sched::data_dependencies (dependencies.h) resolved against the flat index, for every kind but
+// RECV (the simulator gives a RECV no dependency: it is paired with its SEND instead).
+// tests/sim/op_table_test.cc checks that the two agree.
+int dependencies(const FlatIndex& index, const Action& a, int num_stages, std::array<Dep, 2>& out) {
+  const int s = a.stage;
+  const int m = a.microbatch;
+  const auto input_backward = [&](int stage) {
+    return either(index, {stage, ActionKind::kBackward, m}, {stage, ActionKind::kBackwardInput, m});
+  };
+  const auto plain = [&](int stage, ActionKind kind) { return Dep{{stage, kind, m}, index.find(stage, kind, m)}; };
+  switch (a.kind) {
+    case ActionKind::kForward:
+      if (s == 0) return 0;
+      out[0] = either(index, {s, ActionKind::kRecvF, m}, {s - 1, ActionKind::kForward, m});
+      return 1;
+    case ActionKind::kRecompute:
+    case ActionKind::kSendF:
+      out[0] = plain(s, ActionKind::kForward);
+      return 1;
+    case ActionKind::kBackward:
+    case ActionKind::kBackwardInput:
+      out[0] = either(index, {s, ActionKind::kRecompute, m}, {s, ActionKind::kForward, m});
+      if (s + 1 >= num_stages) return 1;
+      out[1] = index.find(s, ActionKind::kRecvB, m) >= 0 ? plain(s, ActionKind::kRecvB) : input_backward(s + 1);
+      return 2;
+    case ActionKind::kBackwardWeight:
+      out[0] = plain(s, ActionKind::kBackwardInput);
+      return 1;
+    case ActionKind::kSendB:
+      out[0] = input_backward(s);
+      return 1;
+    default:
+      return 0;
+  }
 }
 
 sched::Status check_shape(const sched::Schedule& schedule, const CostModel& model) {
@@ -68,7 +146,22 @@ sched::Status check_shape(const sched::Schedule& schedule, const CostModel& mode
   if (schedule.num_actions() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
     return Error{fmt::format("the schedule has {} actions, more than the simulator handles", schedule.num_actions())};
   }
+  // The same bounds as sched::ActionIndex, with its messages.
+  if (schedule.num_microbatches < 0) return Error{"schedule has a negative number of stages or micro-batches"};
+  if (std::int64_t{schedule.num_stages} * schedule.num_microbatches > sched::ActionIndex::kMaxCells) {
+    return Error{fmt::format("schedule too large to index: {} stages x {} micro-batches exceeds {} cells",
+                             schedule.num_stages, schedule.num_microbatches, sched::ActionIndex::kMaxCells)};
+  }
   return sched::Ok{};
+}
+
+// How often `a` occurs in the schedule (for the duplicate message only).
+int occurrences(const sched::Schedule& schedule, const Action& a) {
+  int n = 0;
+  for (const sched::Program& program : schedule.programs) {
+    for (const Action& b : program) n += b == a ? 1 : 0;
+  }
+  return n;
 }
 
 }  // namespace
@@ -100,87 +193,139 @@ sched::Result<Nanoseconds> transfer_ns(const Link& link, Bytes bytes) {
 sched::Result<OpTable> build_op_table(const sched::Schedule& schedule, const CostModel& model) {
   if (auto st = check_cost_model(model); !st) return st.error();
   if (auto st = check_shape(schedule, model); !st) return st.error();
-  auto index = sched::ActionIndex::build(schedule);
-  if (!index) return index.error();
+  const int k = schedule.num_stages;
+  const auto num_devices = static_cast<std::size_t>(schedule.num_devices());
+  const std::size_t n = schedule.num_actions();
 
   OpTable table;
-  const auto num_devices = static_cast<std::size_t>(schedule.num_devices());
   table.device_begin.resize(num_devices + 1, 0);
   for (std::size_t d = 0; d < num_devices; ++d) {
     table.device_begin[d + 1] = table.device_begin[d] + static_cast<std::int32_t>(schedule.programs[d].size());
   }
-  table.ops.resize(schedule.num_actions());
+  // Pass 1: where every action is; the first occurrence wins, later ones are remembered.
+  FlatIndex index(k, schedule.num_microbatches);
+  std::vector<std::size_t> repeated;
+  table.device.resize(n);
+  for (std::size_t d = 0; d < num_devices; ++d) {
+    const sched::Program& program = schedule.programs[d];
+    for (std::size_t p = 0; p < program.size(); ++p) {
+      table.device[static_cast<std::size_t>(table.device_begin[d]) + p] = static_cast<std::int32_t>(d);
+      if (!index.in_range(program[p])) continue;
+      std::int32_t& slot = index.at(index.slot(program[p]));
+      if (slot < 0) {
+        slot = table.device_begin[d] + static_cast<std::int32_t>(p);
+      } else {
+        repeated.push_back(index.slot(program[p]));
+      }
+    }
+  }
+  std::vector<std::uint8_t> is_repeated;  // per slot; filled only when some action repeats
+  if (!repeated.empty()) {
+    is_repeated.assign(static_cast<std::size_t>(k) * static_cast<std::size_t>(schedule.num_microbatches) * kKinds, 0);
+    for (const std::size_t s : repeated) is_repeated[s] = 1;
+  }
+
+  table.kind.resize(n);
+  table.dep.resize(2 * n);
+  table.peer.resize(n);
+  table.link.resize(n);
+  table.duration_ns.resize(n);
+  table.memory_delta_bytes.resize(n);
   table.static_memory = static_memory(schedule, model);
-  const int k = schedule.num_stages;
-  std::vector<Nanoseconds> transfer_cache(static_cast<std::size_t>(k) * sched::kNumActionKinds, -1);
+  table.busy_ns.assign(num_devices, 0);
+  table.link_shared.assign(model.links.size(), 0);
+  std::vector<std::int32_t> link_sender(model.links.size(), -1);
+  // Durations per (stage, kind): compute kinds up front, transfers on first use (they can fail).
+  std::vector<Nanoseconds> duration(static_cast<std::size_t>(k) * kKinds, -1);
+  for (std::size_t s = 0; s < static_cast<std::size_t>(k); ++s) {
+    for (const ActionKind kind : sched::kAllActionKinds) {
+      if (sched::is_compute(kind)) {
+        duration[s * kKinds + static_cast<std::size_t>(sched::kind_index(kind))] =
+            compute_cost(model.stages[s], kind) + model.per_action_overhead_ns;
+      }
+    }
+  }
   std::int64_t total_ns = 0;
   std::int64_t total_bytes = 0;
   for (const StaticMemory& m : table.static_memory) total_bytes += m.total_bytes();
 
+  // Pass 2: every op's record, errors in program order.
   for (std::size_t d = 0; d < num_devices; ++d) {
     const sched::Program& program = schedule.programs[d];
     for (std::size_t p = 0; p < program.size(); ++p) {
       const Action& a = program[p];
+      const auto i = static_cast<std::size_t>(table.device_begin[d]) + p;
       const auto where = [&] { return fmt::format("device {} position {} ({})", d, p, sched::to_string(a)); };
-      if (!index->in_range(a)) {
+      if (!index.in_range(a)) {
         return Error{fmt::format("{}: out of range ({} stages, {} micro-batches)", where(), k,
                                  schedule.num_microbatches)};
       }
-      if (index->count(a) > 1) return Error{fmt::format("{}: the action occurs {} times", where(), index->count(a))};
-      if (schedule.device_of(a.stage) != static_cast<int>(d)) {
-        return Error{fmt::format("{}: stage {} is placed on device {}", where(), a.stage, schedule.device_of(a.stage))};
+      if (!is_repeated.empty() && is_repeated[index.slot(a)] != 0) {
+        return Error{fmt::format("{}: the action occurs {} times", where(), occurrences(schedule, a))};
       }
-      Op& op = table.ops[static_cast<std::size_t>(table.device_begin[d]) + p];
-      op.device = static_cast<std::int32_t>(d);
-      op.kind = a.kind;
+      const int stage_device = schedule.placement[static_cast<std::size_t>(a.stage)];
+      if (stage_device != static_cast<int>(d)) {
+        return Error{fmt::format("{}: stage {} is placed on device {}", where(), a.stage, stage_device)};
+      }
+      table.kind[i] = a.kind;
+      table.peer[i] = -1;
+      table.link[i] = -1;
+      table.memory_delta_bytes[i] = 0;
+      Nanoseconds& cost = duration[static_cast<std::size_t>(a.stage) * kKinds + static_cast<std::size_t>(sched::kind_index(a.kind))];
       if (sched::is_comm(a.kind)) {
         const auto peer = sched::comm_peer(a, k);
-        const auto peer_loc = peer ? index->find(*peer) : std::nullopt;
-        if (!peer_loc) {
+        const std::int32_t peer_op = peer ? index.find(peer->stage, peer->kind, peer->microbatch) : -1;
+        if (peer_op < 0) {
           return Error{fmt::format("{}: its partner {} is not in the schedule", where(),
                                    peer ? sched::to_string(*peer) : std::string{"(outside the stage range)"})};
         }
-        op.peer = op_id(table, *peer_loc);
-        const int src = sched::is_send(a.kind) ? static_cast<int>(d) : peer_loc->device;
-        const int dst = sched::is_send(a.kind) ? peer_loc->device : static_cast<int>(d);
+        table.peer[i] = peer_op;
+        const int peer_device = table.device[static_cast<std::size_t>(peer_op)];
+        const int src = sched::is_send(a.kind) ? static_cast<int>(d) : peer_device;
+        const int dst = sched::is_send(a.kind) ? peer_device : static_cast<int>(d);
         const Link* link = model.link(src, dst);
         if (link == nullptr) {
           return Error{fmt::format("{}: the cost model has no link from device {} to device {}", where(), src, dst)};
         }
-        op.link = model.link_of[static_cast<std::size_t>(src * model.num_devices + dst)];
+        const int link_id = model.link_of[static_cast<std::size_t>(src * model.num_devices + dst)];
+        table.link[i] = link_id;
         // Every micro-batch of a (stage, kind) crosses the same link with the same bytes.
-        Nanoseconds& cached = transfer_cache[static_cast<std::size_t>(a.stage) * sched::kNumActionKinds +
-                                             static_cast<std::size_t>(sched::kind_index(a.kind))];
-        if (cached < 0) {
+        if (cost < 0) {
           auto ns = transfer_ns(*link, transfer_bytes(a, model));
           if (!ns) return Error{fmt::format("{}: {}", where(), ns.error().message)};
-          cached = *ns;
+          cost = *ns;
         }
-        op.duration_ns = cached;
-        if (sched::is_send(a.kind)) ++table.num_transfers;
+        if (sched::is_send(a.kind)) {
+          ++table.num_transfers;
+          std::int32_t& sender = link_sender[static_cast<std::size_t>(link_id)];
+          if (sender >= 0 && sender != static_cast<std::int32_t>(d)) table.link_shared[static_cast<std::size_t>(link_id)] = 1;
+          sender = static_cast<std::int32_t>(d);
+        }
       } else {
-        const StageCost& c = model.stages[static_cast<std::size_t>(a.stage)];
-        op.duration_ns = compute_cost(c, a.kind) + model.per_action_overhead_ns;
-        op.memory_delta_bytes = activation_delta_bytes(a, *index, model);
+        const int m = a.microbatch;
+        table.memory_delta_bytes[i] = activation_delta_bytes(
+            a.kind, model.stages[static_cast<std::size_t>(a.stage)], index.find(a.stage, ActionKind::kRecompute, m) >= 0,
+            index.find(a.stage, ActionKind::kBackwardWeight, m) >= 0);
       }
-      if (!sched::is_recv(a.kind)) {
-        int n = 0;
-        for (const Action& dep : sched::data_dependencies(a, *index, k)) {
-          const auto loc = index->find(dep);
-          if (!loc) {
-            return Error{fmt::format("{}: depends on {}, which the schedule does not contain", where(),
-                                     sched::to_string(dep))};
-          }
-          op.dep[n++] = op_id(table, *loc);
+      table.duration_ns[i] = cost;
+      std::array<Dep, 2> deps;
+      const int num_deps = sched::is_recv(a.kind) ? 0 : dependencies(index, a, k, deps);
+      for (int j = 0; j < 2; ++j) {
+        if (j < num_deps && deps[static_cast<std::size_t>(j)].op < 0) {
+          return Error{fmt::format("{}: depends on {}, which the schedule does not contain", where(),
+                                   sched::to_string(deps[static_cast<std::size_t>(j)].action))};
         }
+        table.dep[2 * i + static_cast<std::size_t>(j)] = j < num_deps ? deps[static_cast<std::size_t>(j)].op : -1;
       }
       // Each transfer is counted once (at its SEND); overflow checks are cheap here and make
       // the event loop's sums safe: every time it computes is a sum of distinct durations.
-      if (!sched::is_recv(a.kind) && __builtin_add_overflow(total_ns, op.duration_ns, &total_ns)) total_ns = kMaxTime + 1;
-      if (op.memory_delta_bytes > 0 && __builtin_add_overflow(total_bytes, op.memory_delta_bytes, &total_bytes)) {
+      if (!sched::is_recv(a.kind) && __builtin_add_overflow(total_ns, cost, &total_ns)) total_ns = kMaxTime + 1;
+      const Bytes delta = table.memory_delta_bytes[i];
+      if (delta > 0 && __builtin_add_overflow(total_bytes, delta, &total_bytes)) {
         total_bytes = std::numeric_limits<std::int64_t>::max();
       }
       if (total_ns > kMaxTime) return Error{"the schedule's total duration overflows the simulator's time range"};
+      if (sched::is_compute(a.kind)) table.busy_ns[d] += cost;
     }
   }
   if (total_bytes == std::numeric_limits<std::int64_t>::max()) {

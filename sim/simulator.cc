@@ -21,7 +21,7 @@ sched::Timeline build_timeline(const sched::Schedule& schedule, const OpTable& t
   tl.num_devices = schedule.num_devices();
   tl.num_stages = schedule.num_stages;
   tl.num_microbatches = schedule.num_microbatches;
-  tl.spans.reserve(table.ops.size());
+  tl.spans.reserve(table.size());
   for (std::size_t d = 0; d < schedule.programs.size(); ++d) {
     const sched::Program& program = schedule.programs[d];
     for (std::size_t p = 0; p < program.size(); ++p) {
@@ -31,21 +31,11 @@ sched::Timeline build_timeline(const sched::Schedule& schedule, const OpTable& t
     }
   }
   tl.flows.reserve(static_cast<std::size_t>(table.num_transfers));
-  for (std::size_t i = 0; i < table.ops.size(); ++i) {
-    if (sched::is_send(table.ops[i].kind)) tl.flows.push_back(sched::Flow{i, static_cast<std::size_t>(table.ops[i].peer)});
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    if (sched::is_send(table.kind[i])) tl.flows.push_back(sched::Flow{i, static_cast<std::size_t>(table.peer[i])});
   }
   for (auto& samples : out.memory) tl.memory.insert(tl.memory.end(), samples.begin(), samples.end());
   return tl;
-}
-
-// Busy time per device: the sum of its compute durations (they never overlap on one stream).
-std::vector<Nanoseconds> busy_per_device(const OpTable& table, const EngineOutput& out) {
-  std::vector<Nanoseconds> busy(table.device_begin.size() - 1, 0);
-  for (std::size_t i = 0; i < table.ops.size(); ++i) {
-    const Op& op = table.ops[i];
-    if (sched::is_compute(op.kind)) busy[static_cast<std::size_t>(op.device)] += out.end_ns[i] - out.start_ns[i];
-  }
-  return busy;
 }
 
 }  // namespace
@@ -58,7 +48,7 @@ sched::Result<SimResult> simulate(const sched::Schedule& schedule, const CostMod
 
   SimResult result;
   result.makespan_ns = out->makespan_ns;
-  result.num_actions = static_cast<std::int64_t>(table->ops.size());
+  result.num_actions = static_cast<std::int64_t>(table->size());
   result.num_transfers = table->num_transfers;
   result.num_microbatches = schedule.num_microbatches;
   result.microbatch_size = model.microbatch_size;
@@ -66,13 +56,8 @@ sched::Result<SimResult> simulate(const sched::Schedule& schedule, const CostMod
   if (options.build_timeline) result.timeline = build_timeline(schedule, *table, *out);
 
   const auto num_devices = static_cast<std::size_t>(schedule.num_devices());
-  std::vector<Nanoseconds> busy;
-  if (options.build_timeline) {
-    const sched::TimelineStats stats = sched::compute_stats(result.timeline);
-    for (const auto& ds : stats.devices) busy.push_back(ds.busy_ns);
-  } else {
-    busy = busy_per_device(*table, *out);
-  }
+  // Busy: the sum of the device's compute durations (they never overlap on one stream).
+  const std::vector<Nanoseconds>& busy = table->busy_ns;
   Nanoseconds total_idle = 0;
   result.devices.resize(num_devices);
   for (std::size_t d = 0; d < num_devices; ++d) {
