@@ -1,0 +1,129 @@
+// `pipeworks profile`: measures a model-zoo model's layers on this CPU and writes the model spec
+// `pipeworks simulate` reads (and, with --cluster-out, this machine as a cluster spec).
+#include "cli/profile_report.h"
+
+#include <fstream>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "cli/command_list.h"
+#include "cli/model_options.h"
+#include "hw/threads.h"
+#include "sim/units.h"
+
+namespace pipeworks::cli {
+
+std::string profile_summary(const hw::Profile& profile) {
+  std::string out = fmt::format("{:<12}{:>6}{:>12}{:>12}{:>12}{:>12}{:>12}{:>12}\n", "layer", "size", "forward",
+                                "fwd spread", "no graph", "backward", "bwd spread", "stash");
+  for (const hw::LayerProfile& l : profile.layers) {
+    for (const hw::LayerSample& s : l.samples) {
+      out += fmt::format("{:<12}{:>6}{:>12}{:>12}{:>12}{:>12}{:>12}{:>12}\n", l.name, s.microbatch_size,
+                         sim::format_duration(s.forward.median_ns),
+                         sim::format_duration(s.forward.max_ns - s.forward.min_ns),
+                         sim::format_duration(s.forward_no_grad.median_ns), sim::format_duration(s.backward.median_ns),
+                         sim::format_duration(s.backward.max_ns - s.backward.min_ns), sim::format_bytes(s.stash_bytes));
+    }
+  }
+  const hw::MachineProfile& m = profile.machine;
+  out += fmt::format("hand-off (in-process transport): latency {}, bandwidth {}\n",
+                     sim::format_duration(m.handoff_latency_ns), sim::format_bandwidth(m.handoff_bandwidth_bytes_per_s));
+  for (const hw::HandoffSample& h : m.handoff) {
+    out += fmt::format("  {:>10}: median {} [{} .. {}]\n", sim::format_bytes(h.bytes),
+                       sim::format_duration(h.latency.median_ns), sim::format_duration(h.latency.min_ns),
+                       sim::format_duration(h.latency.max_ns));
+  }
+  out += fmt::format("executor dispatch overhead: {} per compute action [{} .. {}]\n",
+                     sim::format_duration(m.dispatch_overhead_ns), sim::format_duration(m.dispatch_samples.min_ns),
+                     sim::format_duration(m.dispatch_samples.max_ns));
+  if (m.workers > 1) {
+    out += fmt::format("contention: {} workers at once take {:.3f}x the time of one ({} vs {} for F+B)\n", m.workers,
+                       m.contention_factor, sim::format_duration(m.contention_concurrent.median_ns),
+                       sim::format_duration(m.contention_alone.median_ns));
+  }
+  for (const std::string& note : profile.notes) out += "note: " + note + "\n";
+  return out;
+}
+
+namespace {
+
+struct ProfileCommandOptions {
+  std::string model = "mlp";
+  std::string device = "cpu";
+  std::string output;
+  std::string cluster_out;
+  bool no_machine = false;
+  hw::ProfileOptions profile;
+};
+
+int run_profile(ProfileCommandOptions& o) {
+  const auto fail_usage = [](const std::string& message) {
+    std::cerr << "pipeworks profile: error: " << message << "\nRun 'pipeworks profile --help' for usage.\n";
+    return kExitUsage;
+  };
+  if (o.device != "cpu") return fail_usage(fmt::format("device '{}' is not supported (only cpu)", o.device));
+  auto kind = hw::parse_model_kind(o.model);
+  if (!kind) return fail_usage(kind.error().message);
+  o.profile.model.kind = *kind;
+  if (auto status = hw::check_model_config(o.profile.model); !status) return fail_usage(status.error().message);
+  if (o.profile.workers < 1) return fail_usage("--workers must be >= 1");
+  o.profile.threads = hw::resolve_threads_per_worker(o.profile.threads, o.profile.workers);
+  o.profile.measure_machine = !o.no_machine;
+  fmt::print("pipeworks profile: {} on cpu, micro-batch sizes {}, {} warm-up + {} repetitions, {} thread(s) per "
+             "worker, {} worker(s)\n",
+             o.model, fmt::join(o.profile.microbatch_sizes, ","), o.profile.warmup, o.profile.repetitions,
+             o.profile.threads, o.profile.workers);
+  std::fflush(stdout);
+  auto profile = hw::profile_model(o.profile, [](const std::string& line) {
+    fmt::print("  {}\n", line);
+    std::fflush(stdout);
+  });
+  if (!profile) {
+    std::cerr << "pipeworks profile: error: " << profile.error().message << "\n";
+    return kExitInvalid;
+  }
+  fmt::print("{}", profile_summary(*profile));
+  if (auto status = sim::save_model_spec(profile->spec, o.output); !status) {
+    std::cerr << "pipeworks profile: error: " << status.error().message << "\n";
+    return kExitInvalid;
+  }
+  fmt::print("wrote model spec {} ({} layers)\n", o.output, profile->spec.num_layers());
+  if (!o.cluster_out.empty()) {
+    std::ofstream out(o.cluster_out);
+    out << sim::cluster_spec_to_json(profile->cluster);
+    if (!out) {
+      std::cerr << "pipeworks profile: error: cannot write " << o.cluster_out << "\n";
+      return kExitInvalid;
+    }
+    fmt::print("wrote cluster spec {} ({} devices)\n", o.cluster_out, profile->cluster.num_devices());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_profile_command(CLI::App& app, CommandContext& context) {
+  auto o = std::make_shared<ProfileCommandOptions>();
+  o->profile.threads = 0;  // resolved from --workers unless given
+  CLI::App* cmd = app.add_subcommand("profile", "Measure a model-zoo model's layers on this machine; write a model spec");
+  add_model_options(cmd, o->model, o->profile.model);
+  cmd->add_option("--device", o->device, "cpu")->capture_default_str();
+  cmd->add_option("--microbatch-sizes", o->profile.microbatch_sizes, "micro-batch sizes to time (fit over them)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--warmup", o->profile.warmup, "untimed runs before each measurement")->capture_default_str();
+  cmd->add_option("--repetitions", o->profile.repetitions, "timed runs (the median is kept)")->capture_default_str();
+  cmd->add_option("--workers", o->profile.workers, "pipeline workers (devices) the cluster spec describes")
+      ->capture_default_str();
+  cmd->add_option("--threads", o->profile.threads, "intra-op threads while timing (0: max(1, cores / workers))")
+      ->capture_default_str();
+  cmd->add_flag("--no-machine", o->no_machine, "skip hand-off, dispatch and contention measurements");
+  cmd->add_option("-o,--output", o->output, "model spec to write (JSON)")->required();
+  cmd->add_option("--cluster-out", o->cluster_out, "cluster spec of this machine to write (JSON)");
+  cmd->callback([o, &context] { context.exit_code = run_profile(*o); });
+}
+
+}  // namespace pipeworks::cli

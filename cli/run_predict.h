@@ -1,0 +1,35 @@
+// `pipeworks run --predict`: profile (or load specs), simulate exactly the lowered schedule the
+// run is about to execute, run it, and print predicted vs measured. The run command adds these
+// options and hands over when --predict is set. LibTorch-free header.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "hw/run.h"
+
+namespace pipeworks::cli {
+
+struct PredictOptions {
+  bool enabled = false;
+  std::string model_spec;    // empty: profile the model now, at the run's micro-batch size
+  std::string cluster_spec;  // empty: measure this machine now (hand-off, dispatch, contention)
+  int warmup = 2;            // steps run before the measured ones
+  int repetitions = 15;       // timed repetitions per profiled layer and size
+};
+
+struct RunOutputs {
+  std::string trace;  // Chrome trace with both timelines
+  std::string svg;    // Gantt chart, predicted above measured
+  std::string json;   // both timelines as records, the summary, per-action errors
+};
+
+// Adds --predict, --model-spec, --cluster-spec, --warmup and --profile-repetitions to `cmd`.
+void add_predict_options(CLI::App* cmd, PredictOptions& options);
+
+// Runs config.steps measured steps after `warmup`; returns the exit code (0, 1 on any error).
+int run_with_prediction(const hw::RunConfig& config, const PredictOptions& predict, const RunOutputs& outputs,
+                        const std::string& model_name, const std::string& schedule_name);
+
+}  // namespace pipeworks::cli

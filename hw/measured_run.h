@@ -1,0 +1,40 @@
+// Runs a given lowered schedule for warm-up + measured steps and keeps every measured step's
+// timeline, step time and peaks, so a prediction can be compared with the median step (the
+// `run --predict` path; run_training keeps only the last timeline). LibTorch-free header.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "hw/run.h"
+#include "sched/schedule.h"
+#include "sched/timeline.h"
+#include "sim/partition.h"
+
+namespace pipeworks::hw {
+
+struct MeasuredStep {
+  int step = 0;                    // counting the warm-up steps
+  sched::Nanoseconds step_ns = 0;  // start of the step to the end of the optimizer step
+  sched::Nanoseconds makespan_ns = 0;  // first action start to last action end
+  double loss = 0;
+  std::vector<sched::Bytes> peak_activation_bytes;  // per device
+  sched::Timeline timeline;                          // "measured"
+};
+
+struct MeasuredRun {
+  int threads_per_worker = 1;
+  std::vector<MeasuredStep> warmup;  // the first `warmup` steps, for the record
+  std::vector<MeasuredStep> steps;   // the measured ones
+};
+
+// The run of `config` (model, batch, optimizer, threads) on exactly `schedule` and `partition`:
+// config.steps measured steps after `warmup` more. Seeds per step as in run_training.
+sched::Result<MeasuredRun> measure_run(const RunConfig& config, const sched::Schedule& schedule,
+                                       const sim::Partition& partition, int warmup,
+                                       const std::function<void(const MeasuredStep&, bool warmup)>& on_step = {});
+
+// Index into `steps` of the step with the median makespan (the lower middle one); -1 when empty.
+int median_step(const std::vector<MeasuredStep>& steps);
+
+}  // namespace pipeworks::hw

@@ -1,0 +1,118 @@
+// The executor's cost model and predicted peaks (see prediction.h).
+#include "hw/prediction.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "sim/cost_model_builder.h"
+
+namespace pipeworks::hw {
+
+void apply_executor_memory(sim::CostModel& costs, bool recompute) {
+  if (!recompute) return;
+  const std::size_t k = costs.stages.size();
+  for (std::size_t s = 0; s < k; ++s) {
+    sim::StageCost& stage = costs.stages[s];
+    stage.input_bytes = s + 1 < k ? stage.output_bytes : 0;
+  }
+}
+
+namespace {
+
+sched::Result<sched::Nanoseconds> scaled_time(const sim::ScaledDuration& d, int size, double speed) {
+  auto at = d.at(size);
+  if (!at) return at.error();
+  return static_cast<sched::Nanoseconds>(std::llround(static_cast<double>(*at) / speed));
+}
+
+// Bytes above the simulated stash while a stage's backward runs layers [begin, end) from the last
+// down: at layer l the stashes of the layers after it are already freed, the gradient of its
+// output (made by layer l+1, or received) is live, and its own temporaries come on top:
+//   extra = max over l of  transient(l) + output(l) [l < end-1] - sum_{j > l} stash(j),  >= 0
+sched::Result<sched::Bytes> backward_extra_bytes(const Profile& profile, const sim::ModelSpec& spec, int begin,
+                                                 int end, int size) {
+  sched::Bytes extra = 0;
+  sched::Bytes freed = 0;
+  for (int l = end - 1; l >= begin; --l) {
+    const auto i = static_cast<std::size_t>(l);
+    auto transient = profile.layers[i].backward_transient.at(size);
+    auto output = spec.layers[i].output_bytes.at(size);
+    auto stash = spec.layers[i].stash_bytes.at(size);
+    if (!transient || !output || !stash) return sched::Error{"predict: byte counts overflow"};
+    extra = std::max(extra, *transient + (l + 1 < end ? *output : 0) - freed);
+    freed += *stash;
+  }
+  return extra;
+}
+
+}  // namespace
+
+sched::Result<Prediction> predict_run(const RunConfig& config, const sched::Schedule& schedule,
+                                      const sim::Partition& partition, const sim::ModelSpec& spec,
+                                      const sim::ClusterSpec& cluster, const Profile* profile) {
+  if (config.num_microbatches < 1 || config.batch_size % config.num_microbatches != 0) {
+    return sched::Error{"predict: the batch does not split into equal micro-batches"};
+  }
+  const int size = config.batch_size / config.num_microbatches;
+  if (partition.num_stages() != schedule.num_stages) {
+    return sched::Error{fmt::format("predict: partition has {} stages, the schedule {}", partition.num_stages(),
+                                    schedule.num_stages)};
+  }
+  if (partition.boundaries.back() != spec.num_layers()) {
+    return sched::Error{fmt::format("predict: the model spec has {} layers, the partition cuts {}", spec.num_layers(),
+                                    partition.boundaries.back())};
+  }
+  if (profile != nullptr && static_cast<int>(profile->layers.size()) != spec.num_layers()) {
+    return sched::Error{"predict: the profile does not describe the spec's layers"};
+  }
+  if (cluster.num_devices() < schedule.num_devices()) {
+    return sched::Error{fmt::format("predict: the cluster spec has {} devices, the schedule uses {}",
+                                    cluster.num_devices(), schedule.num_devices())};
+  }
+  Prediction out;
+  auto costs = sim::build_cost_model(spec, cluster, partition, schedule.placement, size, config.optimizer.kind);
+  if (!costs) return sched::Error{"predict: " + costs.error().message};
+  out.costs = std::move(costs).value();
+  apply_executor_memory(out.costs, config.recompute);
+
+  std::vector<sched::Bytes> transient(static_cast<std::size_t>(schedule.num_stages), 0);
+  if (profile != nullptr) {
+    for (int s = 0; s < schedule.num_stages; ++s) {
+      const double speed = cluster.devices[static_cast<std::size_t>(schedule.device_of(s))].relative_speed;
+      sim::StageCost& stage = out.costs.stages[static_cast<std::size_t>(s)];
+      sched::Nanoseconds no_graph = 0;
+      for (int l = partition.begin(s); l < partition.end(s); ++l) {
+        const LayerProfile& layer = profile->layers[static_cast<std::size_t>(l)];
+        auto t = scaled_time(layer.forward_no_grad, size, speed);
+        if (!t) return t.error();
+        no_graph += *t;
+      }
+      auto extra = backward_extra_bytes(*profile, spec, partition.begin(s), partition.end(s), size);
+      if (!extra) return extra.error();
+      transient[static_cast<std::size_t>(s)] = *extra;
+      // Under re-materialization F runs without the graph and R is the forward that keeps it.
+      if (config.recompute) {
+        stage.recompute_ns = stage.forward_ns;
+        stage.forward_ns = no_graph;
+      }
+    }
+  }
+  auto result = sim::simulate(schedule, out.costs);
+  if (!result) return sched::Error{"predict: " + result.error().message};
+  out.result = std::move(result).value();
+  out.peak_activation_bytes.assign(static_cast<std::size_t>(schedule.num_devices()), 0);
+  std::vector<sched::Bytes> device_transient(out.peak_activation_bytes.size(), 0);
+  for (int s = 0; s < schedule.num_stages; ++s) {
+    const auto d = static_cast<std::size_t>(schedule.device_of(s));
+    out.peak_activation_bytes[d] += out.costs.stages[static_cast<std::size_t>(s)].grad_bytes;
+    device_transient[d] = std::max(device_transient[d], transient[static_cast<std::size_t>(s)]);
+  }
+  for (std::size_t d = 0; d < out.peak_activation_bytes.size(); ++d) {
+    out.peak_activation_bytes[d] += out.result.devices[d].memory.peak_activation_bytes + device_transient[d];
+  }
+  return out;
+}
+
+}  // namespace pipeworks::hw

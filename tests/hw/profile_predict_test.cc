@@ -1,0 +1,150 @@
+// The profiler's output is a spec the simulator accepts, and a prediction of a run lines up with
+// the measured run action by action. Timing accuracy is checked by bench/accuracy, not here.
+#include "hw_test_support.h"
+
+#include <catch2/catch.hpp>
+
+#include "hw/cost_fit.h"
+#include "hw/layer_partition.h"
+#include "hw/measured_run.h"
+#include "hw/prediction.h"
+#include "hw/profiler.h"
+#include "sim/cost_model_builder.h"
+#include "sim/simulator.h"
+#include "viz/comparison.h"
+
+namespace pipeworks::hw {
+namespace {
+
+ProfileOptions quick_profile(const ModelConfig& model) {
+  ProfileOptions o;
+  o.model = model;
+  o.microbatch_sizes = {1, 2};
+  o.warmup = 1;
+  o.repetitions = 2;
+  o.threads = 1;
+  o.workers = 2;
+  return o;
+}
+
+TEST_CASE("fit_linear: least squares with clamped parts") {
+  auto exact = fit_linear({{1, 10}, {2, 14}, {4, 22}});
+  REQUIRE(exact.ok());
+  CHECK(exact->fixed == Approx(6));
+  CHECK(exact->per_sample == Approx(4));
+  CHECK_FALSE(exact->clamped_fixed);
+  CHECK(to_scaled_duration(*exact) == sim::ScaledDuration{6, 4});
+
+  // Least squares gives 4x - 3; the intercept is clamped and the slope refit through 0: 63/21.
+  auto negative_fixed = fit_linear({{1, 1}, {2, 5}, {4, 13}});
+  REQUIRE(negative_fixed.ok());
+  CHECK(negative_fixed->clamped_fixed);
+  CHECK(negative_fixed->fixed == 0);
+  CHECK(negative_fixed->per_sample == Approx(3));
+
+  auto negative_slope = fit_linear({{1, 10}, {2, 8}});
+  REQUIRE(negative_slope.ok());
+  CHECK(negative_slope->clamped_per_sample);
+  CHECK(negative_slope->fixed == Approx(9));
+  CHECK(negative_slope->per_sample == 0);
+
+  auto single = fit_linear({{4, 20}});
+  REQUIRE(single.ok());
+  CHECK(single->per_sample == Approx(5));
+  CHECK(single->fixed == 0);
+
+  CHECK_FALSE(fit_linear({}).ok());
+  CHECK_FALSE(fit_linear({{0, 1}}).ok());
+
+  const Timing t = summarize_timings({5, 1, 3, 2});
+  CHECK(t.median_ns == 2);  // (2 + 3) / 2 in integer ns
+  CHECK(t.min_ns == 1);
+  CHECK(t.max_ns == 5);
+}
+
+TEST_CASE("executor memory attribution moves a re-materialized stage's kept bytes to its output") {
+  sim::CostModel costs = sim::uniform_cost_model(3, 1, 2);
+  for (std::size_t s = 0; s < 3; ++s) {
+    costs.stages[s].input_bytes = 7;
+    costs.stages[s].output_bytes = 10 * static_cast<sched::Bytes>(s + 1);
+  }
+  sim::CostModel unchanged = costs;
+  apply_executor_memory(unchanged, false);
+  CHECK(unchanged.stages[1].input_bytes == 7);
+  apply_executor_memory(costs, true);
+  CHECK(costs.stages[0].input_bytes == 10);
+  CHECK(costs.stages[1].input_bytes == 20);
+  CHECK(costs.stages[2].input_bytes == 0);
+}
+
+TEST_CASE("the profiler writes a model spec and a cluster spec the simulator accepts unchanged") {
+  auto profile = profile_model(quick_profile(testing::tiny_mlp()));
+  REQUIRE(profile.ok());
+  CHECK(profile->spec.num_layers() == num_model_layers(testing::tiny_mlp()));
+  for (const LayerProfile& l : profile->layers) {
+    REQUIRE(l.samples.size() == 2);
+    CHECK(l.samples[0].forward.median_ns > 0);
+    CHECK(l.samples[1].backward.median_ns > 0);
+    CHECK(l.samples[1].stash_bytes > 0);
+  }
+  auto parsed = sim::parse_model_spec(sim::model_spec_to_json(profile->spec), "profiled.json");
+  REQUIRE(parsed.ok());
+  CHECK(*parsed == profile->spec);
+  auto cluster = sim::parse_cluster_spec(sim::cluster_spec_to_json(profile->cluster), "cluster.json");
+  REQUIRE(cluster.ok());
+  CHECK(cluster->num_devices() == 2);
+  CHECK(cluster->devices[0].relative_speed <= 1.0);
+  CHECK(cluster->comm_mode == sim::CommMode::kOverlap);
+
+  auto partition = sim::uniform_partition(parsed->num_layers(), 2);
+  REQUIRE(partition.ok());
+  auto costs = sim::build_cost_model(*parsed, *cluster, *partition, {0, 1}, 2, sim::OptimizerKind::kSgd);
+  REQUIRE(costs.ok());
+  const sched::Schedule schedule = testing::lowered(sched::ScheduleKind::kGPipe, 2, 4, false);
+  auto result = sim::simulate(schedule, *costs);
+  REQUIRE(result.ok());
+  CHECK(result->makespan_ns > 0);
+  CHECK(result->timeline.spans.size() == schedule.num_actions());
+}
+
+TEST_CASE("a predicted run and its measurement hold the same actions") {
+  RunConfig config;
+  config.model = testing::tiny_mlp();
+  config.num_stages = 2;
+  config.num_microbatches = 4;
+  config.batch_size = 8;
+  config.schedule = sched::ScheduleKind::kOneFOneB;
+  config.recompute = true;
+  config.steps = 2;
+  config.threads_per_worker = 1;
+  auto schedule = build_schedule(config);
+  REQUIRE(schedule.ok());
+  auto partition = parse_partition("uniform", num_model_layers(config.model), 2);
+  REQUIRE(partition.ok());
+  ProfileOptions po = quick_profile(config.model);
+  po.measure_machine = false;
+  auto profile = profile_model(po);
+  REQUIRE(profile.ok());
+  auto prediction = predict_run(config, *schedule, *partition, profile->spec, profile->cluster, &*profile);
+  REQUIRE(prediction.ok());
+  REQUIRE(prediction->peak_activation_bytes.size() == 2);
+  CHECK(prediction->peak_activation_bytes[0] > 0);
+
+  auto run = measure_run(config, *schedule, *partition, 1);
+  REQUIRE(run.ok());
+  REQUIRE(run->warmup.size() == 1);
+  REQUIRE(run->steps.size() == 2);
+  const MeasuredStep& median = run->steps[static_cast<std::size_t>(median_step(run->steps))];
+  auto comparison = viz::compare_timelines(prediction->result.timeline, median.timeline);
+  REQUIRE(comparison.ok());
+  CHECK(comparison->same_actions());
+  CHECK(comparison->actions.size() == schedule->num_actions());
+
+  // A spec with fewer layers than the partition cuts is refused, not simulated.
+  sim::ModelSpec short_spec = profile->spec;
+  short_spec.layers.pop_back();
+  CHECK_FALSE(predict_run(config, *schedule, *partition, short_spec, profile->cluster, nullptr).ok());
+}
+
+}  // namespace
+}  // namespace pipeworks::hw
