@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command_list.h"
+#include "cli/run_predict.h"
 #include "hw/run.h"
 #include "viz/chrome_trace.h"
 #include "viz/svg_gantt.h"
@@ -26,6 +27,7 @@ struct RunOptions {
   std::string optimizer = "sgd";
   std::string trace, svg, json;
   hw::RunConfig config;
+  PredictOptions predict;
 };
 
 std::string bytes_text(sched::Bytes bytes) {
@@ -76,6 +78,10 @@ int run(RunOptions& options) {
   options.config.model.kind = *model;
   options.config.schedule = *kind;
   options.config.optimizer.kind = *optimizer;
+  if (options.predict.enabled) {
+    return run_with_prediction(options.config, options.predict, {options.trace, options.svg, options.json},
+                               options.model, options.schedule);
+  }
 
   const hw::RunConfig& c = options.config;
   fmt::print("pipeworks run: {} on cpu, {} stages x {} micro-batches (batch {}), {}{}\n", options.model, c.num_stages,
@@ -175,6 +181,7 @@ void add_run_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--trace", options->trace, "write a Chrome trace of the last step");
   cmd->add_option("--svg", options->svg, "write an SVG Gantt chart of the last step");
   cmd->add_option("--json", options->json, "write the report as JSON");
+  add_predict_options(cmd, options->predict);
   cmd->callback([options, &context] { context.exit_code = run(*options); });
 }
 
