@@ -76,16 +76,19 @@ class FlatIndex {
 
 // One data dependency: the action the rules of sched::data_dependencies pick (for the message)
 // and its op id (-1: the schedule does not contain it).
+// (No member initializers: the compile loop declares two per op and fills what it uses.)
 struct Dep {
-  Action action;
-  std::int32_t op = -1;
+  int stage;
+  ActionKind kind;
+  std::int32_t op;
 };
 
-// `preferred` when the schedule has it, else `fallback`.
-Dep either(const FlatIndex& index, const Action& preferred, const Action& fallback) {
-  const std::int32_t op = index.find(preferred.stage, preferred.kind, preferred.microbatch);
-  if (op >= 0) return {preferred, op};
-  return {fallback, index.find(fallback.stage, fallback.kind, fallback.microbatch)};
+// (stage, kind) of micro-batch m: `preferred` when the schedule has it, else `fallback`.
+inline Dep either(const FlatIndex& index, int m, int stage, ActionKind kind, int fallback_stage,
+                  ActionKind fallback_kind) {
+  const std::int32_t op = index.find(stage, kind, m);
+  if (op >= 0) return {stage, kind, op};
+  return {fallback_stage, fallback_kind, index.find(fallback_stage, fallback_kind, m)};
 }
 
 // sched::data_dependencies (dependencies.h) resolved against the flat index, for every kind but
@@ -95,13 +98,13 @@ int dependencies(const FlatIndex& index, const Action& a, int num_stages, std::a
   const int s = a.stage;
   const int m = a.microbatch;
   const auto input_backward = [&](int stage) {
-    return either(index, {stage, ActionKind::kBackward, m}, {stage, ActionKind::kBackwardInput, m});
+    return either(index, m, stage, ActionKind::kBackward, stage, ActionKind::kBackwardInput);
   };
-  const auto plain = [&](int stage, ActionKind kind) { return Dep{{stage, kind, m}, index.find(stage, kind, m)}; };
+  const auto plain = [&](int stage, ActionKind kind) { return Dep{stage, kind, index.find(stage, kind, m)}; };
   switch (a.kind) {
     case ActionKind::kForward:
       if (s == 0) return 0;
-      out[0] = either(index, {s, ActionKind::kRecvF, m}, {s - 1, ActionKind::kForward, m});
+      out[0] = either(index, m, s, ActionKind::kRecvF, s - 1, ActionKind::kForward);
       return 1;
     case ActionKind::kRecompute:
     case ActionKind::kSendF:
@@ -109,7 +112,7 @@ int dependencies(const FlatIndex& index, const Action& a, int num_stages, std::a
       return 1;
     case ActionKind::kBackward:
     case ActionKind::kBackwardInput:
-      out[0] = either(index, {s, ActionKind::kRecompute, m}, {s, ActionKind::kForward, m});
+      out[0] = either(index, m, s, ActionKind::kRecompute, s, ActionKind::kForward);
       if (s + 1 >= num_stages) return 1;
       out[1] = index.find(s, ActionKind::kRecvB, m) >= 0 ? plain(s, ActionKind::kRecvB) : input_backward(s + 1);
       return 2;
@@ -245,10 +248,10 @@ sched::Result<OpTable> build_op_table(const sched::Schedule& schedule, const Cos
 
   table.kind.resize(n);
   table.dep.resize(2 * n);
-  table.peer.resize(n);
-  table.link.resize(n);
+  table.peer.assign(n, -1);
+  table.link.assign(n, -1);
   table.duration_ns.resize(n);
-  table.memory_delta_bytes.resize(n);
+  table.memory_delta_bytes.assign(n, 0);
   table.static_memory = static_memory(schedule, model);
   table.busy_ns.assign(num_devices, 0);
   table.link_shared.assign(model.links.size(), 0);
@@ -288,9 +291,6 @@ sched::Result<OpTable> build_op_table(const sched::Schedule& schedule, const Cos
         return Error{fmt::format("{}: stage {} is placed on device {}", where(), a.stage, stage_device)};
       }
       table.kind[i] = a.kind;
-      table.peer[i] = -1;
-      table.link[i] = -1;
-      table.memory_delta_bytes[i] = 0;
       Nanoseconds& cost = duration[static_cast<std::size_t>(a.stage) * kKinds + static_cast<std::size_t>(sched::kind_index(a.kind))];
       if (sched::is_comm(a.kind)) {
         const Action peer = partner(a);
@@ -331,12 +331,13 @@ sched::Result<OpTable> build_op_table(const sched::Schedule& schedule, const Cos
       table.duration_ns[i] = cost;
       std::array<Dep, 2> deps;
       const int num_deps = sched::is_recv(a.kind) ? 0 : dependencies(index, a, k, deps);
-      for (int j = 0; j < 2; ++j) {
-        if (j < num_deps && deps[static_cast<std::size_t>(j)].op < 0) {
+      for (std::size_t j = 0; j < 2; ++j) {
+        const Dep& dep = deps[j];
+        if (static_cast<int>(j) < num_deps && dep.op < 0) {
           return Error{fmt::format("{}: depends on {}, which the schedule does not contain", where(),
-                                   sched::to_string(deps[static_cast<std::size_t>(j)].action))};
+                                   sched::to_string(Action{dep.stage, dep.kind, a.microbatch}))};
         }
-        table.dep[2 * i + static_cast<std::size_t>(j)] = j < num_deps ? deps[static_cast<std::size_t>(j)].op : -1;
+        table.dep[2 * i + j] = static_cast<int>(j) < num_deps ? dep.op : -1;
       }
       // Each transfer is counted once (at its SEND); overflow checks are cheap here and make
       // the event loop's sums safe: every time it computes is a sum of distinct durations.
