@@ -178,6 +178,46 @@ int occurrences(const sched::Schedule& schedule, const Action& a) {
   return n;
 }
 
+// Pass 1 of the compilation: where every action is (the first occurrence wins), which slots hold
+// a repeated action and the first out-of-range op (both are reported, in program order, by pass 2).
+struct Located {
+  FlatIndex index;
+  std::vector<std::uint8_t> is_repeated;  // per slot; empty when no action repeats
+  std::size_t first_out_of_range;         // op id; the number of ops when none
+};
+
+Located locate_actions(const sched::Schedule& schedule, const std::vector<std::int32_t>& device_begin,
+                       std::vector<std::int32_t>& device_of_op) {
+  Located out{FlatIndex(schedule.num_stages, schedule.num_microbatches), {}, schedule.num_actions()};
+  std::vector<std::size_t> repeated;
+  for (std::size_t d = 0; d < schedule.programs.size(); ++d) {
+    const sched::Program& program = schedule.programs[d];
+    const auto begin = static_cast<std::size_t>(device_begin[d]);
+    const std::size_t size = program.size();
+    for (std::size_t p = 0; p < size; ++p) {
+      device_of_op[begin + p] = static_cast<std::int32_t>(d);
+      if (!out.index.in_range(program[p])) {
+        out.first_out_of_range = std::min(out.first_out_of_range, begin + p);
+        continue;
+      }
+      const std::size_t slot = out.index.slot(program[p]);
+      std::int32_t& op = out.index.at(slot);
+      if (op < 0) {
+        op = static_cast<std::int32_t>(begin + p);
+      } else {
+        repeated.push_back(slot);
+      }
+    }
+  }
+  if (!repeated.empty()) {
+    out.is_repeated.assign(static_cast<std::size_t>(schedule.num_stages) *
+                               static_cast<std::size_t>(schedule.num_microbatches) * kKinds,
+                           0);
+    for (const std::size_t slot : repeated) out.is_repeated[slot] = 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 sched::Result<Nanoseconds> transfer_ns(const Link& link, Bytes bytes) {
@@ -216,35 +256,11 @@ sched::Result<OpTable> build_op_table(const sched::Schedule& schedule, const Cos
   for (std::size_t d = 0; d < num_devices; ++d) {
     table.device_begin[d + 1] = table.device_begin[d] + static_cast<std::int32_t>(schedule.programs[d].size());
   }
-  // Pass 1: where every action is; the first occurrence wins, later ones are remembered.
-  FlatIndex index(k, schedule.num_microbatches);
-  std::vector<std::size_t> repeated;
-  std::size_t first_out_of_range = n;
   table.device.resize(n);
-  for (std::size_t d = 0; d < num_devices; ++d) {
-    const sched::Program& program = schedule.programs[d];
-    const auto begin = static_cast<std::size_t>(table.device_begin[d]);
-    const std::size_t size = program.size();
-    for (std::size_t p = 0; p < size; ++p) {
-      table.device[begin + p] = static_cast<std::int32_t>(d);
-      if (!index.in_range(program[p])) {
-        first_out_of_range = std::min(first_out_of_range, begin + p);
-        continue;
-      }
-      const std::size_t slot = index.slot(program[p]);
-      std::int32_t& op = index.at(slot);
-      if (op < 0) {
-        op = static_cast<std::int32_t>(begin + p);
-      } else {
-        repeated.push_back(slot);
-      }
-    }
-  }
-  std::vector<std::uint8_t> is_repeated;  // per slot; filled only when some action repeats
-  if (!repeated.empty()) {
-    is_repeated.assign(static_cast<std::size_t>(k) * static_cast<std::size_t>(schedule.num_microbatches) * kKinds, 0);
-    for (const std::size_t s : repeated) is_repeated[s] = 1;
-  }
+  const Located located = locate_actions(schedule, table.device_begin, table.device);
+  const FlatIndex& index = located.index;
+  const std::vector<std::uint8_t>& is_repeated = located.is_repeated;
+  const std::size_t first_out_of_range = located.first_out_of_range;
 
   table.kind.resize(n);
   table.dep.resize(2 * n);
