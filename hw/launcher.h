@@ -1,0 +1,61 @@
+// `pipeworks launch`: starts K copies of a command on this machine as ranks 0..K-1 of one
+// multi-process run -- the variables torchrun sets (RANK, WORLD_SIZE, LOCAL_RANK,
+// LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT) on 127.0.0.1 and a free port -- forwards their
+// output line by line with a "[rank r] " prefix, and when one fails stops the others
+// (SIGTERM, SIGKILL after a grace period) unless told to keep going. LibTorch-free.
+//
+//   launch -n 3 -- pipeworks run ...
+//     rank 0 ───────────── exit 0
+//     rank 1 ──────X exit 3          first failure: SIGTERM to ranks 0 and 2
+//     rank 2 ──────────┘ terminated
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sched/result.h"
+
+namespace pipeworks::hw {
+
+struct LaunchOptions {
+  int num_processes = 2;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 0;        // 0: a free port, found by binding port 0
+  bool keep_going = false;    // do not stop the others when a rank fails
+  double kill_after_s = 0;    // > 0: stop everything after this many seconds (counts as failure)
+  double grace_s = 3;         // SIGTERM -> SIGKILL
+  std::vector<std::string> command;  // argv; "pipeworks" means this executable
+  std::vector<std::pair<std::string, std::string>> extra_env;  // set in every child
+};
+
+struct RankExit {
+  int rank = 0;
+  int exit_code = 0;  // 128 + signal when killed by a signal
+  bool signaled = false;
+  bool stopped_by_launcher = false;  // the launcher sent it SIGTERM/SIGKILL
+  // Seconds from the first failure (of any rank) to this rank's exit; negative when it exited
+  // before, or when no rank failed.
+  double seconds_after_first_failure = -1;
+};
+
+struct LaunchResult {
+  std::vector<RankExit> exits;  // by rank
+  bool timed_out = false;       // kill_after_s ran out
+  int exit_code = 0;            // 0 when every rank exited 0, else 1
+};
+
+// (rank, from stderr?, line without its newline)
+using LineSink = std::function<void(int rank, bool is_stderr, std::string_view line)>;
+
+// Runs the command K times and waits for all. Errors only for what prevents starting
+// (bad options, no free port, fork failure); a rank that fails is in the result.
+// The default sink writes "[rank r] line" to this process's stdout/stderr.
+sched::Result<LaunchResult> launch(const LaunchOptions& options, const LineSink& sink = {});
+
+// A TCP port on `host` that was free a moment ago.
+sched::Result<int> find_free_port(const std::string& host = "127.0.0.1");
+
+}  // namespace pipeworks::hw
