@@ -1,7 +1,9 @@
 // `pipeworks run`: trains a model-zoo model with a pipeline schedule on this machine's CPU and
 // prints per-step time, samples/s, measured bubble and peak activation bytes per device; with
 // --check, the comparison with the non-pipelined reference (exit 1 when it fails).
+#include <chrono>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -12,7 +14,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command_list.h"
+#include "cli/run_partition.h"
 #include "cli/run_predict.h"
+#include "hw/device_support.h"
+#include "hw/distributed_env.h"
+#include "hw/distributed_run.h"
 #include "hw/run.h"
 #include "viz/chrome_trace.h"
 #include "viz/svg_gantt.h"
@@ -26,6 +32,8 @@ struct RunOptions {
   std::string device = "cpu";
   std::string optimizer = "sgd";
   std::string trace, svg, json;
+  bool distributed = false;  // also when WORLD_SIZE is set (torchrun, pipeworks launch)
+  double timeout_s = 180;    // every blocking wait (receives; in multi-process runs all of them)
   hw::RunConfig config;
   PredictOptions predict;
 };
@@ -63,12 +71,41 @@ nlohmann::json report_json(const hw::RunReport& report, const RunOptions& option
   return j;
 }
 
+// One rank of a multi-process run (hw/distributed_run.h): Gloo on cpu, NCCL on cuda.
+sched::Result<hw::RunReport> run_distributed(const RunOptions& options,
+                                             const std::function<void(const hw::StepStats&)>& on_step) {
+  hw::DistributedOptions distributed;
+  distributed.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(options.timeout_s * 1000));
+  distributed.backend = options.device == "cuda" ? "nccl" : "gloo";
+  auto report = hw::run_distributed(options.config, distributed, on_step);
+  if (!report) return report.error();
+  return std::move(report->report);
+}
+
 int run(RunOptions& options) {
   const auto fail_usage = [](const std::string& message) {
     std::cerr << "pipeworks run: error: " << message << "\nRun 'pipeworks run --help' for usage.\n";
     return kExitUsage;
   };
-  if (options.device != "cpu") return fail_usage(fmt::format("device '{}' is not supported (only cpu)", options.device));
+  if (options.device != "cpu" && options.device != "cuda") {
+    return fail_usage(fmt::format("device '{}' is not supported (cpu or cuda)", options.device));
+  }
+  if (options.device == "cuda" && !hw::built_with_cuda()) {
+    std::cerr << "pipeworks run: error: --device cuda: this pipeworks was built against a LibTorch without CUDA\n";
+    return kExitInvalid;
+  }
+  if (!(options.timeout_s > 0 && options.timeout_s < 1e7)) {
+    return fail_usage("--timeout must be a positive number of seconds");
+  }
+  options.config.recv_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(options.timeout_s * 1000));
+  // Multi-process runs (--distributed, or WORLD_SIZE set): rank 0 alone prints and writes files.
+  const bool distributed = options.distributed || hw::distributed_env_present();
+  int rank = 0;
+  if (distributed) {
+    auto env = hw::read_distributed_env();
+    if (!env) return fail_usage(env.error().message);
+    rank = env->rank;
+  }
   auto model = hw::parse_model_kind(options.model);
   if (!model) return fail_usage(model.error().message);
   auto kind = sched::parse_schedule_kind(options.schedule);
@@ -78,27 +115,43 @@ int run(RunOptions& options) {
   options.config.model.kind = *model;
   options.config.schedule = *kind;
   options.config.optimizer.kind = *optimizer;
+  if (options.config.partition == "balanced") {
+    if (options.predict.model_spec.empty()) return fail_usage("--partition balanced needs --model-spec FILE");
+    auto counts = resolve_run_partition(options.config, options.predict.model_spec);
+    if (!counts) {
+      std::cerr << "pipeworks run: error: " << counts.error().message << "\n";
+      return kExitInvalid;
+    }
+    if (rank == 0) fmt::print("partition balanced over {}: {} layers per stage\n", options.predict.model_spec, *counts);
+  }
   if (options.predict.enabled) {
     return run_with_prediction(options.config, options.predict, {options.trace, options.svg, options.json},
                                options.model, options.schedule);
   }
 
   const hw::RunConfig& c = options.config;
-  fmt::print("pipeworks run: {} on cpu, {} stages x {} micro-batches (batch {}), {}{}\n", options.model, c.num_stages,
-             c.num_microbatches, c.batch_size, options.schedule, c.recompute ? " + recompute" : "");
-  fmt::print("{:>4}  {:>10}  {:>10}  {:>7}  {:>10}  {}\n", "step", "time (ms)", "samples/s", "bubble", "loss",
-             "peak activation bytes per device");
-  auto report = hw::run_training(c, [](const hw::StepStats& s) {
+  if (rank == 0) {
+    fmt::print("pipeworks run: {} on {}{}, {} stages x {} micro-batches (batch {}), {}{}\n", options.model,
+               options.device, distributed ? " (multi-process)" : "", c.num_stages, c.num_microbatches, c.batch_size,
+               options.schedule, c.recompute ? " + recompute" : "");
+    fmt::print("{:>4}  {:>10}  {:>10}  {:>7}  {:>10}  {}\n", "step", "time (ms)", "samples/s", "bubble", "loss",
+               "peak activation bytes per device");
+  }
+  const auto print_step = [](const hw::StepStats& s) {
     std::vector<std::string> peaks;
     for (sched::Bytes b : s.peak_activation_bytes) peaks.push_back(bytes_text(b));
     fmt::print("{:>4}  {:>10.3f}  {:>10.1f}  {:>6.1f}%  {:>10.5f}  {}\n", s.step, static_cast<double>(s.step_ns) / 1e6,
                s.samples_per_s, 100.0 * s.bubble_fraction, s.loss, fmt::join(peaks, ", "));
     std::fflush(stdout);
-  });
+  };
+  auto report = distributed                ? run_distributed(options, print_step)
+                : options.device == "cuda" ? hw::run_training_cuda(c, print_step)
+                                           : hw::run_training(c, print_step);
   if (!report) {
     std::cerr << "pipeworks run: error: " << report.error().message << "\n";
     return kExitInvalid;
   }
+  if (rank != 0) return kExitOk;
   fmt::print("partition {} ({} layers), {} intra-op thread(s) per worker\n", sim::to_string(report->partition),
              report->spec.num_layers(), report->threads_per_worker);
   if (report->steps.size() > 1) {
@@ -167,8 +220,13 @@ void add_run_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--schedule", options->schedule, "gpipe | 1f1b")->capture_default_str();
   cmd->add_flag("--recompute", c.recompute, "re-materialize activations (R before each B)");
   cmd->add_option("--placement", c.placement, "device of each stage (default: stage i on device i)");
-  cmd->add_option("--partition", c.partition, "uniform | per-stage layer counts N,N,...")->capture_default_str();
-  cmd->add_option("--device", options->device, "cpu")->capture_default_str();
+  cmd->add_option("--partition", c.partition, "uniform | balanced (sim::balanced_partition over --model-spec) | per-stage layer counts N,N,...")->capture_default_str();
+  cmd->add_option("--device", options->device, "cpu | cuda (needs a LibTorch with CUDA)")->capture_default_str();
+  cmd->add_flag("--distributed", options->distributed,
+                "one rank of a multi-process run (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT; implied when "
+                "WORLD_SIZE is set); see `pipeworks launch`");
+  cmd->add_option("--timeout", options->timeout_s, "seconds any blocking wait may take before the run fails")
+      ->capture_default_str();
   cmd->add_option("--steps", c.steps, "mini-batches to train")->capture_default_str();
   cmd->add_option("--optimizer", options->optimizer, "sgd | momentum | adam")->capture_default_str();
   cmd->add_option("--lr", c.optimizer.learning_rate, "learning rate")->capture_default_str();
