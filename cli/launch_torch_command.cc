@@ -33,6 +33,7 @@ void add_launch_command(CLI::App& app, CommandContext& context) {
     }
     if (result->exit_code != 0) {
       if (result->timed_out) std::cerr << fmt::format("pipeworks launch: stopped after {} s\n", options->kill_after_s);
+      if (result->signaled) std::cerr << "pipeworks launch: interrupted; stopped every rank\n";
       for (const hw::RankExit& e : result->exits) {
         std::cerr << fmt::format("pipeworks launch: rank {} exited with code {}{}{}\n", e.rank, e.exit_code,
                                  e.stopped_by_launcher ? " (stopped by the launcher)" : "",

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +23,11 @@ namespace pipeworks::hw {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// SIGINT/SIGTERM to the launcher: forwarded to every rank (then SIGKILL after the grace period),
+// so stopping the launcher never leaves ranks behind.
+volatile std::sig_atomic_t g_stop_signal = 0;
+extern "C" void remember_stop_signal(int sig) { g_stop_signal = sig; }
 
 double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -171,7 +177,19 @@ sched::Result<LaunchResult> launch(const LaunchOptions& options, const LineSink&
   LaunchResult result;
   const Clock::time_point started = Clock::now();
   std::optional<Clock::time_point> first_failure, term_sent;
+  g_stop_signal = 0;
+  struct sigaction action {};
+  action.sa_handler = remember_stop_signal;
+  sigemptyset(&action.sa_mask);
+  struct sigaction old_int {}, old_term {};
+  ::sigaction(SIGINT, &action, &old_int);
+  ::sigaction(SIGTERM, &action, &old_term);
   for (;;) {
+    if (g_stop_signal != 0 && !result.signaled) {
+      result.signaled = true;
+      for (Child& c : children) stop(c, SIGTERM);
+      term_sent = Clock::now();
+    }
     std::vector<pollfd> fds;
     std::vector<std::pair<std::size_t, bool>> owners;
     for (std::size_t i = 0; i < children.size(); ++i) {
@@ -227,11 +245,13 @@ sched::Result<LaunchResult> launch(const LaunchOptions& options, const LineSink&
       for (Child& c : children) stop(c, SIGKILL);
     }
   }
+  ::sigaction(SIGINT, &old_int, nullptr);
+  ::sigaction(SIGTERM, &old_term, nullptr);
   for (const Child& c : children) {
     result.exits.push_back(c.exit);
     if (c.exit.exit_code != 0) result.exit_code = 1;
   }
-  if (result.timed_out) result.exit_code = 1;
+  if (result.timed_out || result.signaled) result.exit_code = 1;
   return result;
 }
 

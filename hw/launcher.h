@@ -5,9 +5,11 @@
 // (SIGTERM, SIGKILL after a grace period) unless told to keep going. LibTorch-free.
 //
 //   launch -n 3 -- pipeworks run ...
-//     rank 0 ───────────── exit 0
-//     rank 1 ──────X exit 3          first failure: SIGTERM to ranks 0 and 2
-//     rank 2 ──────────┘ terminated
+//     rank 0 -------------------| terminated   <- SIGTERM (SIGKILL after --grace)
+//     rank 1 ----------X exit 3               first failure
+//     rank 2 -------------------| terminated
+//
+// SIGINT/SIGTERM to the launcher stop every rank the same way.
 #pragma once
 
 #include <functional>
@@ -44,6 +46,7 @@ struct RankExit {
 struct LaunchResult {
   std::vector<RankExit> exits;  // by rank
   bool timed_out = false;       // kill_after_s ran out
+  bool signaled = false;        // the launcher got SIGINT/SIGTERM and stopped every rank
   int exit_code = 0;            // 0 when every rank exited 0, else 1
 };
 
