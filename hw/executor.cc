@@ -3,8 +3,11 @@
 
 #include <atomic>
 #include <barrier>
+#include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
@@ -58,6 +61,20 @@ struct Executor::State {
   std::vector<std::vector<char>> recompute, recv_f, recv_b;
   std::vector<std::vector<Slot>> slots;
 
+  // The worker pool: one thread per local device, alive from create() to the destructor.
+  //
+  //   main:    step() --generation++--> notify ........ wait(finished == workers) --> result
+  //   worker:  wait(generation) -> program -> barrier -> optimizer -> finished++ -> wait ...
+  //   ~:       shutdown = true --> notify --> join every worker
+  std::vector<int> local_devices;
+  std::unique_ptr<std::barrier<>> programs_done;
+  std::mutex pool_mutex;
+  std::condition_variable start_cv, finished_cv;
+  std::uint64_t generation = 0;
+  std::size_t finished = 0;
+  bool shutdown = false;
+  std::vector<std::thread> workers;
+
   // Per step.
   const MicroBatches* batch = nullptr;
   std::uint64_t seed = 0;
@@ -94,7 +111,9 @@ struct Executor::State {
   void recompute_forward(const Action& a);
   void backward(const Action& a);
   void run(const Action& a, int device);
-  void worker(int device, std::barrier<>& done);
+  void run_step(int device, const std::vector<StageCell*>& own);
+  void worker_loop(int device);
+  void stop_workers();
 };
 
 void Executor::State::forward(const Action& a, int device) {
@@ -217,13 +236,7 @@ void Executor::State::run(const Action& a, int device) {
   }
 }
 
-void Executor::State::worker(int device, std::barrier<>& done) {
-  const DeviceScope device_scope(device);
-  set_worker_threads(threads);
-  std::vector<StageCell*> own;
-  for (StageCell& c : cells) {
-    if (c.device == device) own.push_back(&c);
-  }
+void Executor::State::run_step(int device, const std::vector<StageCell*>& own) {
   for (StageCell* c : own) drop_grads(c->parameters());
   const sched::Bytes baseline = live_bytes(device);
   reset_peak(device);
@@ -252,7 +265,7 @@ void Executor::State::worker(int device, std::barrier<>& done) {
     }
   }
   peak_activation[static_cast<std::size_t>(device)] = options.measure_memory ? peak_bytes(device) - baseline : 0;
-  done.arrive_and_wait();
+  programs_done->arrive_and_wait();
   if (failed.load()) return;
   try {
     for (StageCell* c : own) optimizers[static_cast<std::size_t>(c->stage)]->step();
@@ -261,8 +274,46 @@ void Executor::State::worker(int device, std::barrier<>& done) {
   }
 }
 
+void Executor::State::worker_loop(int device) {
+  const DeviceScope device_scope(device);
+  set_worker_threads(threads);
+  std::vector<StageCell*> own;
+  for (StageCell& c : cells) {
+    if (c.device == device) own.push_back(&c);
+  }
+  std::uint64_t seen = 0;
+  while (true) {
+    {
+      std::unique_lock lock(pool_mutex);
+      start_cv.wait(lock, [&] { return shutdown || generation != seen; });
+      if (shutdown) return;
+      seen = generation;
+    }
+    run_step(device, own);
+    {
+      const std::lock_guard lock(pool_mutex);
+      ++finished;
+    }
+    finished_cv.notify_one();
+  }
+}
+
+void Executor::State::stop_workers() {
+  {
+    const std::lock_guard lock(pool_mutex);
+    shutdown = true;
+  }
+  start_cv.notify_all();
+  for (std::thread& t : workers) {
+    if (t.joinable()) t.join();
+  }
+  workers.clear();
+}
+
 Executor::Executor(std::unique_ptr<State> state) : state_(std::move(state)) {}
-Executor::~Executor() = default;
+Executor::~Executor() {
+  if (state_) state_->stop_workers();
+}
 
 sched::Result<std::unique_ptr<Executor>> Executor::create(sched::Schedule schedule, std::vector<StageCell> cells,
                                                           ExecutorOptions options,
@@ -312,7 +363,20 @@ sched::Result<std::unique_ptr<Executor>> Executor::create(sched::Schedule schedu
   state->schedule = std::move(schedule);
   state->cells = std::move(cells);
   state->options = options;
-  return std::unique_ptr<Executor>(new Executor(std::move(state)));
+  for (int d = 0; d < state->schedule.num_devices(); ++d) {
+    if (!options.only_device || *options.only_device == d) state->local_devices.push_back(d);
+  }
+  state->programs_done = std::make_unique<std::barrier<>>(static_cast<std::ptrdiff_t>(state->local_devices.size()));
+  // The executor owns the state from here on, so a failed thread start joins the started ones.
+  auto executor = std::unique_ptr<Executor>(new Executor(std::move(state)));
+  State& st = *executor->state_;
+  try {
+    st.workers.reserve(st.local_devices.size());
+    for (int d : st.local_devices) st.workers.emplace_back([&st, d] { st.worker_loop(d); });
+  } catch (const std::system_error& e) {
+    return sched::Error{fmt::format("executor: cannot start the worker threads: {}", e.what())};
+  }
+  return executor;
 }
 
 sched::Result<StepResult> Executor::step(const MicroBatches& batch, std::uint64_t seed) {
@@ -331,15 +395,12 @@ sched::Result<StepResult> Executor::step(const MicroBatches& batch, std::uint64_
   st.slots.assign(static_cast<std::size_t>(st.schedule.num_stages), std::vector<Slot>(static_cast<std::size_t>(m)));
   st.transport->reset();
   st.recorder.start_step();
-  std::vector<int> local;
-  for (int d = 0; d < static_cast<int>(devices); ++d) {
-    if (!st.options.only_device || *st.options.only_device == d) local.push_back(d);
-  }
   {
-    std::barrier<> done(static_cast<std::ptrdiff_t>(local.size()));
-    std::vector<std::jthread> workers;
-    workers.reserve(local.size());
-    for (int d : local) workers.emplace_back([&st, &done, d] { st.worker(d, done); });
+    std::unique_lock lock(st.pool_mutex);
+    st.finished = 0;
+    ++st.generation;
+    st.start_cv.notify_all();
+    st.finished_cv.wait(lock, [&st] { return st.finished == st.workers.size(); });
   }
   const sched::Nanoseconds step_ns = st.recorder.now_ns();
   st.slots.clear();

@@ -1,5 +1,6 @@
 // Runs a lowered Schedule on stage cells: one worker thread per device, each interpreting its
-// own program action by action (the generators are never re-implemented here).
+// own program action by action (the generators are never re-implemented here). The workers live
+// as long as the Executor (started by create(), woken once per step, joined by the destructor).
 //
 //   F(s,m)  input = micro-batch m (stage 0), the received activation (RECV_F) or, for a stage on
 //           the same device, the previous stage's output; detached, requires_grad. Keeps the
