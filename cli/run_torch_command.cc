@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command_list.h"
+#include "cli/run_partition.h"
 #include "cli/run_predict.h"
 #include "hw/device_support.h"
 #include "hw/distributed_env.h"
@@ -114,6 +115,14 @@ int run(RunOptions& options) {
   options.config.model.kind = *model;
   options.config.schedule = *kind;
   options.config.optimizer.kind = *optimizer;
+  if (options.config.partition == "balanced") {
+    if (options.predict.model_spec.empty()) return fail_usage("--partition balanced needs --model-spec FILE");
+    auto counts = resolve_run_partition(options.config, options.predict.model_spec);
+    if (!counts) {
+      std::cerr << "pipeworks run: error: " << counts.error().message << "\n";
+      return kExitInvalid;
+    }
+  }
   if (options.predict.enabled) {
     return run_with_prediction(options.config, options.predict, {options.trace, options.svg, options.json},
                                options.model, options.schedule);
@@ -210,7 +219,9 @@ void add_run_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--schedule", options->schedule, "gpipe | 1f1b")->capture_default_str();
   cmd->add_flag("--recompute", c.recompute, "re-materialize activations (R before each B)");
   cmd->add_option("--placement", c.placement, "device of each stage (default: stage i on device i)");
-  cmd->add_option("--partition", c.partition, "uniform | per-stage layer counts N,N,...")->capture_default_str();
+  cmd->add_option("--partition", c.partition,
+                  "uniform | balanced (sim::balanced_partition over --model-spec) | per-stage layer counts N,N,...")
+      ->capture_default_str();
   cmd->add_option("--device", options->device, "cpu | cuda (needs a LibTorch with CUDA)")->capture_default_str();
   cmd->add_flag("--distributed", options->distributed,
                 "one rank of a multi-process run (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT; implied when "

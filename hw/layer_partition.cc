@@ -1,6 +1,7 @@
 // `--partition` parsing (see layer_partition.h).
 #include "hw/layer_partition.h"
 
+#include <algorithm>
 #include <charconv>
 #include <vector>
 
@@ -31,6 +32,30 @@ sched::Result<sim::Partition> parse_partition(std::string_view text, int num_lay
   }
   auto partition = sim::explicit_partition(std::move(boundaries), num_layers);
   if (!partition) return sched::Error{fmt::format("partition '{}': {}", text, partition.error().message)};
+  return partition;
+}
+
+sched::Result<sim::Partition> run_partition(std::string_view text, int num_layers, const sim::ModelSpec* spec,
+                                            const RunBalance& balance) {
+  if (balance.schedule == nullptr) return sched::Error{"partition: no schedule given"};
+  const int k = balance.schedule->num_stages;
+  if (text != "balanced") return parse_partition(text, num_layers, k);
+  if (spec == nullptr) {
+    return sched::Error{"partition 'balanced' needs a model spec with the layers' costs: pass --model-spec FILE "
+                        "(written by `pipeworks profile`)"};
+  }
+  if (spec->num_layers() != num_layers) {
+    return sched::Error{fmt::format("partition 'balanced': the model spec '{}' has {} layers, the model {}",
+                                    spec->name, spec->num_layers(), num_layers)};
+  }
+  sim::BalanceOptions options;
+  options.microbatch_size = balance.microbatch_size;
+  options.optimizer = balance.optimizer;
+  options.recompute = balance.recompute;
+  const int m = balance.schedule->num_microbatches;
+  for (int s = 0; s < k; ++s) options.in_flight.push_back(balance.gpipe ? m : std::min(m, k - s));
+  auto partition = sim::balanced_partition(*spec, k, options);
+  if (!partition) return sched::Error{"partition 'balanced': " + partition.error().message};
   return partition;
 }
 
