@@ -15,6 +15,7 @@
 #include "hw/layer_partition.h"
 #include "hw/measured_run.h"
 #include "hw/prediction.h"
+#include "hw/stage_memory.h"
 #include "hw/threads.h"
 #include "sim/units.h"
 #include "viz/chrome_trace.h"
@@ -28,7 +29,9 @@ void add_predict_options(CLI::App* cmd, PredictOptions& o) {
   cmd->add_flag("--predict", o.enabled,
                 "simulate the same schedule beside the run and print predicted vs measured (profiles the model "
                 "unless --model-spec is given)");
-  cmd->add_option("--model-spec", o.model_spec, "--predict: model spec to simulate with instead of profiling");
+  cmd->add_option("--model-spec", o.model_spec,
+                  "model spec (pipeworks profile): what --predict simulates with instead of profiling, and what "
+                  "--partition balanced cuts by");
   cmd->add_option("--cluster-spec", o.cluster_spec, "--predict: cluster spec instead of measuring this machine");
   cmd->add_option("--warmup", o.warmup, "--predict: steps run before the --steps measured ones")->capture_default_str();
   cmd->add_option("--profile-repetitions", o.repetitions, "--predict: timed repetitions per profiled layer")
@@ -134,7 +137,14 @@ int run_with_prediction(const hw::RunConfig& c, const PredictOptions& p, const R
 
   auto costs = obtain_costs(c, p, devices, threads);
   if (!costs) return fail(costs.error().message);
-  if (costs->profile) fmt::print("{}", profile_summary(*costs->profile));
+  if (costs->profile) {
+    // Backward temporaries of each stage as a whole, at the run's micro-batch size and partition.
+    auto extra = hw::measure_stage_backward_extra(c.model, *partition, c.batch_size / c.num_microbatches, 3);
+    if (!extra) return fail(extra.error().message);
+    costs->profile->stage_boundaries = partition->boundaries;
+    costs->profile->stage_backward_extra_bytes = std::move(extra).value();
+    fmt::print("{}", profile_summary(*costs->profile));
+  }
   for (const std::string& note : costs->notes) fmt::print("note: {}\n", note);
   const hw::Profile* profile = costs->profile ? &*costs->profile : nullptr;
   auto prediction = hw::predict_run(c, *schedule, *partition, costs->spec, costs->cluster, profile);
@@ -168,12 +178,13 @@ int run_with_prediction(const hw::RunConfig& c, const PredictOptions& p, const R
   auto comparison = viz::compare_timelines(predicted, measured, options);
   if (!comparison) return fail(comparison.error().message);
   const sim::CostModel& cm = prediction->costs;
-  fmt::print("\ncost model: dispatch {} per compute action, hand-off {}, device speed {:.3f} (contention), {} "
-             "comm\nstep time = pipeline makespan (first action start to last action end); measured = median step "
-             "(step {})\n\n",
+  fmt::print("\ncost model: dispatch {} per compute action, hand-off {}, device speed {:.3f}, contention slow-down "
+             "where workers overlap {:.3f}x per device, {} comm\nstep time = pipeline makespan (first action start "
+             "to last action end); measured = median step (step {})\n\n",
              sim::format_duration(cm.per_action_overhead_ns),
              cm.links.empty() ? std::string("none") : sim::format_duration(cm.links.front().latency_ns),
-             costs->cluster.devices.front().relative_speed, sim::comm_mode_name(cm.comm_mode), median.step);
+             costs->cluster.devices.front().relative_speed, fmt::join(prediction->device_slowdown, "x, "),
+             sim::comm_mode_name(cm.comm_mode), median.step);
   fmt::print("{}", viz::comparison_table(*comparison, spreads));
 
   const std::vector<const sched::Timeline*> both{&predicted, &measured};
@@ -185,6 +196,7 @@ int run_with_prediction(const hw::RunConfig& c, const PredictOptions& p, const R
   }
   if (!outputs.json.empty()) {
     nlohmann::json j = viz::comparison_json(*comparison, spreads);
+    j["schema"] = "pipeworks.predict_report/1";  // layout: docs/accuracy.md
     j["model"] = model_name;
     j["schedule"] = schedule_name;
     j["stages"] = c.num_stages;
@@ -196,6 +208,7 @@ int run_with_prediction(const hw::RunConfig& c, const PredictOptions& p, const R
     j["cost_model"] = {{"per_action_overhead_ns", cm.per_action_overhead_ns},
                        {"handoff_latency_ns", cm.links.empty() ? 0 : cm.links.front().latency_ns},
                        {"relative_speed", costs->cluster.devices.front().relative_speed},
+                       {"device_slowdown", prediction->device_slowdown},
                        {"comm_mode", sim::comm_mode_name(cm.comm_mode)},
                        {"profiled", profile != nullptr}};
     j["median_step"] = median.step;

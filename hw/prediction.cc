@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -20,6 +21,8 @@ void apply_executor_memory(sim::CostModel& costs, bool recompute) {
 }
 
 namespace {
+
+constexpr int kContentionRounds = 2;
 
 sched::Result<sched::Nanoseconds> scaled_time(const sim::ScaledDuration& d, int size, double speed) {
   auto at = d.at(size);
@@ -49,9 +52,12 @@ sched::Result<sched::Bytes> backward_extra_bytes(const Profile& profile, const s
 
 }  // namespace
 
-sched::Result<Prediction> predict_run(const RunConfig& config, const sched::Schedule& schedule,
-                                      const sim::Partition& partition, const sim::ModelSpec& spec,
-                                      const sim::ClusterSpec& cluster, const Profile* profile) {
+namespace {
+
+// One simulation of the run on `cluster` (predict_run without the contention refinement).
+sched::Result<Prediction> predict_on(const RunConfig& config, const sched::Schedule& schedule,
+                                     const sim::Partition& partition, const sim::ModelSpec& spec,
+                                     const sim::ClusterSpec& cluster, const Profile* profile) {
   if (config.num_microbatches < 1 || config.batch_size % config.num_microbatches != 0) {
     return sched::Error{"predict: the batch does not split into equal micro-batches"};
   }
@@ -89,9 +95,14 @@ sched::Result<Prediction> predict_run(const RunConfig& config, const sched::Sche
         if (!t) return t.error();
         no_graph += *t;
       }
-      auto extra = backward_extra_bytes(*profile, spec, partition.begin(s), partition.end(s), size);
-      if (!extra) return extra.error();
-      transient[static_cast<std::size_t>(s)] = *extra;
+      if (profile->stage_boundaries == partition.boundaries &&
+          profile->stage_backward_extra_bytes.size() == static_cast<std::size_t>(schedule.num_stages)) {
+        transient[static_cast<std::size_t>(s)] = profile->stage_backward_extra_bytes[static_cast<std::size_t>(s)];
+      } else {
+        auto extra = backward_extra_bytes(*profile, spec, partition.begin(s), partition.end(s), size);
+        if (!extra) return extra.error();
+        transient[static_cast<std::size_t>(s)] = *extra;
+      }
       // Under re-materialization F runs without the graph and R is the forward that keeps it.
       if (config.recompute) {
         stage.recompute_ns = stage.forward_ns;
@@ -112,7 +123,78 @@ sched::Result<Prediction> predict_run(const RunConfig& config, const sched::Sche
   for (std::size_t d = 0; d < out.peak_activation_bytes.size(); ++d) {
     out.peak_activation_bytes[d] += out.result.devices[d].memory.peak_activation_bytes + device_transient[d];
   }
+  out.device_slowdown.assign(out.peak_activation_bytes.size(), 1.0);
   return out;
+}
+
+}  // namespace
+
+std::vector<double> compute_overlap_fractions(const sched::Timeline& timeline) {
+  using Interval = std::pair<sched::Nanoseconds, sched::Nanoseconds>;
+  const auto devices = static_cast<std::size_t>(std::max(0, timeline.num_devices));
+  std::vector<std::vector<Interval>> busy(devices);
+  for (const sched::Span& span : timeline.spans) {
+    if (span.lane != sched::Lane::kCompute || span.device < 0 || static_cast<std::size_t>(span.device) >= devices) {
+      continue;
+    }
+    if (span.end_ns > span.start_ns) busy[static_cast<std::size_t>(span.device)].emplace_back(span.start_ns, span.end_ns);
+  }
+  std::vector<double> fractions(devices, 0.0);
+  for (std::size_t d = 0; d < devices; ++d) {
+    // The union of every other device's compute intervals, merged and sorted.
+    std::vector<Interval> others;
+    for (std::size_t o = 0; o < devices; ++o) {
+      if (o != d) others.insert(others.end(), busy[o].begin(), busy[o].end());
+    }
+    std::sort(others.begin(), others.end());
+    std::vector<Interval> merged;
+    for (const Interval& i : others) {
+      if (!merged.empty() && i.first <= merged.back().second) {
+        merged.back().second = std::max(merged.back().second, i.second);
+      } else {
+        merged.push_back(i);
+      }
+    }
+    sched::Nanoseconds total = 0;
+    sched::Nanoseconds shared = 0;
+    for (const Interval& own : busy[d]) {
+      total += own.second - own.first;
+      const auto first = std::lower_bound(merged.begin(), merged.end(), Interval{own.first, own.first},
+                                          [](const Interval& a, const Interval& b) { return a.second < b.first; });
+      for (auto it = first; it != merged.end() && it->first < own.second; ++it) {
+        shared += std::max<sched::Nanoseconds>(0, std::min(own.second, it->second) - std::max(own.first, it->first));
+      }
+    }
+    fractions[d] = total > 0 ? static_cast<double>(shared) / static_cast<double>(total) : 0.0;
+  }
+  return fractions;
+}
+
+sched::Result<Prediction> predict_run(const RunConfig& config, const sched::Schedule& schedule,
+                                      const sim::Partition& partition, const sim::ModelSpec& spec,
+                                      const sim::ClusterSpec& cluster, const Profile* profile) {
+  const double factor = profile != nullptr ? profile->machine.contention_factor : 1.0;
+  if (!(factor > 1.0) || schedule.num_devices() < 2 || cluster.num_devices() < schedule.num_devices()) {
+    return predict_on(config, schedule, partition, spec, cluster, profile);
+  }
+  // The cluster's devices carry the measured contention as a uniform slow-down; take it off,
+  // simulate, and put back on each device only the share of its compute time that overlaps
+  // another device's compute (bubbles run alone). Refined twice, since the overlap moves.
+  sim::ClusterSpec alone = cluster;
+  for (sim::DeviceSpec& d : alone.devices) d.relative_speed *= factor;
+  auto prediction = predict_on(config, schedule, partition, spec, alone, profile);
+  for (int round = 0; round < kContentionRounds && prediction; ++round) {
+    const std::vector<double> overlap = compute_overlap_fractions(prediction->result.timeline);
+    sim::ClusterSpec adjusted = alone;
+    std::vector<double> slowdown(overlap.size(), 1.0);
+    for (std::size_t d = 0; d < overlap.size() && d < adjusted.devices.size(); ++d) {
+      slowdown[d] = 1.0 + (factor - 1.0) * overlap[d];
+      adjusted.devices[d].relative_speed /= slowdown[d];
+    }
+    prediction = predict_on(config, schedule, partition, spec, adjusted, profile);
+    if (prediction) prediction->device_slowdown = slowdown;
+  }
+  return prediction;
 }
 
 }  // namespace pipeworks::hw

@@ -6,9 +6,11 @@
 //
 //   measured peak(d) = peak of held activations (simulated, executor attribution)
 //                    + gradients of the stages on d      (allocated inside the step)
-//                    + backward temporaries above the stash (profiled; 0 from a spec):
-//                      max over the stage's layers l of transient(l) + gradient of l's output
-//                      - stashes of the layers after l (freed by then)
+//                    + backward temporaries above the stash (profiled; 0 from a spec): the
+//                      stage's own measurement when the profile has one for this partition
+//                      (stage_memory.h), else composed from the layers: max over the stage's
+//                      layers l of transient(l) + gradient of l's output - stashes of the
+//                      layers after l (freed by then)
 #pragma once
 
 #include <vector>
@@ -28,7 +30,14 @@ struct Prediction {
   sim::CostModel costs;
   sim::SimResult result;                         // timeline "predicted"
   std::vector<sched::Bytes> peak_activation_bytes;  // per device, comparable with StepResult's
+  // Per device: the contention slow-down applied, 1 + (factor - 1) * overlap (1: none).
+  std::vector<double> device_slowdown;
 };
+
+// Per device: the share of its compute time during which another device also computes
+// (0 when it has none). Contention applies only there: a worker alone in a bubble runs at the
+// speed measured alone.
+std::vector<double> compute_overlap_fractions(const sched::Timeline& timeline);
 
 // Executor attribution of activation memory (the counting allocator charges an allocation to
 // the device whose worker made it): a stage's output is charged to its own device while the
@@ -39,7 +48,9 @@ struct Prediction {
 void apply_executor_memory(sim::CostModel& costs, bool recompute);
 
 // `profile` (may be null) supplies forward-without-graph times and backward temporaries; the
-// cluster must have at least as many devices as the schedule.
+// cluster must have at least as many devices as the schedule. With a profile that measured a
+// contention factor c > 1 (its cluster's speeds are 1/c), the run is simulated at full speed,
+// then each device is slowed by 1 + (c - 1) * its overlap fraction and simulated again (twice).
 sched::Result<Prediction> predict_run(const RunConfig& config, const sched::Schedule& schedule,
                                       const sim::Partition& partition, const sim::ModelSpec& spec,
                                       const sim::ClusterSpec& cluster, const Profile* profile);

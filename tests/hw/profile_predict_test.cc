@@ -9,6 +9,7 @@
 #include "hw/measured_run.h"
 #include "hw/prediction.h"
 #include "hw/profiler.h"
+#include "hw/stage_memory.h"
 #include "sim/cost_model_builder.h"
 #include "sim/simulator.h"
 #include "viz/comparison.h"
@@ -144,6 +145,108 @@ TEST_CASE("a predicted run and its measurement hold the same actions") {
   sim::ModelSpec short_spec = profile->spec;
   short_spec.layers.pop_back();
   CHECK_FALSE(predict_run(config, *schedule, *partition, short_spec, profile->cluster, nullptr).ok());
+}
+
+
+TEST_CASE("overlap fractions: the share of a device's compute time while another device computes") {
+  //   device 0  [0,10)      [20,30)                      compute 20, shared 5 + 5 = 10  -> 1/2
+  //   device 1       [5 ......... 25)   [40,50)          compute 30, shared 5 + 5 = 10  -> 1/3
+  //   device 2                                [100,110)  compute 10, shared 0           -> 0
+  //   (device 1's send span [0,100) is not compute and counts for nobody)
+  sched::Timeline t;
+  t.num_devices = 3;
+  const auto span = [](int device, sched::Lane lane, sched::Nanoseconds start, sched::Nanoseconds end) {
+    sched::Span s;
+    s.device = device;
+    s.lane = lane;
+    s.start_ns = start;
+    s.end_ns = end;
+    return s;
+  };
+  t.spans = {span(0, sched::Lane::kCompute, 0, 10),   span(0, sched::Lane::kCompute, 20, 30),
+             span(1, sched::Lane::kCompute, 5, 25),   span(1, sched::Lane::kCompute, 40, 50),
+             span(2, sched::Lane::kCompute, 100, 110), span(1, sched::Lane::kSend, 0, 100)};
+  const std::vector<double> f = compute_overlap_fractions(t);
+  REQUIRE(f.size() == 3);
+  CHECK(f[0] == Approx(0.5));
+  CHECK(f[1] == Approx(1.0 / 3.0));
+  CHECK(f[2] == 0.0);
+}
+
+TEST_CASE("contention slows a device only where it overlaps another: GPipe with one micro-batch never does") {
+  RunConfig config;
+  config.model = testing::tiny_mlp();
+  config.num_stages = 2;
+  config.num_microbatches = 1;
+  config.batch_size = 4;
+  config.schedule = sched::ScheduleKind::kGPipe;
+  config.threads_per_worker = 1;
+  auto schedule = build_schedule(config);
+  REQUIRE(schedule.ok());
+  auto partition = parse_partition("uniform", num_model_layers(config.model), 2);
+  REQUIRE(partition.ok());
+  ProfileOptions po = quick_profile(config.model);
+  po.measure_machine = false;
+  auto profile = profile_model(po);
+  REQUIRE(profile.ok());
+  auto alone = predict_run(config, *schedule, *partition, profile->spec, profile->cluster, &*profile);
+  REQUIRE(alone.ok());
+  // The same profile with a measured contention of 2x: its cluster says speed 1/2 everywhere.
+  Profile contended = *profile;
+  contended.machine.contention_factor = 2.0;
+  for (sim::DeviceSpec& d : contended.cluster.devices) d.relative_speed = 0.5;
+  auto prediction = predict_run(config, *schedule, *partition, contended.spec, contended.cluster, &contended);
+  REQUIRE(prediction.ok());
+  CHECK(prediction->device_slowdown == std::vector<double>{1.0, 1.0});
+  CHECK(prediction->result.makespan_ns == alone->result.makespan_ns);
+  // With 4 micro-batches under GPipe both devices overlap: the slow-down lies in (1, 2].
+  config.num_microbatches = 4;
+  config.batch_size = 8;
+  auto schedule4 = build_schedule(config);
+  REQUIRE(schedule4.ok());
+  auto overlapped = predict_run(config, *schedule4, *partition, contended.spec, contended.cluster, &contended);
+  REQUIRE(overlapped.ok());
+  for (double s : overlapped->device_slowdown) {
+    CHECK(s > 1.0);
+    CHECK(s <= 2.0);
+  }
+}
+
+TEST_CASE("stage backward temporaries: measured per stage, and used by the prediction for that partition only") {
+  const ModelConfig model = testing::tiny_mlp();
+  auto partition = parse_partition("uniform", num_model_layers(model), 2);
+  REQUIRE(partition.ok());
+  auto extra = measure_stage_backward_extra(model, *partition, 2, 2);
+  REQUIRE(extra.ok());
+  REQUIRE(extra->size() == 2);
+  for (sched::Bytes b : *extra) CHECK(b >= 0);
+  CHECK_FALSE(measure_stage_backward_extra(model, sim::uniform_partition(6, 2).value(), 2, 2).ok());
+  CHECK_FALSE(measure_stage_backward_extra(model, *partition, 0, 2).ok());
+
+  RunConfig config;
+  config.model = model;
+  config.num_stages = 2;
+  config.num_microbatches = 2;
+  config.batch_size = 4;
+  auto schedule = build_schedule(config);
+  REQUIRE(schedule.ok());
+  ProfileOptions po = quick_profile(model);
+  po.measure_machine = false;
+  auto profile = profile_model(po);
+  REQUIRE(profile.ok());
+  const auto predict_with = [&](std::vector<int> boundaries, std::vector<sched::Bytes> bytes) {
+    Profile p = *profile;
+    p.stage_boundaries = std::move(boundaries);
+    p.stage_backward_extra_bytes = std::move(bytes);
+    return predict_run(config, *schedule, *partition, p.spec, p.cluster, &p).value().peak_activation_bytes;
+  };
+  const std::vector<sched::Bytes> zero = predict_with(partition->boundaries, {0, 0});
+  const std::vector<sched::Bytes> some = predict_with(partition->boundaries, {1000, 3000});
+  CHECK(some[0] - zero[0] == 1000);
+  CHECK(some[1] - zero[1] == 3000);
+  // Another partition's figures are ignored: the per-layer composition applies.
+  const std::vector<sched::Bytes> composed = predict_with({}, {});
+  CHECK(predict_with({0, 1, 4}, {1000, 3000}) == composed);
 }
 
 }  // namespace

@@ -1,0 +1,64 @@
+// Per-stage backward temporaries (see stage_memory.h).
+#include "hw/stage_memory.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include "hw/counting_allocator.h"
+#include "hw/model_zoo.h"
+
+namespace pipeworks::hw {
+namespace {
+
+// The counter used here, apart from executors, the profiler and describe_model.
+constexpr int kStageDevice = kMaxCountedDevices - 3;
+
+}  // namespace
+
+sched::Result<std::vector<sched::Bytes>> measure_stage_backward_extra(const ModelConfig& config,
+                                                                      const sim::Partition& partition,
+                                                                      int microbatch_size, int repetitions) {
+  if (microbatch_size < 1 || repetitions < 1) {
+    return sched::Error{"stage memory: micro-batch size and repetitions must be >= 1"};
+  }
+  install_counting_allocator();
+  auto model = build_model(config);
+  if (!model) return model.error();
+  if (partition.boundaries.empty() || partition.boundaries.back() != static_cast<int>(model->layers.size())) {
+    return sched::Error{fmt::format("stage memory: the partition does not cut the model's {} layers",
+                                    model->layers.size())};
+  }
+  for (Layer& l : model->layers) l.module.ptr()->train();
+  const Batch batch = make_batch(config, microbatch_size, config.seed);
+  std::vector<sched::Bytes> extra(static_cast<std::size_t>(partition.num_stages()), 0);
+  try {
+    torch::Tensor stage_input = batch.inputs;  // the data for stage 0, then each stage's output
+    for (int s = 0; s < partition.num_stages(); ++s) {
+      const bool is_last = s + 1 == partition.num_stages();
+      for (int pass = 0; pass < 1 + repetitions; ++pass) {
+        const DeviceScope scope(kStageDevice);
+        const torch::Tensor input =
+            s > 0 && stage_input.is_floating_point() ? stage_input.detach().requires_grad_(true) : stage_input;
+        torch::Tensor out = input;
+        for (int l = partition.begin(s); l < partition.end(s); ++l) {
+          out = model->layers[static_cast<std::size_t>(l)].module.forward(out);
+        }
+        if (is_last) out = compute_loss(model->loss, out, batch.targets);
+        const torch::Tensor grad = torch::ones_like(out);
+        const sched::Bytes before_backward = live_bytes(kStageDevice);
+        reset_peak(kStageDevice);
+        torch::autograd::backward({out}, {grad});
+        sched::Bytes& stage_extra = extra[static_cast<std::size_t>(s)];
+        if (pass > 0) stage_extra = std::max(stage_extra, peak_bytes(kStageDevice) - before_backward);
+        if (pass == repetitions && !is_last) stage_input = out.detach();
+      }
+    }
+  } catch (const std::exception& e) {
+    return sched::Error{fmt::format("stage memory: {}", e.what())};
+  }
+  return extra;
+}
+
+}  // namespace pipeworks::hw
