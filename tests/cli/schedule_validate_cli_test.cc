@@ -8,25 +8,12 @@
 
 #include <catch2/catch.hpp>
 
+#include "cli/run_pipeworks.h"
+
 namespace {
 
-struct Run {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-Run run(const std::string& arguments) {
-  const std::string command = std::string(PIPEWORKS_EXE) + " " + arguments + " 2>&1";
-  Run result;
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
+using Run = pipeworks::test::CliRun;
+Run run(const std::string& arguments) { return pipeworks::test::run_pipeworks(arguments); }
 
 const std::string kInvalid = std::string(PIPEWORKS_TEST_DATA_DIR) + "/invalid/";
 const std::string kScratch = std::string(PIPEWORKS_BINARY_DIR) + "/schedule_validate_cli_test";

@@ -9,24 +9,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/run_pipeworks.h"
+
 namespace {
 
-struct Run {
-  int exit_code = -1;
-  std::string output;
-};
-
-Run run_simulate(const std::string& args) {
-  const std::string out_path = std::string(PIPEWORKS_BINARY_DIR) + "/simulate_cli_test.out";
-  const std::string command = std::string(PIPEWORKS_EXE) + " simulate " + args + " > " + out_path + " 2>&1";
-  const int status = std::system(command.c_str());
-  Run r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(out_path);
-  std::stringstream text;
-  text << in.rdbuf();
-  r.output = text.str();
-  return r;
+pipeworks::test::CliRun run_simulate(const std::string& args) {
+  return pipeworks::test::run_pipeworks("simulate " + args);
 }
 
 nlohmann::json read_json(const std::string& path) {

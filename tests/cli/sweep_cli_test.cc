@@ -9,32 +9,14 @@
 
 #include <catch2/catch.hpp>
 
+#include "cli/run_pipeworks.h"
+
 namespace {
 
-struct Run {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
+using Run = pipeworks::test::CliRun;
+Run run(const std::string& arguments) { return pipeworks::test::run_pipeworks(arguments); }
 
-Run run(const std::string& arguments) {
-  const std::string command = std::string(PIPEWORKS_EXE) + " " + arguments + " 2>&1";
-  Run result;
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string read_file(const std::string& path) { return pipeworks::test::read_text_file(path); }
 
 const std::string kScratch = std::string(PIPEWORKS_BINARY_DIR) + "/sweep_cli_test";
 // The uniform preset (8 layers) on one DGX H100 (8 GPUs).

@@ -1,0 +1,43 @@
+// Runs the built `pipeworks` binary (PIPEWORKS_EXE) as a process for the CLI tests: exit code
+// plus stdout and stderr together. Shared by every tests/cli/*_test.cc.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+namespace pipeworks::test {
+
+struct CliRun {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// `arguments` is appended to the binary's path as shell words.
+inline CliRun run_pipeworks(const std::string& arguments) {
+  const std::string command = std::string(PIPEWORKS_EXE) + " " + arguments + " 2>&1";
+  CliRun result;
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::array<char, 4096> buffer{};
+  std::size_t n = 0;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+inline std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace pipeworks::test
