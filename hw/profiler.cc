@@ -91,6 +91,58 @@ LayerSample measure(const LayerRun& run, const torch::Tensor& x, int size, int w
   return sample;
 }
 
+// Times every layer inside whole-model passes, layer after layer in model order (backward in
+// reverse), as a pipeline stage runs them: a layer's weights and inputs are as cold or warm as
+// after its neighbour, not after itself repeated. Per repetition:
+//
+//   F:  x0 -> [layer 0] -> x1 -> [layer 1] -> ... -> loss      (each input detached, requires grad)
+//   B:  loss -> [layer L-1] -> x_{L-1}.grad -> ... -> [layer 0]
+//   F without the graph: the same forward pass under NoGradGuard
+//
+// Returns per layer the (forward, forward_no_grad, backward) medians.
+struct SequenceTimings {
+  std::vector<Timing> forward, forward_no_grad, backward;
+};
+
+SequenceTimings time_in_sequence(Model& model, const Batch& batch, int warmup, int repetitions) {
+  const std::size_t n = model.layers.size();
+  std::vector<std::vector<std::int64_t>> fwd(n), fwd_no_grad(n), bwd(n);
+  for (int r = 0; r < warmup + repetitions; ++r) {
+    const bool keep = r >= warmup;
+    std::vector<torch::Tensor> inputs(n), outputs(n);
+    torch::Tensor x = batch.inputs;
+    for (std::size_t l = 0; l < n; ++l) {
+      const LayerRun run{model.layers[l], l == 0, l + 1 == n, model.loss, batch.targets};
+      inputs[l] = fresh_input(x, l == 0);
+      const auto t0 = Clock::now();
+      outputs[l] = run.forward(inputs[l]);
+      if (keep) fwd[l].push_back(since(t0));
+      x = outputs[l].detach();
+    }
+    for (std::size_t l = n; l-- > 0;) {
+      const torch::Tensor grad = l + 1 == n ? torch::ones_like(outputs[l]) : inputs[l + 1].grad();
+      const auto t0 = Clock::now();
+      torch::autograd::backward({outputs[l]}, {grad});
+      if (keep) bwd[l].push_back(since(t0));
+    }
+    const torch::NoGradGuard no_grad;
+    x = batch.inputs;
+    for (std::size_t l = 0; l < n; ++l) {
+      const LayerRun run{model.layers[l], l == 0, l + 1 == n, model.loss, batch.targets};
+      const auto t0 = Clock::now();
+      x = run.forward(x);
+      if (keep) fwd_no_grad[l].push_back(since(t0));
+    }
+  }
+  SequenceTimings out;
+  for (std::size_t l = 0; l < n; ++l) {
+    out.forward.push_back(summarize_timings(std::move(fwd[l])));
+    out.forward_no_grad.push_back(summarize_timings(std::move(fwd_no_grad[l])));
+    out.backward.push_back(summarize_timings(std::move(bwd[l])));
+  }
+  return out;
+}
+
 std::vector<FitPoint> points(const LayerProfile& layer, double (*value)(const LayerSample&)) {
   std::vector<FitPoint> out;
   for (const LayerSample& s : layer.samples) out.push_back({static_cast<double>(s.microbatch_size), value(s)});
@@ -136,7 +188,8 @@ sched::Result<std::vector<LayerProfile>> profile_layers(const ModelConfig& confi
       Layer& layer = model->layers[l];
       const LayerRun run{layer, l == 0, l + 1 == layers.size(), model->loss, batch.targets};
       try {
-        LayerSample sample = measure(run, x, size, warmup, repetitions);
+        // Bytes here (one warm-up, one pass); the times come from whole-model passes below.
+        LayerSample sample = measure(run, x, size, 1, 1);
         const torch::NoGradGuard no_grad;
         x = layer.module.forward(x).detach();
         sample.output_bytes = static_cast<sched::Bytes>(x.nbytes());
@@ -144,6 +197,17 @@ sched::Result<std::vector<LayerProfile>> profile_layers(const ModelConfig& confi
       } catch (const std::exception& e) {
         return sched::Error{fmt::format("profile: layer {} at micro-batch size {}: {}", layer.name, size, e.what())};
       }
+    }
+    try {
+      const SequenceTimings times = time_in_sequence(*model, batch, warmup, repetitions);
+      for (std::size_t l = 0; l < layers.size(); ++l) {
+        LayerSample& sample = layers[l].samples.back();
+        sample.forward = times.forward[l];
+        sample.forward_no_grad = times.forward_no_grad[l];
+        sample.backward = times.backward[l];
+      }
+    } catch (const std::exception& e) {
+      return sched::Error{fmt::format("profile: whole-model pass at micro-batch size {}: {}", size, e.what())};
     }
     for (Layer& l : model->layers) {
       for (torch::Tensor p : l.module.ptr()->parameters()) compat::drop_grad(p);

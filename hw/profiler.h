@@ -6,6 +6,9 @@
 //
 //   per layer, per size:  F (graph kept) = what F and R cost     F (no graph) = F under recompute
 //                         B = backward from the output gradient (the last layer includes the loss)
+//   times:                each layer timed inside whole-model passes (layers back to back in
+//                         model order, backward in reverse), as a stage runs them; bytes from
+//                         the layer alone
 //   fit:                  time(size) = fixed + per_sample * size   (least squares, clamped >= 0)
 #pragma once
 
