@@ -12,6 +12,7 @@
 
 #include <c10/core/CPUAllocator.h>
 
+#include "hw/malloc_tuning.h"
 #include "hw/torch_compat.h"
 
 namespace pipeworks::hw {
@@ -98,6 +99,8 @@ void install_counting_allocator() {
   static std::once_flag once;
   std::call_once(once, [] {
     // Lives for the whole process: tensors it allocated may be freed during static destruction.
+    // Allocation costs independent of history (malloc_tuning.h), for profiles and runs alike.
+    (void)stabilize_malloc();
     static CountingAllocator allocator(c10::GetCPUAllocator());
     c10::SetCPUAllocator(&allocator, /*priority=*/1);
     installed.store(true);

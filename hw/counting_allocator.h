@@ -15,7 +15,8 @@ namespace pipeworks::hw {
 inline constexpr int kMaxCountedDevices = 64;
 
 // Installs the counting allocator as LibTorch's CPU allocator (once per process; later calls
-// do nothing). Tensors allocated before stay uncounted, and so do their frees.
+// do nothing). Tensors allocated before stay uncounted, and so do their frees. Also raises
+// glibc's mmap and trim thresholds (malloc_tuning.h) so allocation costs do not depend on history.
 void install_counting_allocator();
 bool counting_allocator_installed();
 

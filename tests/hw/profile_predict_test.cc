@@ -6,6 +6,7 @@
 
 #include "hw/cost_fit.h"
 #include "hw/layer_partition.h"
+#include "hw/malloc_tuning.h"
 #include "hw/measured_run.h"
 #include "hw/prediction.h"
 #include "hw/profiler.h"
@@ -247,6 +248,14 @@ TEST_CASE("stage backward temporaries: measured per stage, and used by the predi
   // Another partition's figures are ignored: the per-layer composition applies.
   const std::vector<sched::Bytes> composed = predict_with({}, {});
   CHECK(predict_with({0, 1, 4}, {1000, 3000}) == composed);
+}
+
+TEST_CASE("malloc thresholds are raised on glibc (allocation costs independent of history)") {
+#if defined(__GLIBC__)
+  CHECK(stabilize_malloc());
+#else
+  CHECK_FALSE(stabilize_malloc());
+#endif
 }
 
 }  // namespace
