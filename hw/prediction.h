@@ -4,7 +4,9 @@
 // memory is counted, gradients and backward temporaries inside the measured peak), simulates
 // it and predicts each device's measured peak. LibTorch-free header.
 //
-//   measured peak(d) = peak of held activations (simulated, executor attribution)
+//   measured peak(d) = peak of held activations (simulated, executor attribution), with the
+//                      input gradients d's stages made and the previous stage has not yet
+//                      consumed added along the simulated timeline
 //                    + gradients of the stages on d      (allocated inside the step)
 //                    + backward temporaries above the stash (profiled; 0 from a spec): the
 //                      stage's own measurement when the profile has one for this partition
