@@ -51,59 +51,6 @@ sched::Result<sched::Bytes> backward_extra_bytes(const Profile& profile, const s
   return extra;
 }
 
-}  // namespace
-
-namespace {
-
-// Per device: how much its simulated peak grows when the input gradients its stages make are
-// counted too. Stage s > 0 makes the gradient of its input in B(s,m) (the counting allocator
-// charges it to s's device) and it lives until B(s-1,m) has consumed it; the simulator does not
-// hold it. Walks the simulated memory steps with those gradients added:
-//
-//   device(s):  ... B(s,m) ends: +input grad ............ B(s-1,m) ends: -input grad ...
-std::vector<sched::Bytes> held_input_grad_bytes(const sched::Timeline& timeline, const sched::Schedule& schedule,
-                                                const sim::CostModel& costs) {
-  const auto devices = static_cast<std::size_t>(schedule.num_devices());
-  // (time, delta of memory, delta of held gradients) per device
-  std::vector<std::vector<std::tuple<sched::Nanoseconds, sched::Bytes, sched::Bytes>>> events(devices);
-  std::vector<sched::Bytes> previous(devices, 0);
-  for (const sched::MemorySample& m : timeline.memory) {
-    const auto d = static_cast<std::size_t>(m.device);
-    if (d >= devices) continue;
-    events[d].emplace_back(m.time_ns, m.bytes - previous[d], 0);
-    previous[d] = m.bytes;
-  }
-  for (const sched::Span& span : timeline.spans) {
-    if (span.lane != sched::Lane::kCompute || span.action.kind != sched::ActionKind::kBackward) continue;
-    const int s = span.action.stage;
-    // B(s,m) makes the gradient of s's input; B(s,m) for s < K-1 consumes the one of s+1.
-    if (s > 0) {
-      const auto d = static_cast<std::size_t>(schedule.device_of(s));
-      events[d].emplace_back(span.end_ns, 0, costs.stages[static_cast<std::size_t>(s - 1)].output_bytes);
-    }
-    if (s + 1 < schedule.num_stages) {
-      const auto d = static_cast<std::size_t>(schedule.device_of(s + 1));
-      events[d].emplace_back(span.end_ns, 0, -costs.stages[static_cast<std::size_t>(s)].output_bytes);
-    }
-  }
-  std::vector<sched::Bytes> growth(devices, 0);
-  for (std::size_t d = 0; d < devices; ++d) {
-    std::sort(events[d].begin(), events[d].end(),
-              [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
-    sched::Bytes memory = 0, held = 0, peak = 0, peak_with = 0;
-    for (std::size_t i = 0; i < events[d].size(); ++i) {
-      memory += std::get<1>(events[d][i]);
-      held += std::get<2>(events[d][i]);
-      // Evaluate after every event at the same time stamp has applied.
-      if (i + 1 < events[d].size() && std::get<0>(events[d][i + 1]) == std::get<0>(events[d][i])) continue;
-      peak = std::max(peak, memory);
-      peak_with = std::max(peak_with, memory + held);
-    }
-    growth[d] = peak_with - peak;
-  }
-  return growth;
-}
-
 // One simulation of the run on `cluster` (predict_run without the contention refinement).
 sched::Result<Prediction> predict_on(const RunConfig& config, const sched::Schedule& schedule,
                                      const sim::Partition& partition, const sim::ModelSpec& spec,
@@ -173,13 +120,58 @@ sched::Result<Prediction> predict_on(const RunConfig& config, const sched::Sched
   for (std::size_t d = 0; d < out.peak_activation_bytes.size(); ++d) {
     out.peak_activation_bytes[d] += out.result.devices[d].memory.peak_activation_bytes + device_transient[d];
   }
-  const std::vector<sched::Bytes> held = held_input_grad_bytes(out.result.timeline, schedule, out.costs);
+  const std::vector<sched::Bytes> held = held_input_grad_growth(out.result.timeline, schedule, out.costs);
   for (std::size_t d = 0; d < out.peak_activation_bytes.size(); ++d) out.peak_activation_bytes[d] += held[d];
   out.device_slowdown.assign(out.peak_activation_bytes.size(), 1.0);
   return out;
 }
 
 }  // namespace
+
+// Walks each device's simulated memory steps with the held input gradients added:
+//   device(s):  ... B(s,m) ends: +input grad ............ B(s-1,m) ends: -input grad ...
+std::vector<sched::Bytes> held_input_grad_growth(const sched::Timeline& timeline, const sched::Schedule& schedule,
+                                                 const sim::CostModel& costs) {
+  const auto devices = static_cast<std::size_t>(schedule.num_devices());
+  // (time, delta of memory, delta of held gradients) per device
+  std::vector<std::vector<std::tuple<sched::Nanoseconds, sched::Bytes, sched::Bytes>>> events(devices);
+  std::vector<sched::Bytes> previous(devices, 0);
+  for (const sched::MemorySample& m : timeline.memory) {
+    const auto d = static_cast<std::size_t>(m.device);
+    if (d >= devices) continue;
+    events[d].emplace_back(m.time_ns, m.bytes - previous[d], 0);
+    previous[d] = m.bytes;
+  }
+  for (const sched::Span& span : timeline.spans) {
+    if (span.lane != sched::Lane::kCompute || span.action.kind != sched::ActionKind::kBackward) continue;
+    const int s = span.action.stage;
+    // B(s,m) makes the gradient of s's input; B(s,m) for s < K-1 consumes the one of s+1.
+    if (s > 0) {
+      const auto d = static_cast<std::size_t>(schedule.device_of(s));
+      events[d].emplace_back(span.end_ns, 0, costs.stages[static_cast<std::size_t>(s - 1)].output_bytes);
+    }
+    if (s + 1 < schedule.num_stages) {
+      const auto d = static_cast<std::size_t>(schedule.device_of(s + 1));
+      events[d].emplace_back(span.end_ns, 0, -costs.stages[static_cast<std::size_t>(s)].output_bytes);
+    }
+  }
+  std::vector<sched::Bytes> growth(devices, 0);
+  for (std::size_t d = 0; d < devices; ++d) {
+    std::sort(events[d].begin(), events[d].end(),
+              [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+    sched::Bytes memory = 0, held = 0, peak = 0, peak_with = 0;
+    for (std::size_t i = 0; i < events[d].size(); ++i) {
+      memory += std::get<1>(events[d][i]);
+      held += std::get<2>(events[d][i]);
+      // Evaluate after every event at the same time stamp has applied.
+      if (i + 1 < events[d].size() && std::get<0>(events[d][i + 1]) == std::get<0>(events[d][i])) continue;
+      peak = std::max(peak, memory);
+      peak_with = std::max(peak_with, memory + held);
+    }
+    growth[d] = peak_with - peak;
+  }
+  return growth;
+}
 
 std::vector<double> compute_overlap_fractions(const sched::Timeline& timeline) {
   using Interval = std::pair<sched::Nanoseconds, sched::Nanoseconds>;

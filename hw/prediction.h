@@ -49,6 +49,13 @@ std::vector<double> compute_overlap_fractions(const sched::Timeline& timeline);
 // Without re-materialization the stash already holds the output; nothing changes.
 void apply_executor_memory(sim::CostModel& costs, bool recompute);
 
+// Per device: how much its simulated peak (timeline.memory) grows when the input gradients its
+// stages make are held too. Stage s > 0 makes the gradient of its input in B(s,m) (the counting
+// allocator charges it to s's device); it lives until B(s-1,m) has consumed it, the simulator
+// does not hold it. Sizes: costs.stages[s-1].output_bytes.
+std::vector<sched::Bytes> held_input_grad_growth(const sched::Timeline& timeline, const sched::Schedule& schedule,
+                                                 const sim::CostModel& costs);
+
 // `profile` (may be null) supplies forward-without-graph times and backward temporaries; the
 // cluster must have at least as many devices as the schedule. With a profile that measured a
 // contention factor c > 1 (its cluster's speeds are 1/c), the run is simulated at full speed,

@@ -250,6 +250,33 @@ TEST_CASE("stage backward temporaries: measured per stage, and used by the predi
   CHECK(predict_with({0, 1, 4}, {1000, 3000}) == composed);
 }
 
+TEST_CASE("held input gradients raise a device's peak only where they coexist with its largest step") {
+  // Stage 1 on device 1 makes the 100-byte gradient of its input when B(1,0) ends (t = 20); it is
+  // held until B(0,0) on device 0 ends (t = 40). Device 1's memory: 1000 from 0, 1500 from 10.
+  //   stash freed at 20 (1000 from 20): 1000 + 100 < 1500, growth 0
+  //   stash kept (1500 until 50):       1500 + 100 from 20 to 40, growth 100
+  const sched::Schedule schedule = testing::lowered(sched::ScheduleKind::kGPipe, 2, 1, false);
+  sim::CostModel costs;
+  costs.stages.resize(2);
+  costs.stages[0].output_bytes = 100;
+  const auto span = [](int device, int stage, sched::Nanoseconds start, sched::Nanoseconds end) {
+    sched::Span s;
+    s.device = device;
+    s.lane = sched::Lane::kCompute;
+    s.action = sched::Action{stage, sched::ActionKind::kBackward, 0};
+    s.start_ns = start;
+    s.end_ns = end;
+    return s;
+  };
+  sched::Timeline t;
+  t.num_devices = 2;
+  t.spans = {span(1, 1, 15, 20), span(0, 0, 30, 40)};
+  t.memory = {{0, 0, 500}, {1, 0, 1000}, {1, 10, 1500}, {1, 20, 1000}};
+  CHECK(held_input_grad_growth(t, schedule, costs) == std::vector<sched::Bytes>{0, 0});
+  t.memory = {{0, 0, 500}, {1, 0, 1000}, {1, 10, 1500}, {1, 50, 1000}};
+  CHECK(held_input_grad_growth(t, schedule, costs) == std::vector<sched::Bytes>{0, 100});
+}
+
 TEST_CASE("malloc thresholds are raised on glibc (allocation costs independent of history)") {
 #if defined(__GLIBC__)
   CHECK(stabilize_malloc());
