@@ -17,6 +17,10 @@ struct PredictOptions {
   std::string cluster_spec;  // empty: measure this machine now (hand-off, dispatch, contention)
   int warmup = 2;            // steps run before the measured ones
   int repetitions = 15;       // timed repetitions per profiled layer and size
+  // Stage costs from replaying each device's program in schedule order (stage_replay.h) when
+  // the model is profiled; false: from the layer profile alone.
+  bool stage_replay = true;
+  int replay_rounds = 5;
 };
 
 struct RunOutputs {
@@ -25,7 +29,8 @@ struct RunOutputs {
   std::string json;   // both timelines as records, the summary, per-action errors
 };
 
-// Adds --predict, --model-spec, --cluster-spec, --warmup and --profile-repetitions to `cmd`.
+// Adds --predict, --model-spec, --cluster-spec, --warmup, --profile-repetitions, --no-stage-replay
+// and --replay-rounds to `cmd`.
 void add_predict_options(CLI::App* cmd, PredictOptions& options);
 
 // Runs config.steps measured steps after `warmup`; returns the exit code (0, 1 on any error).

@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/profile_report.h"
+#include "cli/replay_report.h"
 #include "hw/layer_partition.h"
 #include "hw/measured_run.h"
 #include "hw/prediction.h"
@@ -35,6 +36,11 @@ void add_predict_options(CLI::App* cmd, PredictOptions& o) {
   cmd->add_option("--cluster-spec", o.cluster_spec, "--predict: cluster spec instead of measuring this machine");
   cmd->add_option("--warmup", o.warmup, "--predict: steps run before the --steps measured ones")->capture_default_str();
   cmd->add_option("--profile-repetitions", o.repetitions, "--predict: timed repetitions per profiled layer")
+      ->capture_default_str();
+  cmd->add_flag("!--no-stage-replay", o.stage_replay,
+                "--predict: stage costs from the layer profile alone, without replaying each device's program in "
+                "schedule order");
+  cmd->add_option("--replay-rounds", o.replay_rounds, "--predict: measured rounds of the stage replay")
       ->capture_default_str();
 }
 
@@ -121,7 +127,9 @@ int run_with_prediction(const hw::RunConfig& c, const PredictOptions& p, const R
     return fail(fmt::format("batch size {} must be a positive multiple of the {} micro-batches", c.batch_size,
                             c.num_microbatches));
   }
-  if (p.warmup < 0 || p.repetitions < 1) return fail("--warmup must be >= 0 and --profile-repetitions >= 1");
+  if (p.warmup < 0 || p.repetitions < 1 || p.replay_rounds < 1) {
+    return fail("--warmup must be >= 0, --profile-repetitions and --replay-rounds >= 1");
+  }
   if (auto status = hw::check_model_config(c.model); !status) return fail(status.error().message);
   auto schedule = hw::build_schedule(c);
   if (!schedule) return fail(schedule.error().message);
@@ -142,12 +150,20 @@ int run_with_prediction(const hw::RunConfig& c, const PredictOptions& p, const R
     auto extra = hw::measure_stage_backward_extra(c.model, *partition, c.batch_size / c.num_microbatches, 3);
     if (!extra) return fail(extra.error().message);
     costs->profile->stage_boundaries = partition->boundaries;
-    costs->profile->stage_backward_extra_bytes = std::move(extra).value();
+    costs->profile->stage_backward_bytes = std::move(extra).value();
     fmt::print("{}", profile_summary(*costs->profile));
+  }
+  std::optional<hw::ScheduleReplay> replay;
+  if (costs->profile && p.stage_replay) {
+    auto replayed = hw::replay_schedule(c, *schedule, *partition, p.replay_rounds);
+    if (!replayed) return fail(replayed.error().message);
+    replay = std::move(replayed).value();
+    fmt::print("{}", replay_summary(*replay));
   }
   for (const std::string& note : costs->notes) fmt::print("note: {}\n", note);
   const hw::Profile* profile = costs->profile ? &*costs->profile : nullptr;
-  auto prediction = hw::predict_run(c, *schedule, *partition, costs->spec, costs->cluster, profile);
+  auto prediction = hw::predict_run(c, *schedule, *partition, costs->spec, costs->cluster, profile,
+                                    replay ? &*replay : nullptr);
   if (!prediction) return fail(prediction.error().message);
 
   fmt::print("{:>4}  {:>12}  {:>12}  {}\n", "step", "makespan", "step time", "peak activation bytes per device");
@@ -183,7 +199,8 @@ int run_with_prediction(const hw::RunConfig& c, const PredictOptions& p, const R
              "to last action end); measured = median step (step {})\n\n",
              sim::format_duration(cm.per_action_overhead_ns),
              cm.links.empty() ? std::string("none") : sim::format_duration(cm.links.front().latency_ns),
-             costs->cluster.devices.front().relative_speed, fmt::join(prediction->device_slowdown, "x, "),
+             replay ? 1.0 : costs->cluster.devices.front().relative_speed,
+             fmt::join(prediction->device_slowdown, "x, "),
              sim::comm_mode_name(cm.comm_mode), median.step);
   fmt::print("{}", viz::comparison_table(*comparison, spreads));
 
@@ -207,10 +224,11 @@ int run_with_prediction(const hw::RunConfig& c, const PredictOptions& p, const R
     j["threads_per_worker"] = run->threads_per_worker;
     j["cost_model"] = {{"per_action_overhead_ns", cm.per_action_overhead_ns},
                        {"handoff_latency_ns", cm.links.empty() ? 0 : cm.links.front().latency_ns},
-                       {"relative_speed", costs->cluster.devices.front().relative_speed},
+                       {"relative_speed", replay ? 1.0 : costs->cluster.devices.front().relative_speed},
                        {"device_slowdown", prediction->device_slowdown},
                        {"comm_mode", sim::comm_mode_name(cm.comm_mode)},
-                       {"profiled", profile != nullptr}};
+                       {"profiled", profile != nullptr},
+                       {"stage_replay", replay ? replay_json(*replay) : nlohmann::json(nullptr)}};
     j["median_step"] = median.step;
     j["steps"] = steps_json(*run);
     j["predicted"] = viz::timeline_records(predicted);

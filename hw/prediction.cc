@@ -8,7 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "hw/peak_memory_walk.h"
 #include "sim/cost_model_builder.h"
+#include "sim/optimizer.h"
 
 namespace pipeworks::hw {
 
@@ -34,18 +36,30 @@ sched::Result<sched::Nanoseconds> scaled_time(const sim::ScaledDuration& d, int 
 // Bytes above the simulated stash while a stage's backward runs layers [begin, end) from the last
 // down: at layer l the stashes of the layers after it are already freed, the gradient of its
 // output (made by layer l+1, or received) is live, and its own temporaries come on top:
-//   extra = max over l of  transient(l) + output(l) [l < end-1] - sum_{j > l} stash(j),  >= 0
-sched::Result<sched::Bytes> backward_extra_bytes(const Profile& profile, const sim::ModelSpec& spec, int begin,
-                                                 int end, int size) {
-  sched::Bytes extra = 0;
+//   later = max over l of  transient(l) + output(l) [l < end-1] - sum_{j > l} stash(j),  >= 0
+// In the step's first backward the parameter gradients of l and the layers after it are new:
+//   first = max over l of  later's term + sum_{j >= l} grad(j)
+// `profile` may be null (no transients known: 0).
+sched::Result<StageBackwardBytes> composed_backward_bytes(const Profile* profile, const sim::ModelSpec& spec,
+                                                          int begin, int end, int size) {
+  StageBackwardBytes extra;
   sched::Bytes freed = 0;
+  sched::Bytes grads = 0;
   for (int l = end - 1; l >= begin; --l) {
     const auto i = static_cast<std::size_t>(l);
-    auto transient = profile.layers[i].backward_transient.at(size);
+    sched::Bytes transient = 0;
+    if (profile != nullptr) {
+      auto t = profile->layers[i].backward_transient.at(size);
+      if (!t) return sched::Error{"predict: byte counts overflow"};
+      transient = *t;
+    }
     auto output = spec.layers[i].output_bytes.at(size);
     auto stash = spec.layers[i].stash_bytes.at(size);
-    if (!transient || !output || !stash) return sched::Error{"predict: byte counts overflow"};
-    extra = std::max(extra, *transient + (l + 1 < end ? *output : 0) - freed);
+    if (!output || !stash) return sched::Error{"predict: byte counts overflow"};
+    grads += sim::gradient_bytes(spec.layers[i].param_bytes);
+    const sched::Bytes term = transient + (l + 1 < end ? *output : 0) - freed;
+    extra.later = std::max(extra.later, term);
+    extra.first = std::max(extra.first, term + grads);
     freed += *stash;
   }
   return extra;
@@ -54,7 +68,8 @@ sched::Result<sched::Bytes> backward_extra_bytes(const Profile& profile, const s
 // One simulation of the run on `cluster` (predict_run without the contention refinement).
 sched::Result<Prediction> predict_on(const RunConfig& config, const sched::Schedule& schedule,
                                      const sim::Partition& partition, const sim::ModelSpec& spec,
-                                     const sim::ClusterSpec& cluster, const Profile* profile) {
+                                     const sim::ClusterSpec& cluster, const Profile* profile,
+                                     const ScheduleReplay* replay) {
   if (config.num_microbatches < 1 || config.batch_size % config.num_microbatches != 0) {
     return sched::Error{"predict: the batch does not split into equal micro-batches"};
   }
@@ -70,6 +85,10 @@ sched::Result<Prediction> predict_on(const RunConfig& config, const sched::Sched
   if (profile != nullptr && static_cast<int>(profile->layers.size()) != spec.num_layers()) {
     return sched::Error{"predict: the profile does not describe the spec's layers"};
   }
+  if (replay != nullptr && (replay->stages.size() != static_cast<std::size_t>(schedule.num_stages) ||
+                            replay->device_contention.size() != static_cast<std::size_t>(schedule.num_devices()))) {
+    return sched::Error{"predict: the stage replay was measured on another schedule"};
+  }
   if (cluster.num_devices() < schedule.num_devices()) {
     return sched::Error{fmt::format("predict: the cluster spec has {} devices, the schedule uses {}",
                                     cluster.num_devices(), schedule.num_devices())};
@@ -80,98 +99,52 @@ sched::Result<Prediction> predict_on(const RunConfig& config, const sched::Sched
   out.costs = std::move(costs).value();
   apply_executor_memory(out.costs, config.recompute);
 
-  std::vector<sched::Bytes> transient(static_cast<std::size_t>(schedule.num_stages), 0);
-  if (profile != nullptr) {
-    for (int s = 0; s < schedule.num_stages; ++s) {
-      const double speed = cluster.devices[static_cast<std::size_t>(schedule.device_of(s))].relative_speed;
-      sim::StageCost& stage = out.costs.stages[static_cast<std::size_t>(s)];
+  std::vector<StageBackwardBytes> extra(static_cast<std::size_t>(schedule.num_stages));
+  const bool measured_extra = profile != nullptr && profile->stage_boundaries == partition.boundaries &&
+                              profile->stage_backward_bytes.size() == static_cast<std::size_t>(schedule.num_stages);
+  for (int s = 0; s < schedule.num_stages; ++s) {
+    const auto i = static_cast<std::size_t>(s);
+    if (measured_extra) {
+      extra[i] = profile->stage_backward_bytes[i];
+    } else {
+      auto composed = composed_backward_bytes(profile, spec, partition.begin(s), partition.end(s), size);
+      if (!composed) return composed.error();
+      extra[i] = *composed;
+    }
+  }
+  for (int s = 0; s < schedule.num_stages; ++s) {
+    const double speed = cluster.devices[static_cast<std::size_t>(schedule.device_of(s))].relative_speed;
+    sim::StageCost& stage = out.costs.stages[static_cast<std::size_t>(s)];
+    if (replay != nullptr) {
+      // Measured in schedule order: F already without the graph where the stage re-materializes.
+      const StageTimes& t = replay->stages[static_cast<std::size_t>(s)];
+      const auto at_speed = [speed](const Timing& timing) {
+        return static_cast<sched::Nanoseconds>(std::llround(static_cast<double>(timing.median_ns) / speed));
+      };
+      stage.forward_ns = at_speed(t.forward);
+      stage.backward_ns = at_speed(t.backward);
+      stage.recompute_ns = config.recompute ? at_speed(t.recompute) : 0;
+    } else if (profile != nullptr && config.recompute) {
+      // Under re-materialization F runs without the graph and R is the forward that keeps it.
       sched::Nanoseconds no_graph = 0;
       for (int l = partition.begin(s); l < partition.end(s); ++l) {
-        const LayerProfile& layer = profile->layers[static_cast<std::size_t>(l)];
-        auto t = scaled_time(layer.forward_no_grad, size, speed);
+        auto t = scaled_time(profile->layers[static_cast<std::size_t>(l)].forward_no_grad, size, speed);
         if (!t) return t.error();
         no_graph += *t;
       }
-      if (profile->stage_boundaries == partition.boundaries &&
-          profile->stage_backward_extra_bytes.size() == static_cast<std::size_t>(schedule.num_stages)) {
-        transient[static_cast<std::size_t>(s)] = profile->stage_backward_extra_bytes[static_cast<std::size_t>(s)];
-      } else {
-        auto extra = backward_extra_bytes(*profile, spec, partition.begin(s), partition.end(s), size);
-        if (!extra) return extra.error();
-        transient[static_cast<std::size_t>(s)] = *extra;
-      }
-      // Under re-materialization F runs without the graph and R is the forward that keeps it.
-      if (config.recompute) {
-        stage.recompute_ns = stage.forward_ns;
-        stage.forward_ns = no_graph;
-      }
+      stage.recompute_ns = stage.forward_ns;
+      stage.forward_ns = no_graph;
     }
   }
   auto result = sim::simulate(schedule, out.costs);
   if (!result) return sched::Error{"predict: " + result.error().message};
   out.result = std::move(result).value();
-  out.peak_activation_bytes.assign(static_cast<std::size_t>(schedule.num_devices()), 0);
-  std::vector<sched::Bytes> device_transient(out.peak_activation_bytes.size(), 0);
-  for (int s = 0; s < schedule.num_stages; ++s) {
-    const auto d = static_cast<std::size_t>(schedule.device_of(s));
-    out.peak_activation_bytes[d] += out.costs.stages[static_cast<std::size_t>(s)].grad_bytes;
-    device_transient[d] = std::max(device_transient[d], transient[static_cast<std::size_t>(s)]);
-  }
-  for (std::size_t d = 0; d < out.peak_activation_bytes.size(); ++d) {
-    out.peak_activation_bytes[d] += out.result.devices[d].memory.peak_activation_bytes + device_transient[d];
-  }
-  const std::vector<sched::Bytes> held = held_input_grad_growth(out.result.timeline, schedule, out.costs);
-  for (std::size_t d = 0; d < out.peak_activation_bytes.size(); ++d) out.peak_activation_bytes[d] += held[d];
+  out.peak_activation_bytes = walk_peak_memory(out.result.timeline, schedule, out.costs, extra);
   out.device_slowdown.assign(out.peak_activation_bytes.size(), 1.0);
   return out;
 }
 
 }  // namespace
-
-// Walks each device's simulated memory steps with the held input gradients added:
-//   device(s):  ... B(s,m) ends: +input grad ............ B(s-1,m) ends: -input grad ...
-std::vector<sched::Bytes> held_input_grad_growth(const sched::Timeline& timeline, const sched::Schedule& schedule,
-                                                 const sim::CostModel& costs) {
-  const auto devices = static_cast<std::size_t>(schedule.num_devices());
-  // (time, delta of memory, delta of held gradients) per device
-  std::vector<std::vector<std::tuple<sched::Nanoseconds, sched::Bytes, sched::Bytes>>> events(devices);
-  std::vector<sched::Bytes> previous(devices, 0);
-  for (const sched::MemorySample& m : timeline.memory) {
-    const auto d = static_cast<std::size_t>(m.device);
-    if (d >= devices) continue;
-    events[d].emplace_back(m.time_ns, m.bytes - previous[d], 0);
-    previous[d] = m.bytes;
-  }
-  for (const sched::Span& span : timeline.spans) {
-    if (span.lane != sched::Lane::kCompute || span.action.kind != sched::ActionKind::kBackward) continue;
-    const int s = span.action.stage;
-    // B(s,m) makes the gradient of s's input; B(s,m) for s < K-1 consumes the one of s+1.
-    if (s > 0) {
-      const auto d = static_cast<std::size_t>(schedule.device_of(s));
-      events[d].emplace_back(span.end_ns, 0, costs.stages[static_cast<std::size_t>(s - 1)].output_bytes);
-    }
-    if (s + 1 < schedule.num_stages) {
-      const auto d = static_cast<std::size_t>(schedule.device_of(s + 1));
-      events[d].emplace_back(span.end_ns, 0, -costs.stages[static_cast<std::size_t>(s)].output_bytes);
-    }
-  }
-  std::vector<sched::Bytes> growth(devices, 0);
-  for (std::size_t d = 0; d < devices; ++d) {
-    std::sort(events[d].begin(), events[d].end(),
-              [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
-    sched::Bytes memory = 0, held = 0, peak = 0, peak_with = 0;
-    for (std::size_t i = 0; i < events[d].size(); ++i) {
-      memory += std::get<1>(events[d][i]);
-      held += std::get<2>(events[d][i]);
-      // Evaluate after every event at the same time stamp has applied.
-      if (i + 1 < events[d].size() && std::get<0>(events[d][i + 1]) == std::get<0>(events[d][i])) continue;
-      peak = std::max(peak, memory);
-      peak_with = std::max(peak_with, memory + held);
-    }
-    growth[d] = peak_with - peak;
-  }
-  return growth;
-}
 
 std::vector<double> compute_overlap_fractions(const sched::Timeline& timeline) {
   using Interval = std::pair<sched::Nanoseconds, sched::Nanoseconds>;
@@ -216,26 +189,41 @@ std::vector<double> compute_overlap_fractions(const sched::Timeline& timeline) {
 
 sched::Result<Prediction> predict_run(const RunConfig& config, const sched::Schedule& schedule,
                                       const sim::Partition& partition, const sim::ModelSpec& spec,
-                                      const sim::ClusterSpec& cluster, const Profile* profile) {
-  const double factor = profile != nullptr ? profile->machine.contention_factor : 1.0;
-  if (!(factor > 1.0) || schedule.num_devices() < 2 || cluster.num_devices() < schedule.num_devices()) {
-    return predict_on(config, schedule, partition, spec, cluster, profile);
+                                      const sim::ClusterSpec& cluster, const Profile* profile,
+                                      const ScheduleReplay* replay) {
+  if (cluster.num_devices() < schedule.num_devices()) {
+    return predict_on(config, schedule, partition, spec, cluster, profile, replay);  // its error
   }
-  // The cluster's devices carry the measured contention as a uniform slow-down; take it off,
-  // simulate, and put back on each device only the share of its compute time that overlaps
-  // another device's compute (bubbles run alone). Refined twice, since the overlap moves.
+  // Each device's contention factor c, and the cluster at full speed ("alone"). The profile's
+  // cluster carries its whole-model c as a uniform slow-down, which is taken off; a replay's
+  // stage times are this machine's alone, so its devices run at speed 1.
   sim::ClusterSpec alone = cluster;
-  for (sim::DeviceSpec& d : alone.devices) d.relative_speed *= factor;
-  auto prediction = predict_on(config, schedule, partition, spec, alone, profile);
+  std::vector<double> factor(static_cast<std::size_t>(schedule.num_devices()), 1.0);
+  if (replay != nullptr) {
+    for (sim::DeviceSpec& d : alone.devices) d.relative_speed = 1.0;
+    for (std::size_t d = 0; d < factor.size() && d < replay->device_contention.size(); ++d) {
+      factor[d] = replay->device_contention[d];
+    }
+  } else if (profile != nullptr && profile->machine.contention_factor > 1.0) {
+    for (sim::DeviceSpec& d : alone.devices) d.relative_speed *= profile->machine.contention_factor;
+    factor.assign(factor.size(), profile->machine.contention_factor);
+  }
+  const bool contended = schedule.num_devices() > 1 && std::any_of(factor.begin(), factor.end(), [](double f) {
+                           return f > 1.0;
+                         });
+  if (!contended) return predict_on(config, schedule, partition, spec, alone, profile, replay);
+  // Simulate at full speed, then put back on each device only the share of its compute time
+  // that overlaps another device's compute (bubbles run alone). Refined twice: the overlap moves.
+  auto prediction = predict_on(config, schedule, partition, spec, alone, profile, replay);
   for (int round = 0; round < kContentionRounds && prediction; ++round) {
     const std::vector<double> overlap = compute_overlap_fractions(prediction->result.timeline);
     sim::ClusterSpec adjusted = alone;
     std::vector<double> slowdown(overlap.size(), 1.0);
     for (std::size_t d = 0; d < overlap.size() && d < adjusted.devices.size(); ++d) {
-      slowdown[d] = 1.0 + (factor - 1.0) * overlap[d];
+      slowdown[d] = 1.0 + (factor[d] - 1.0) * overlap[d];
       adjusted.devices[d].relative_speed /= slowdown[d];
     }
-    prediction = predict_on(config, schedule, partition, spec, adjusted, profile);
+    prediction = predict_on(config, schedule, partition, spec, adjusted, profile, replay);
     if (prediction) prediction->device_slowdown = slowdown;
   }
   return prediction;

@@ -4,21 +4,23 @@
 // memory is counted, gradients and backward temporaries inside the measured peak), simulates
 // it and predicts each device's measured peak. LibTorch-free header.
 //
-//   measured peak(d) = peak of held activations (simulated, executor attribution), with the
-//                      input gradients d's stages made and the previous stage has not yet
-//                      consumed added along the simulated timeline
-//                    + gradients of the stages on d      (allocated inside the step)
-//                    + backward temporaries above the stash (profiled; 0 from a spec): the
-//                      stage's own measurement when the profile has one for this partition
-//                      (stage_memory.h), else composed from the layers: max over the stage's
-//                      layers l of transient(l) + gradient of l's output - stashes of the
-//                      layers after l (freed by then)
+//   stage costs      = the profiled layers summed per stage, or, given a ScheduleReplay of
+//                      exactly this schedule, each stage's F, R, B measured in schedule order
+//                      (stage_replay.h)
+//   measured peak(d) = the simulated activations (executor attribution) walked with gradients,
+//                      backward temporaries and held input gradients (peak_memory_walk.h); a
+//                      stage's temporaries are its own measurement when the profile has one for
+//                      this partition (stage_memory.h), else composed from the layers:
+//                        later: max over the stage's layers l of transient(l) + gradient of l's
+//                               output - stashes of the layers after l (freed by then)
+//                        first: the same + the parameter gradients of l and the layers after it
 #pragma once
 
 #include <vector>
 
 #include "hw/profiler.h"
 #include "hw/run.h"
+#include "hw/stage_replay.h"
 #include "sched/schedule.h"
 #include "sim/cluster_spec.h"
 #include "sim/cost_model.h"
@@ -49,19 +51,15 @@ std::vector<double> compute_overlap_fractions(const sched::Timeline& timeline);
 // Without re-materialization the stash already holds the output; nothing changes.
 void apply_executor_memory(sim::CostModel& costs, bool recompute);
 
-// Per device: how much its simulated peak (timeline.memory) grows when the input gradients its
-// stages make are held too. Stage s > 0 makes the gradient of its input in B(s,m) (the counting
-// allocator charges it to s's device); it lives until B(s-1,m) has consumed it, the simulator
-// does not hold it. Sizes: costs.stages[s-1].output_bytes.
-std::vector<sched::Bytes> held_input_grad_growth(const sched::Timeline& timeline, const sched::Schedule& schedule,
-                                                 const sim::CostModel& costs);
-
 // `profile` (may be null) supplies forward-without-graph times and backward temporaries; the
 // cluster must have at least as many devices as the schedule. With a profile that measured a
 // contention factor c > 1 (its cluster's speeds are 1/c), the run is simulated at full speed,
 // then each device is slowed by 1 + (c - 1) * its overlap fraction and simulated again (twice).
+// `replay` (may be null; measured on this schedule and partition) replaces the stage times and
+// gives each device its own c; its times are this machine's, so the devices' speeds are 1.
 sched::Result<Prediction> predict_run(const RunConfig& config, const sched::Schedule& schedule,
                                       const sim::Partition& partition, const sim::ModelSpec& spec,
-                                      const sim::ClusterSpec& cluster, const Profile* profile);
+                                      const sim::ClusterSpec& cluster, const Profile* profile,
+                                      const ScheduleReplay* replay = nullptr);
 
 }  // namespace pipeworks::hw

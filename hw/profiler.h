@@ -19,6 +19,7 @@
 #include "hw/cost_fit.h"
 #include "hw/machine_profile.h"
 #include "hw/model_config.h"
+#include "hw/stage_memory.h"
 #include "sched/result.h"
 #include "sim/cluster_spec.h"
 #include "sim/model_spec.h"
@@ -69,7 +70,7 @@ struct Profile {
   // measured on each stage as a whole (stage_memory.h). predict_run uses them instead of the
   // per-layer composition when it predicts a run with exactly that partition.
   std::vector<int> stage_boundaries;
-  std::vector<sched::Bytes> stage_backward_extra_bytes;
+  std::vector<StageBackwardBytes> stage_backward_bytes;
 };
 
 // Errors name the layer and size that failed. `progress` gets one line per finished step.

@@ -8,6 +8,7 @@
 
 #include "hw/counting_allocator.h"
 #include "hw/model_zoo.h"
+#include "hw/torch_compat.h"
 
 namespace pipeworks::hw {
 namespace {
@@ -17,9 +18,9 @@ constexpr int kStageDevice = kMaxCountedDevices - 3;
 
 }  // namespace
 
-sched::Result<std::vector<sched::Bytes>> measure_stage_backward_extra(const ModelConfig& config,
-                                                                      const sim::Partition& partition,
-                                                                      int microbatch_size, int repetitions) {
+sched::Result<std::vector<StageBackwardBytes>> measure_stage_backward_extra(const ModelConfig& config,
+                                                                            const sim::Partition& partition,
+                                                                            int microbatch_size, int repetitions) {
   if (microbatch_size < 1 || repetitions < 1) {
     return sched::Error{"stage memory: micro-batch size and repetitions must be >= 1"};
   }
@@ -32,12 +33,21 @@ sched::Result<std::vector<sched::Bytes>> measure_stage_backward_extra(const Mode
   }
   for (Layer& l : model->layers) l.module.ptr()->train();
   const Batch batch = make_batch(config, microbatch_size, config.seed);
-  std::vector<sched::Bytes> extra(static_cast<std::size_t>(partition.num_stages()), 0);
+  std::vector<StageBackwardBytes> extra(static_cast<std::size_t>(partition.num_stages()));
   try {
     torch::Tensor stage_input = batch.inputs;  // the data for stage 0, then each stage's output
     for (int s = 0; s < partition.num_stages(); ++s) {
       const bool is_last = s + 1 == partition.num_stages();
-      for (int pass = 0; pass < 1 + repetitions; ++pass) {
+      // Pass 0 warms up; then odd passes start without gradients (first), even ones with (later).
+      for (int pass = 0; pass < 1 + 2 * repetitions; ++pass) {
+        const bool first = pass % 2 == 1;
+        if (first) {
+          for (int l = partition.begin(s); l < partition.end(s); ++l) {
+            for (torch::Tensor p : model->layers[static_cast<std::size_t>(l)].module.ptr()->parameters()) {
+              compat::drop_grad(p);
+            }
+          }
+        }
         const DeviceScope scope(kStageDevice);
         const torch::Tensor input =
             s > 0 && stage_input.is_floating_point() ? stage_input.detach().requires_grad_(true) : stage_input;
@@ -50,9 +60,13 @@ sched::Result<std::vector<sched::Bytes>> measure_stage_backward_extra(const Mode
         const sched::Bytes before_backward = live_bytes(kStageDevice);
         reset_peak(kStageDevice);
         torch::autograd::backward({out}, {grad});
-        sched::Bytes& stage_extra = extra[static_cast<std::size_t>(s)];
-        if (pass > 0) stage_extra = std::max(stage_extra, peak_bytes(kStageDevice) - before_backward);
-        if (pass == repetitions && !is_last) stage_input = out.detach();
+        const sched::Bytes above = peak_bytes(kStageDevice) - before_backward;
+        StageBackwardBytes& stage = extra[static_cast<std::size_t>(s)];
+        if (pass > 0) {
+          sched::Bytes& slot = first ? stage.first : stage.later;
+          slot = std::max(slot, above);
+        }
+        if (pass == 2 * repetitions && !is_last) stage_input = out.detach();
       }
     }
   } catch (const std::exception& e) {

@@ -1,0 +1,191 @@
+// Replays each device's program with the executor and a loopback transport (see stage_replay.h).
+#include "hw/stage_replay.h"
+
+#include <algorithm>
+#include <barrier>
+#include <memory>
+#include <thread>
+
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include "hw/executor.h"
+#include "hw/loopback_transport.h"
+#include "hw/model_zoo.h"
+#include "hw/stage_cell.h"
+
+namespace pipeworks::hw {
+namespace {
+
+// What the peers would send, from micro-batch 0 through the model: each stage's output (for
+// RECV_F of the next) and a gradient of its shape, 1/M as the last stage seeds its backward.
+struct PeerTensors {
+  std::vector<torch::Tensor> outputs;
+  std::vector<torch::Tensor> output_grads;
+};
+
+PeerTensors peer_tensors(std::vector<StageCell>& cells, const torch::Tensor& input, int num_microbatches) {
+  const torch::NoGradGuard no_grad;
+  PeerTensors out;
+  torch::Tensor x = input;
+  for (StageCell& c : cells) {
+    c.layers->eval();  // no dropout draw outside an action
+    x = c.forward(x);
+    c.layers->train();
+    out.outputs.push_back(x);
+    out.output_grads.push_back(torch::full_like(x, 1.0 / num_microbatches));
+  }
+  return out;
+}
+
+// Compute time of `device` in one replayed step, and its per-stage action durations.
+struct DeviceStep {
+  sched::Nanoseconds compute_ns = 0;
+  std::vector<sched::Span> spans;
+};
+
+DeviceStep device_step(const sched::Timeline& timeline, int device) {
+  DeviceStep out;
+  for (const sched::Span& span : timeline.spans) {
+    if (span.device != device || span.lane != sched::Lane::kCompute) continue;
+    out.compute_ns += span.end_ns - span.start_ns;
+    out.spans.push_back(span);
+  }
+  return out;
+}
+
+}  // namespace
+
+sched::Result<ScheduleReplay> replay_schedule(const RunConfig& config, const sched::Schedule& schedule,
+                                              const sim::Partition& partition, int rounds) {
+  if (rounds < 1) return sched::Error{"stage replay: rounds must be >= 1"};
+  if (config.batch_size < 1 || config.num_microbatches < 1 || config.batch_size % config.num_microbatches != 0 ||
+      config.num_microbatches != schedule.num_microbatches) {
+    return sched::Error{fmt::format("stage replay: batch size {} does not split into the schedule's {} micro-batches",
+                                    config.batch_size, schedule.num_microbatches)};
+  }
+  if (partition.num_stages() != schedule.num_stages) {
+    return sched::Error{fmt::format("stage replay: partition has {} stages, the schedule {}", partition.num_stages(),
+                                    schedule.num_stages)};
+  }
+  auto model = build_model(config.model);
+  if (!model) return model.error();
+  const Batch batch = make_batch(config.model, config.batch_size, config.model.seed);
+  auto microbatches = split_batch(batch, config.num_microbatches);
+  if (!microbatches) return microbatches.error();
+
+  // One executor per device, each with its own copy of every cell, running only its device.
+  const int devices = schedule.num_devices();
+  std::vector<std::unique_ptr<Executor>> executors;
+  try {
+    for (int d = 0; d < devices; ++d) {
+      auto cells = make_cells(*model, partition, schedule.placement);
+      if (!cells) return cells.error();
+      PeerTensors peers = peer_tensors(*cells, microbatches->inputs.front(), config.num_microbatches);
+      ExecutorOptions options;
+      options.optimizer = config.optimizer;
+      options.threads_per_worker = config.threads_per_worker;
+      options.recv_timeout = config.recv_timeout;
+      options.only_device = d;
+      auto executor = Executor::create(
+          schedule, std::move(cells).value(), options,
+          std::make_unique<LoopbackTransport>(std::move(peers.outputs), std::move(peers.output_grads)));
+      if (!executor) return sched::Error{"stage replay: " + executor.error().message};
+      executors.push_back(std::move(executor).value());
+    }
+  } catch (const std::exception& e) {
+    return sched::Error{fmt::format("stage replay: {}", e.what())};
+  }
+
+  const auto step = [&](int d, std::uint64_t seed) -> sched::Result<DeviceStep> {
+    auto result = executors[static_cast<std::size_t>(d)]->step(*microbatches, seed);
+    if (!result) return sched::Error{fmt::format("stage replay of device {}: {}", d, result.error().message)};
+    return device_step(result->timeline, d);
+  };
+  // All devices from one barrier, each on its own thread (its executor's worker does the work).
+  const auto together = [&](std::uint64_t seed) -> sched::Result<std::vector<DeviceStep>> {
+    std::vector<sched::Result<DeviceStep>> results(static_cast<std::size_t>(devices), sched::Error{"not run"});
+    std::barrier<> start(devices);
+    {
+      std::vector<std::jthread> threads;
+      for (int d = 0; d < devices; ++d) {
+        threads.emplace_back([&, d] {
+          start.arrive_and_wait();
+          results[static_cast<std::size_t>(d)] = step(d, seed);
+        });
+      }
+    }
+    std::vector<DeviceStep> out;
+    for (auto& r : results) {
+      if (!r) return r.error();
+      out.push_back(std::move(r).value());
+    }
+    return out;
+  };
+
+  const auto k = static_cast<std::size_t>(schedule.num_stages);
+  std::vector<std::vector<std::int64_t>> forward(k), recompute(k), backward(k);
+  std::vector<std::vector<std::int64_t>> alone_ns(static_cast<std::size_t>(devices)),
+      together_ns(static_cast<std::size_t>(devices));
+  std::vector<std::vector<double>> ratios(static_cast<std::size_t>(devices));
+  for (int round = 0; round <= rounds; ++round) {  // round 0 warms up
+    const std::uint64_t seed = config.model.seed + 7919ULL * static_cast<std::uint64_t>(round + 1);
+    std::vector<DeviceStep> alone;
+    for (int d = 0; d < devices; ++d) {
+      auto s = step(d, seed);
+      if (!s) return s.error();
+      alone.push_back(std::move(s).value());
+    }
+    std::vector<DeviceStep> at_once;
+    if (devices > 1) {
+      auto t = together(seed);
+      if (!t) return t.error();
+      at_once = std::move(t).value();
+    }
+    if (round == 0) continue;
+    for (int d = 0; d < devices; ++d) {
+      const auto i = static_cast<std::size_t>(d);
+      for (const sched::Span& span : alone[i].spans) {
+        const auto s = static_cast<std::size_t>(span.action.stage);
+        const std::int64_t ns = span.end_ns - span.start_ns;
+        switch (span.action.kind) {
+          case sched::ActionKind::kForward: forward[s].push_back(ns); break;
+          case sched::ActionKind::kRecompute: recompute[s].push_back(ns); break;
+          case sched::ActionKind::kBackward: backward[s].push_back(ns); break;
+          default: break;
+        }
+      }
+      alone_ns[i].push_back(alone[i].compute_ns);
+      if (!at_once.empty()) {
+        together_ns[i].push_back(at_once[i].compute_ns);
+        if (alone[i].compute_ns > 0) {
+          ratios[i].push_back(static_cast<double>(at_once[i].compute_ns) / static_cast<double>(alone[i].compute_ns));
+        }
+      }
+    }
+  }
+
+  ScheduleReplay out;
+  out.rounds = rounds;
+  for (std::size_t s = 0; s < k; ++s) {
+    StageTimes t;
+    t.forward = summarize_timings(std::move(forward[s]));
+    if (!recompute[s].empty()) t.recompute = summarize_timings(std::move(recompute[s]));
+    t.backward = summarize_timings(std::move(backward[s]));
+    out.stages.push_back(t);
+  }
+  for (int d = 0; d < devices; ++d) {
+    const auto i = static_cast<std::size_t>(d);
+    out.device_alone.push_back(summarize_timings(std::move(alone_ns[i])));
+    double factor = 1.0;
+    if (!ratios[i].empty()) {
+      std::sort(ratios[i].begin(), ratios[i].end());
+      factor = std::max(1.0, ratios[i][ratios[i].size() / 2]);
+      out.device_together.push_back(summarize_timings(std::move(together_ns[i])));
+    }
+    out.device_contention.push_back(factor);
+  }
+  return out;
+}
+
+}  // namespace pipeworks::hw

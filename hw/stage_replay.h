@@ -1,0 +1,52 @@
+// Stage times in schedule order: every device's program of the very lowered schedule a run will
+// execute, replayed by the executor itself with nothing to wait for (a loopback transport hands
+// each RECV a tensor of the right shape at once), first one device at a time, then all devices
+// at once. What a stage costs depends on what ran before it on its worker, not only on its
+// layers: a GPipe backward reads a stash written M forwards ago (out of cache), a 1F1B backward
+// one written a forward ago, and a stage cycles through its own weights only (a working set a
+// whole-model profile overstates). LibTorch-free header.
+//
+//   alone (per device d, devices in turn)        at once (every device from one barrier)
+//   d0: F0 F1 F2 F3 B0 B1 B2 B3 |                d0: F0 F1 F2 F3 B0 B1 B2 B3 |
+//   d1:                          F0 F1 ... B3 |  d1: F0 F1 F2 F3 B0 B1 B2 B3 |
+//
+//   stage times   = medians of each stage's F, R and B over rounds x micro-batches, alone
+//   contention(d) = median over rounds of (d's compute time at once) / (alone), >= 1
+//
+// Alone and at once alternate round by round, so load from other processes that comes and goes
+// hits both sides of a ratio alike. The replay measures stage costs; the simulator still
+// predicts the pipeline: bubbles, dependencies, hand-offs, and contention only where compute
+// overlaps (prediction.h).
+#pragma once
+
+#include <vector>
+
+#include "hw/cost_fit.h"
+#include "hw/run.h"
+#include "sched/result.h"
+#include "sched/schedule.h"
+#include "sim/partition.h"
+
+namespace pipeworks::hw {
+
+struct StageTimes {
+  Timing forward;    // F (without the graph when the schedule re-materializes the stage)
+  Timing recompute;  // R; zeros when the schedule has none for the stage
+  Timing backward;   // B
+};
+
+struct ScheduleReplay {
+  std::vector<StageTimes> stages;         // per stage, measured alone
+  std::vector<double> device_contention;  // per device, >= 1 (1 with one device)
+  std::vector<Timing> device_alone;       // per device: its compute time per program, alone
+  std::vector<Timing> device_together;    // the same with every device at once (empty for one)
+  int rounds = 0;
+};
+
+// Replays `schedule` (lowered; as built for `config`, cut by `partition`) for one warm-up and
+// `rounds` measured rounds with the run's model, micro-batch size, optimizer and threads per
+// worker. Errors name what failed (a model that does not build, a stage that throws).
+sched::Result<ScheduleReplay> replay_schedule(const RunConfig& config, const sched::Schedule& schedule,
+                                              const sim::Partition& partition, int rounds);
+
+}  // namespace pipeworks::hw

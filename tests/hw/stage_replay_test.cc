@@ -1,0 +1,133 @@
+// The stage replay: each device's program of the lowered schedule run alone and all at once
+// through the executor with a loopback transport, and the prediction built on it.
+#include "hw_test_support.h"
+
+#include <catch2/catch.hpp>
+
+#include "hw/layer_partition.h"
+#include "hw/loopback_transport.h"
+#include "hw/prediction.h"
+#include "hw/run.h"
+#include "hw/stage_replay.h"
+
+namespace pipeworks::hw {
+namespace {
+
+RunConfig small_run(sched::ScheduleKind kind, int k, int m, bool recompute) {
+  RunConfig config;
+  config.model = testing::tiny_mlp();
+  config.num_stages = k;
+  config.num_microbatches = m;
+  config.batch_size = 2 * m;
+  config.schedule = kind;
+  config.recompute = recompute;
+  config.threads_per_worker = 1;
+  return config;
+}
+
+TEST_CASE("loopback transport: every receive gets its peer's tensor at once; sends are dropped") {
+  LoopbackTransport t({torch::ones({2, 3}), torch::ones({2, 5})}, {torch::zeros({2, 3}), torch::zeros({2, 5})});
+  using sched::Action;
+  using sched::ActionKind;
+  auto f = t.recv(Action{1, ActionKind::kRecvF, 3}, std::chrono::seconds(0));
+  REQUIRE(f.ok());
+  CHECK(f->sizes() == std::vector<std::int64_t>{2, 3});  // stage 0's output
+  auto b = t.recv(Action{1, ActionKind::kRecvB, 0}, std::chrono::seconds(0));
+  REQUIRE(b.ok());
+  CHECK(b->sizes() == std::vector<std::int64_t>{2, 5});  // the gradient of stage 1's output
+  CHECK(t.send(Action{0, ActionKind::kSendF, 0}, torch::ones({1})).ok());
+  CHECK_FALSE(t.recv(Action{0, ActionKind::kRecvF, 0}, std::chrono::seconds(0)).ok());  // nothing before stage 0
+  CHECK_FALSE(t.recv(Action{0, ActionKind::kForward, 0}, std::chrono::seconds(0)).ok());
+  t.abort("peer failed");
+  auto aborted = t.recv(Action{1, ActionKind::kRecvF, 0}, std::chrono::seconds(0));
+  REQUIRE_FALSE(aborted.ok());
+  CHECK(aborted.error().message.find("peer failed") != std::string::npos);
+  t.reset();
+  CHECK(t.recv(Action{1, ActionKind::kRecvF, 0}, std::chrono::seconds(0)).ok());
+}
+
+TEST_CASE("stage replay: times for every stage's F, R and B, and a contention factor per device") {
+  const RunConfig config = small_run(sched::ScheduleKind::kOneFOneB, 2, 4, true);
+  auto schedule = build_schedule(config);
+  REQUIRE(schedule.ok());
+  auto partition = parse_partition("uniform", num_model_layers(config.model), 2);
+  REQUIRE(partition.ok());
+  auto replay = replay_schedule(config, *schedule, *partition, 2);
+  REQUIRE(replay.ok());
+  CHECK(replay->rounds == 2);
+  REQUIRE(replay->stages.size() == 2);
+  for (const StageTimes& t : replay->stages) {
+    CHECK(t.forward.median_ns > 0);
+    CHECK(t.recompute.median_ns > 0);
+    CHECK(t.backward.median_ns > 0);
+    CHECK(t.forward.min_ns <= t.forward.median_ns);
+    CHECK(t.forward.median_ns <= t.forward.max_ns);
+  }
+  REQUIRE(replay->device_contention.size() == 2);
+  for (double c : replay->device_contention) CHECK(c >= 1.0);
+  CHECK(replay->device_alone.size() == 2);
+  CHECK(replay->device_together.size() == 2);
+
+  // One device: nothing to contend with, no R without re-materialization.
+  const RunConfig one = small_run(sched::ScheduleKind::kGPipe, 1, 2, false);
+  auto one_schedule = build_schedule(one);
+  REQUIRE(one_schedule.ok());
+  auto one_partition = parse_partition("uniform", num_model_layers(one.model), 1);
+  REQUIRE(one_partition.ok());
+  auto alone = replay_schedule(one, *one_schedule, *one_partition, 1);
+  REQUIRE(alone.ok());
+  CHECK(alone->device_contention == std::vector<double>{1.0});
+  CHECK(alone->device_together.empty());
+  CHECK(alone->stages[0].recompute.median_ns == 0);
+
+  CHECK_FALSE(replay_schedule(config, *schedule, *partition, 0).ok());
+  CHECK_FALSE(replay_schedule(config, *schedule, *one_partition, 1).ok());
+  RunConfig odd = config;
+  odd.batch_size = 7;
+  CHECK_FALSE(replay_schedule(odd, *schedule, *partition, 1).ok());
+}
+
+TEST_CASE("a prediction with a replay takes its stage times and per-device contention") {
+  const RunConfig config = small_run(sched::ScheduleKind::kGPipe, 2, 4, true);
+  auto schedule = build_schedule(config);
+  REQUIRE(schedule.ok());
+  auto partition = parse_partition("uniform", num_model_layers(config.model), 2);
+  REQUIRE(partition.ok());
+  auto spec = describe_model(build_model(config.model).value());
+  REQUIRE(spec.ok());
+  sim::ClusterSpec cluster;
+  cluster.name = "test";
+  cluster.devices.assign(2, sim::DeviceSpec{});
+  cluster.devices[0].relative_speed = 0.25;  // a replay's times are this machine's: speeds are ignored
+  cluster.devices_per_node = 2;
+  cluster.intra_node = sim::LinkSpec{1e15, 0};
+  cluster.inter_node = cluster.intra_node;
+  ScheduleReplay replay;
+  replay.rounds = 1;
+  replay.stages = {StageTimes{{1000, 1000, 1000}, {3000, 3000, 3000}, {2000, 2000, 2000}},
+                   StageTimes{{500, 500, 500}, {1500, 1500, 1500}, {700, 700, 700}}};
+  replay.device_contention = {1.0, 1.0};
+  auto prediction = predict_run(config, *schedule, *partition, *spec, cluster, nullptr, &replay);
+  REQUIRE(prediction.ok());
+  CHECK(prediction->costs.stages[0].forward_ns == 1000);
+  CHECK(prediction->costs.stages[0].recompute_ns == 3000);
+  CHECK(prediction->costs.stages[0].backward_ns == 2000);
+  CHECK(prediction->costs.stages[1].forward_ns == 500);
+  CHECK(prediction->device_slowdown == std::vector<double>{1.0, 1.0});
+
+  // Contention 2x on device 1 only: it slows down where it overlaps device 0, device 0 never.
+  replay.device_contention = {1.0, 2.0};
+  auto contended = predict_run(config, *schedule, *partition, *spec, cluster, nullptr, &replay);
+  REQUIRE(contended.ok());
+  CHECK(contended->device_slowdown[0] == 1.0);
+  CHECK(contended->device_slowdown[1] > 1.0);
+  CHECK(contended->device_slowdown[1] <= 2.0);
+  CHECK(contended->result.makespan_ns >= prediction->result.makespan_ns);
+
+  ScheduleReplay wrong = replay;
+  wrong.stages.pop_back();
+  CHECK_FALSE(predict_run(config, *schedule, *partition, *spec, cluster, nullptr, &wrong).ok());
+}
+
+}  // namespace
+}  // namespace pipeworks::hw
