@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <barrier>
+#include <map>
 #include <memory>
 #include <thread>
 
@@ -52,6 +53,37 @@ DeviceStep device_step(const sched::Timeline& timeline, int device) {
     out.spans.push_back(span);
   }
   return out;
+}
+
+// Per device: how much slower its actions ran at once than alone, counting only the actions that
+// ended while another device was still computing (a device whose program is shorter leaves the
+// other alone for the rest; that tail is no contention). 0 when no action qualifies.
+//
+//   at once  d0: [F0][F1][F2][F3][B0][B1][B2][B3]|                 d0: all counted
+//            d1: [F0][F1][F2][F3][B0][B1][B2][B3][B0'][B1'] ...    d1: up to d0's end
+std::vector<double> overlap_ratios(const std::vector<DeviceStep>& alone, const std::vector<DeviceStep>& at_once) {
+  std::vector<sched::Nanoseconds> last_end(at_once.size(), 0);
+  for (std::size_t d = 0; d < at_once.size(); ++d) {
+    for (const sched::Span& span : at_once[d].spans) last_end[d] = std::max(last_end[d], span.end_ns);
+  }
+  std::vector<double> ratios(at_once.size(), 0.0);
+  for (std::size_t d = 0; d < at_once.size(); ++d) {
+    sched::Nanoseconds others_end = 0;
+    for (std::size_t o = 0; o < at_once.size(); ++o) {
+      if (o != d) others_end = std::max(others_end, last_end[o]);
+    }
+    std::map<sched::Action, sched::Nanoseconds> alone_ns;
+    for (const sched::Span& span : alone[d].spans) alone_ns[span.action] = span.end_ns - span.start_ns;
+    sched::Nanoseconds together = 0, by_itself = 0;
+    for (const sched::Span& span : at_once[d].spans) {
+      const auto it = alone_ns.find(span.action);
+      if (span.end_ns > others_end || it == alone_ns.end()) continue;
+      together += span.end_ns - span.start_ns;
+      by_itself += it->second;
+    }
+    if (by_itself > 0) ratios[d] = static_cast<double>(together) / static_cast<double>(by_itself);
+  }
+  return ratios;
 }
 
 }  // namespace
@@ -143,6 +175,7 @@ sched::Result<ScheduleReplay> replay_schedule(const RunConfig& config, const sch
       at_once = std::move(t).value();
     }
     if (round == 0) continue;
+    const std::vector<double> round_ratios = at_once.empty() ? std::vector<double>{} : overlap_ratios(alone, at_once);
     for (int d = 0; d < devices; ++d) {
       const auto i = static_cast<std::size_t>(d);
       for (const sched::Span& span : alone[i].spans) {
@@ -158,9 +191,7 @@ sched::Result<ScheduleReplay> replay_schedule(const RunConfig& config, const sch
       alone_ns[i].push_back(alone[i].compute_ns);
       if (!at_once.empty()) {
         together_ns[i].push_back(at_once[i].compute_ns);
-        if (alone[i].compute_ns > 0) {
-          ratios[i].push_back(static_cast<double>(at_once[i].compute_ns) / static_cast<double>(alone[i].compute_ns));
-        }
+        if (round_ratios[i] > 0) ratios[i].push_back(round_ratios[i]);
       }
     }
   }

@@ -1,0 +1,57 @@
+// `pipeworks run --predict` end to end on a tiny model: the JSON report holds both timelines with
+// the same actions and the stage replay's figures; bad options are refused before anything runs.
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#define PIPEWORKS_EXE (std::string(PIPEWORKS_BINARY_DIR) + "/cli/pipeworks")
+#include "cli/run_pipeworks.h"
+
+namespace pipeworks::hw {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kTiny = "run --predict --model mlp --depth 4 --width 16 -K 2 -M 4 --batch 8 --schedule 1f1b "
+                          "--steps 2 --warmup 1 --threads 1 --profile-repetitions 2 --replay-rounds 2";
+
+TEST_CASE("run --predict: a JSON report with both timelines and the stage replay") {
+  REQUIRE(fs::exists(PIPEWORKS_EXE));  // build the `pipeworks` target with the hw tests
+  const fs::path dir = fs::temp_directory_path() / "pipeworks_run_predict_cli_test";
+  fs::create_directories(dir);
+  const std::string json = (dir / "report.json").string();
+  const test::CliRun run = test::run_pipeworks(kTiny + " --json " + json);
+  INFO(run.output);
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.output.find("stage replay in schedule order (2 rounds") != std::string::npos);
+  const nlohmann::json report = nlohmann::json::parse(test::read_text_file(json));
+  CHECK(report["schema"] == "pipeworks.predict_report/1");
+  CHECK(report["errors"]["same_actions"] == true);
+  CHECK(report["predicted"].size() == report["measured"].size());
+  const nlohmann::json& replay = report["cost_model"]["stage_replay"];
+  REQUIRE(replay.is_object());
+  CHECK(replay["rounds"] == 2);
+  REQUIRE(replay["stages"].size() == 2);
+  CHECK(replay["stages"][0]["forward_ns"]["median"].get<long long>() > 0);
+  CHECK(replay["stages"][1]["backward_ns"]["median"].get<long long>() > 0);
+  REQUIRE(replay["device_contention"].size() == 2);
+  CHECK(replay["device_contention"][0].get<double>() >= 1.0);
+  CHECK(report["cost_model"]["relative_speed"] == 1.0);
+
+  const test::CliRun layers_only = test::run_pipeworks(kTiny + " --no-stage-replay --json " + json);
+  INFO(layers_only.output);
+  REQUIRE(layers_only.exit_code == 0);
+  CHECK(nlohmann::json::parse(test::read_text_file(json))["cost_model"]["stage_replay"].is_null());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("run --predict: bad replay rounds are refused with a message") {
+  const test::CliRun run = test::run_pipeworks(kTiny + " --replay-rounds 0");
+  CHECK(run.exit_code != 0);
+  CHECK(run.output.find("--replay-rounds") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace pipeworks::hw
