@@ -47,6 +47,28 @@ std::string describe_exception(const std::exception& e) {
   return e.what();
 }
 
+// One clock per device this executor runs (the factory's, or the host clock); none for the
+// others. A factory that fails or returns nothing is an error naming the device.
+sched::Result<std::vector<std::unique_ptr<ActionClock>>> make_clocks(const ActionClockFactory& factory,
+                                                                     int num_devices,
+                                                                     const std::vector<int>& local_devices) {
+  std::vector<std::unique_ptr<ActionClock>> clocks(static_cast<std::size_t>(num_devices));
+  for (int d : local_devices) {
+    auto& clock = clocks[static_cast<std::size_t>(d)];
+    if (!factory) {
+      clock = std::make_unique<HostClock>();
+      continue;
+    }
+    try {
+      clock = factory(d);
+    } catch (const std::exception& e) {
+      return sched::Error{fmt::format("executor: cannot make the clock of device {}: {}", d, describe_exception(e))};
+    }
+    if (!clock) return sched::Error{fmt::format("executor: the clock factory gave no clock for device {}", d)};
+  }
+  return clocks;
+}
+
 }  // namespace
 
 struct Executor::State {
@@ -237,12 +259,13 @@ void Executor::State::run(const Action& a, int device) {
 }
 
 void Executor::State::run_step(int device, const std::vector<StageCell*>& own) {
+  recorder.start_device(device);
   for (StageCell* c : own) drop_grads(c->parameters());
   const sched::Bytes baseline = live_bytes(device);
   reset_peak(device);
   for (const Action& a : schedule.programs[static_cast<std::size_t>(device)]) {
     if (failed.load()) break;
-    const sched::Nanoseconds start = recorder.now_ns();
+    const ClockMark start = recorder.mark(device);
     std::optional<std::string> problem;
     try {
       run(a, device);
@@ -253,7 +276,7 @@ void Executor::State::run_step(int device, const std::vector<StageCell*>& own) {
     } catch (...) {
       problem = "unknown exception";
     }
-    const sched::Nanoseconds end = recorder.now_ns();
+    const ClockMark end = recorder.mark(device);
     recorder.record(device, a, start, end);
     if (problem) {
       fail(fmt::format("stage {}, action {} (micro-batch {}) on device {}: {}", a.stage, to_string(a), a.microbatch,
@@ -354,7 +377,6 @@ sched::Result<std::unique_ptr<Executor>> Executor::create(sched::Schedule schedu
   state->recv_f = table(ActionKind::kRecvF);
   state->recv_b = table(ActionKind::kRecvB);
   state->threads = resolve_threads_per_worker(options.threads_per_worker, schedule.num_devices());
-  state->recorder = Recorder(schedule.num_devices());
   state->transport = transport ? std::move(transport) : std::make_unique<InProcessTransport>(k);
   for (StageCell& c : cells) {
     c.layers->train();
@@ -367,6 +389,9 @@ sched::Result<std::unique_ptr<Executor>> Executor::create(sched::Schedule schedu
     if (!options.only_device || *options.only_device == d) state->local_devices.push_back(d);
   }
   state->programs_done = std::make_unique<std::barrier<>>(static_cast<std::ptrdiff_t>(state->local_devices.size()));
+  auto clocks = make_clocks(options.clock, state->schedule.num_devices(), state->local_devices);
+  if (!clocks) return clocks.error();
+  state->recorder = Recorder(std::move(clocks).value());
   // The executor owns the state from here on, so a failed thread start joins the started ones.
   auto executor = std::unique_ptr<Executor>(new Executor(std::move(state)));
   State& st = *executor->state_;
@@ -409,6 +434,7 @@ sched::Result<StepResult> Executor::step(const MicroBatches& batch, std::uint64_
     st.transport->reset();
     return *st.error;
   }
+  if (auto timed = st.recorder.finish_step(); !timed) return sched::Error{"executor: " + timed.error().message};
   StepResult result;
   result.timeline = st.recorder.timeline(st.schedule);
   for (double l : st.loss_sum) result.loss += l;

@@ -15,6 +15,8 @@
 // barrier), each steps its cells' optimizers once. Any exception, shape mismatch or (with
 // check_finite) non-finite value stops every worker promptly (transport abort) and step()
 // returns an Error naming the stage, action and micro-batch. It never throws or hangs.
+// Each action's span is timed by its device's ActionClock (ExecutorOptions::clock), resolved
+// once every worker finished the step.
 #pragma once
 
 #include <chrono>
@@ -23,6 +25,7 @@
 #include <optional>
 #include <vector>
 
+#include "hw/action_clock.h"
 #include "hw/model_zoo.h"
 #include "hw/stage_cell.h"
 #include "hw/training.h"
@@ -41,10 +44,13 @@ struct ExecutorOptions {
   // Run only this device's program (one process per device, a Transport between processes);
   // the other devices' spans, losses and memory are then absent from the StepResult.
   std::optional<int> only_device;
+  // Times each device's actions (action_clock.h); empty: the host steady clock. hw/cuda/ gives
+  // CUDA-event clocks, so GPU spans are when the GPU ran the work, not when it was launched.
+  ActionClockFactory clock;
 };
 
 struct StepResult {
-  sched::Timeline timeline;        // "measured", times relative to the step's start
+  sched::Timeline timeline;        // "measured", times relative to the step's start (host origin)
   double loss = 0;                 // mean of the micro-batch losses
   sched::Nanoseconds step_ns = 0;  // start of the step to the end of the optimizer step
   // Per device: peak(live bytes) - bytes live at the step's start, up to the last backward.

@@ -1,7 +1,10 @@
 // The step recorder (see recorder.h).
 #include "hw/recorder.h"
 
+#include <algorithm>
 #include <map>
+
+#include <fmt/format.h>
 
 #include "sched/dependencies.h"
 
@@ -13,14 +16,29 @@ sched::Lane lane_of(sched::ActionKind kind) {
   return sched::Lane::kCompute;
 }
 
-Recorder::Recorder(int num_devices)
+namespace {
+
+std::vector<std::unique_ptr<ActionClock>> host_clocks(int num_devices) {
+  std::vector<std::unique_ptr<ActionClock>> clocks;
+  for (int d = 0; d < num_devices; ++d) clocks.push_back(std::make_unique<HostClock>());
+  return clocks;
+}
+
+}  // namespace
+
+Recorder::Recorder(int num_devices) : Recorder(host_clocks(num_devices)) {}
+
+Recorder::Recorder(std::vector<std::unique_ptr<ActionClock>> clocks)
     : origin_(std::chrono::steady_clock::now()),
-      spans_(static_cast<std::size_t>(num_devices)),
-      memory_(static_cast<std::size_t>(num_devices)) {}
+      clocks_(std::move(clocks)),
+      started_(clocks_.size()),
+      spans_(clocks_.size()),
+      memory_(clocks_.size()) {}
 
 void Recorder::start_step() {
   for (auto& s : spans_) s.clear();
   for (auto& m : memory_) m.clear();
+  std::fill(started_.begin(), started_.end(), 0);
   origin_ = std::chrono::steady_clock::now();
 }
 
@@ -28,13 +46,34 @@ sched::Nanoseconds Recorder::now_ns() const {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - origin_).count();
 }
 
-void Recorder::record(int device, const sched::Action& action, sched::Nanoseconds start_ns,
-                      sched::Nanoseconds end_ns) {
-  spans_.at(static_cast<std::size_t>(device)).push_back({device, lane_of(action.kind), action, start_ns, end_ns});
+void Recorder::start_device(int device) {
+  const auto d = static_cast<std::size_t>(device);
+  clocks_.at(d)->start_step(origin_);
+  started_[d] = 1;
 }
 
-void Recorder::sample_memory(int device, sched::Nanoseconds time_ns, sched::Bytes bytes) {
-  memory_.at(static_cast<std::size_t>(device)).push_back({device, time_ns, bytes});
+void Recorder::record(int device, const sched::Action& action, ClockMark start, ClockMark end) {
+  spans_.at(static_cast<std::size_t>(device)).push_back({device, lane_of(action.kind), action, start, end});
+}
+
+void Recorder::sample_memory(int device, ClockMark time, sched::Bytes bytes) {
+  memory_.at(static_cast<std::size_t>(device)).push_back({device, time, bytes});
+}
+
+sched::Status Recorder::finish_step() {
+  for (std::size_t d = 0; d < clocks_.size(); ++d) {
+    if (!started_[d]) continue;
+    const ActionClock& clock = *clocks_[d];
+    if (auto status = clocks_[d]->finish_step(); !status) {
+      return sched::Error{fmt::format("timing device {}: {}", d, status.error().message)};
+    }
+    for (sched::Span& span : spans_[d]) {
+      span.start_ns = clock.ns(span.start_ns);
+      span.end_ns = clock.ns(span.end_ns);
+    }
+    for (sched::MemorySample& sample : memory_[d]) sample.time_ns = clock.ns(sample.time_ns);
+  }
+  return sched::Ok{};
 }
 
 sched::Timeline Recorder::timeline(const sched::Schedule& schedule, const std::string& name) const {
