@@ -5,9 +5,9 @@
 #include <torch/torch.h>
 
 #include "hw/executor.h"
-#include "hw/layer_partition.h"
 #include "hw/model_zoo.h"
 #include "hw/reference.h"
+#include "hw/run_setup.h"
 #include "hw/stage_cell.h"
 #include "hw/threads.h"
 #include "sched/passes.h"
@@ -42,38 +42,15 @@ sched::Result<sched::Schedule> build_schedule(const RunConfig& config) {
 }
 
 sched::Result<RunReport> run_training(const RunConfig& config, const std::function<void(const StepStats&)>& on_step) {
-  if (config.steps < 1) return sched::Error{"steps must be >= 1"};
-  if (config.batch_size < 1 || config.num_microbatches < 1 || config.batch_size % config.num_microbatches != 0) {
-    return sched::Error{fmt::format("batch size {} must be a positive multiple of the {} micro-batches",
-                                    config.batch_size, config.num_microbatches)};
-  }
-  auto model = build_model(config.model);
-  if (!model) return model.error();
-  RunReport report;
-  auto schedule = build_schedule(config);
-  if (!schedule) return schedule.error();
-  report.schedule = *schedule;
-  auto partition = parse_partition(config.partition, static_cast<int>(model->layers.size()), config.num_stages);
-  if (!partition) return partition.error();
-  report.partition = *partition;
-  auto spec = describe_model(*model);
-  if (!spec) return spec.error();
-  report.spec = std::move(spec).value();
-
-  std::optional<Reference> reference;
-  if (config.check) reference.emplace(*model, config.optimizer);
-  auto cells = make_cells(*model, *partition, report.schedule.placement, config.fail_at);
-  if (!cells) return cells.error();
-  ExecutorOptions options;
-  options.optimizer = config.optimizer;
-  options.check_finite = config.check_finite;
-  options.recv_timeout = config.recv_timeout;
-  options.threads_per_worker = config.threads_per_worker;
-  auto executor = Executor::create(report.schedule, std::move(cells).value(), options);
+  auto setup = set_up_run(config);
+  if (!setup) return setup.error();
+  RunReport& report = setup->report;
+  std::optional<Reference>& reference = setup->reference;
+  auto executor = Executor::create(report.schedule, std::move(setup->cells), executor_options(config));
   if (!executor) return executor.error();
   Executor& ex = **executor;
   report.threads_per_worker = ex.threads_per_worker();
-  if (config.check) {
+  if (reference) {
     report.check = GradientCheck{};
     set_worker_threads(ex.threads_per_worker());  // the reference runs here, as one worker would
   }
@@ -106,7 +83,7 @@ sched::Result<RunReport> run_training(const RunConfig& config, const std::functi
     merge(*report.check, compare_tensors(cell_parameters(ex.cells()), reference->parameters(), report.check->rtol,
                                          report.check->atol));
   }
-  return report;
+  return std::move(report);
 }
 
 }  // namespace pipeworks::hw
