@@ -23,6 +23,7 @@
 #endif
 #if PIPEWORKS_HAVE_CUDA
 #include "hw/cuda/cuda_device.h"
+#include "hw/cuda/event_action_clock.h"
 #include "hw/cuda/nccl_group.h"
 #endif
 
@@ -222,6 +223,11 @@ sched::Result<DistributedReport> run_distributed(const RunConfig& config, const 
   executor_options.threads_per_worker = config.threads_per_worker;
   executor_options.only_device = rank;
   executor_options.measure_memory = !device.is_cuda();  // GPU memory: the caching allocator's peak
+#if PIPEWORKS_HAVE_CUDA
+  // GPU spans: when the GPU ran the work, from CUDA events (the host only sees the launches).
+  const int gpu = device.index();
+  if (device.is_cuda()) executor_options.clock = cuda::event_clocks([gpu](int) { return gpu; });
+#endif
   for (StageCell& c : *cells) {
     if (c.device == rank) c.layers->to(device);
   }

@@ -1,6 +1,9 @@
 // CUDA memory statistics and event timing (see cuda_device.h).
 #include "hw/cuda/cuda_device.h"
 
+#include <stdexcept>
+#include <string>
+
 #include <cuda_runtime_api.h>
 
 #include <c10/cuda/CUDACachingAllocator.h>
@@ -31,24 +34,26 @@ CudaMemory memory_stats(int gpu) {
 
 void reset_peak_memory(int gpu) { c10::cuda::CUDACachingAllocator::resetPeakStats(index_of(gpu)); }
 
-EventClock::EventClock(int gpu) : gpu_(gpu) {}
+EventClock::EventClock(int gpu) : gpu_(gpu), origin_(std::make_unique<at::cuda::CUDAEvent>(cudaEventDefault)) {}
 
 void EventClock::start() {
   const c10::cuda::CUDAGuard guard(index_of(gpu_));
-  marks_.clear();
-  origin_ = std::make_unique<at::cuda::CUDAEvent>(cudaEventDefault);
+  used_ = 0;
   origin_->record(c10::cuda::getCurrentCUDAStream(index_of(gpu_)));
 }
 
 std::size_t EventClock::mark() {
   const c10::cuda::CUDAGuard guard(index_of(gpu_));
-  marks_.push_back(std::make_unique<at::cuda::CUDAEvent>(cudaEventDefault));
-  marks_.back()->record(c10::cuda::getCurrentCUDAStream(index_of(gpu_)));
-  return marks_.size() - 1;
+  if (used_ == marks_.size()) marks_.push_back(std::make_unique<at::cuda::CUDAEvent>(cudaEventDefault));
+  marks_[used_]->record(c10::cuda::getCurrentCUDAStream(index_of(gpu_)));
+  return used_++;
 }
 
+void EventClock::synchronize() const { (used_ > 0 ? *marks_[used_ - 1] : *origin_).synchronize(); }
+
 sched::Nanoseconds EventClock::elapsed_ns(std::size_t index) const {
-  const at::cuda::CUDAEvent& event = *marks_.at(index);
+  if (index >= used_) throw std::out_of_range("EventClock: no mark " + std::to_string(index) + " in this step");
+  const at::cuda::CUDAEvent& event = *marks_[index];
   event.synchronize();
   return static_cast<sched::Nanoseconds>(static_cast<double>(origin_->elapsed_time(event)) * 1e6);
 }

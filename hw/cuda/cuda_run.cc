@@ -1,8 +1,9 @@
 // In-process training on GPUs (see cuda_run.h): device d of the placement runs on GPU
 // d % gpus; stage 0's inputs and the last stage's targets are moved to their GPUs before each
-// step; SEND/RECV copy device to device on copy streams (cuda_copy_transport.h). Step time is
-// measured on the host around the step and a synchronize of every GPU used; peak activation
-// bytes per device come from the caching allocator (peak minus what was live at the start).
+// step; SEND/RECV copy device to device on copy streams (cuda_copy_transport.h). Action spans
+// are timed with CUDA events on each GPU (event_action_clock.h); step time is measured on the
+// host around the step and a synchronize of every GPU used; peak activation bytes per device
+// come from the caching allocator (peak minus what was live at the start).
 #include "hw/cuda/cuda_run.h"
 
 #include <chrono>
@@ -16,10 +17,11 @@
 
 #include "hw/cuda/cuda_copy_transport.h"
 #include "hw/cuda/cuda_device.h"
+#include "hw/cuda/event_action_clock.h"
 #include "hw/executor.h"
-#include "hw/layer_partition.h"
 #include "hw/model_zoo.h"
 #include "hw/reference.h"
+#include "hw/run_setup.h"
 #include "hw/stage_cell.h"
 
 namespace pipeworks::hw::cuda {
@@ -49,43 +51,24 @@ sched::Result<RunReport> run_training_on_gpus(const RunConfig& config,
                                               const std::function<void(const StepStats&)>& on_step) {
   const int gpus = device_count();
   if (gpus < 1) return sched::Error{"--device cuda: no CUDA device is visible"};
-  if (config.steps < 1) return sched::Error{"steps must be >= 1"};
-  if (config.batch_size < 1 || config.num_microbatches < 1 || config.batch_size % config.num_microbatches != 0) {
-    return sched::Error{fmt::format("batch size {} must be a positive multiple of the {} micro-batches",
-                                    config.batch_size, config.num_microbatches)};
-  }
-  auto model = build_model(config.model);
-  if (!model) return model.error();
-  RunReport report;
-  auto schedule = build_schedule(config);
-  if (!schedule) return schedule.error();
-  report.schedule = *schedule;
-  auto partition = parse_partition(config.partition, static_cast<int>(model->layers.size()), config.num_stages);
-  if (!partition) return partition.error();
-  report.partition = *partition;
-  auto spec = describe_model(*model);
-  if (!spec) return spec.error();
-  report.spec = std::move(spec).value();
-  std::optional<Reference> reference;
-  if (config.check) reference.emplace(*model, config.optimizer);  // on the CPU
-  auto cells = make_cells(*model, *partition, report.schedule.placement, config.fail_at);
-  if (!cells) return cells.error();
+  auto setup = set_up_run(config);
+  if (!setup) return setup.error();
+  RunReport& report = setup->report;
+  std::optional<Reference>& reference = setup->reference;  // on the CPU
+  std::vector<StageCell>& cells = setup->cells;
 
   const auto gpu_of_device = [gpus](int device) { return device % gpus; };
   std::vector<int> stage_gpu;
   std::set<int> used;
-  for (StageCell& c : *cells) {
+  for (StageCell& c : cells) {
     stage_gpu.push_back(gpu_of_device(c.device));
     used.insert(stage_gpu.back());
     c.layers->to(gpu_device(stage_gpu.back()));
   }
-  ExecutorOptions options;
-  options.optimizer = config.optimizer;
-  options.check_finite = config.check_finite;
-  options.recv_timeout = config.recv_timeout;
-  options.threads_per_worker = config.threads_per_worker;
+  ExecutorOptions options = executor_options(config);
   options.measure_memory = false;  // CPU counters; GPU memory comes from the caching allocator
-  auto executor = Executor::create(report.schedule, std::move(cells).value(), options,
+  options.clock = event_clocks(gpu_of_device);  // spans: when each GPU ran the work
+  auto executor = Executor::create(report.schedule, std::move(cells), options,
                                    std::make_unique<CudaCopyTransport>(stage_gpu));
   if (!executor) return executor.error();
   Executor& ex = **executor;
@@ -144,7 +127,7 @@ sched::Result<RunReport> run_training_on_gpus(const RunConfig& config,
     report.last_timeline = std::move(result->timeline);
     if (on_step) on_step(stats);
   }
-  return report;
+  return std::move(report);
 }
 
 }  // namespace pipeworks::hw::cuda
