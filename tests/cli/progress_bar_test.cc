@@ -25,7 +25,7 @@ TEST_CASE("the progress bar renders done of total with a percentage", "[cli][pro
   CHECK(ProgressBar::render("plan", 0, 0, 4) == "plan [####] 0/0 100%");
 }
 
-TEST_CASE("a disabled progress bar writes nothing; an enabled one redraws and clears", "[cli][progress]") {
+TEST_CASE("a disabled progress bar writes nothing, an enabled one redraws and clears", "[cli][progress]") {
   std::FILE* quiet_file = std::tmpfile();
   REQUIRE(quiet_file != nullptr);
   ProgressBar quiet("sweep", 10, quiet_file, false);

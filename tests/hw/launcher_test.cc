@@ -49,7 +49,7 @@ TEST_CASE("launcher: each rank gets torchrun's variables and its own output line
   }
 }
 
-TEST_CASE("launcher: the first failing rank stops the others; --keep-going does not") {
+TEST_CASE("launcher: the first failing rank stops the others, --keep-going does not") {
   LaunchOptions options;
   options.num_processes = 3;
   // A generous grace period: on a loaded machine a rank may take a while to act on SIGTERM,

@@ -50,7 +50,7 @@ TEST_CASE("run_partition: balanced cuts by the simulator's partitioner over the 
   }
 }
 
-TEST_CASE("run_partition: uniform and counts as before; balanced without a spec or with the wrong one fails") {
+TEST_CASE("run_partition: uniform and counts as before, balanced without a spec or with the wrong one fails") {
   const sim::ModelSpec spec = skewed_spec();
   const sched::Schedule two = lowered(sched::ScheduleKind::kOneFOneB, 2, 4, false);
   const RunBalance balance{&two, false, 2, sim::OptimizerKind::kSgd, false};

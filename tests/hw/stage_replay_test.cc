@@ -25,7 +25,7 @@ RunConfig small_run(sched::ScheduleKind kind, int k, int m, bool recompute) {
   return config;
 }
 
-TEST_CASE("loopback transport: every receive gets its peer's tensor at once; sends are dropped") {
+TEST_CASE("loopback transport: every receive gets its peer's tensor at once, sends are dropped") {
   LoopbackTransport t({torch::ones({2, 3}), torch::ones({2, 5})}, {torch::zeros({2, 3}), torch::zeros({2, 5})});
   using sched::Action;
   using sched::ActionKind;

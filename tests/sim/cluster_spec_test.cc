@@ -28,7 +28,7 @@ TEST_CASE("a uniform cluster loads") {
   CHECK(check_cluster_spec(*spec).ok());
 }
 
-TEST_CASE("devices may differ; one node needs no inter-node link") {
+TEST_CASE("devices may differ, one node needs no inter-node link") {
   auto spec = parse_cluster_spec(R"({"name": "mixed", "devices": [
       {"memory_bytes": "16GiB", "relative_speed": 2},
       {"memory_bytes": 8589934592, "relative_speed": 0.5}],

@@ -159,7 +159,7 @@ TEST_CASE("touching, overlapping and empty spans on one lane are clipped or drop
   CHECK(f_events[1]["ts"].get<double>() == 0.1995);
 }
 
-TEST_CASE("memory samples before the first span collapse to ts 0; odd devices get processes", "[viz][chrome]") {
+TEST_CASE("memory samples before the first span collapse to ts 0, odd devices get processes", "[viz][chrome]") {
   sched::Timeline tl;
   tl.name = "mem";
   tl.num_devices = 1;

@@ -95,7 +95,7 @@ TEST_CASE("the axis unit follows the time range", "[viz][svg]") {
   CHECK(svg_s.find("makespan 15 s") != std::string::npos);
 }
 
-TEST_CASE("several timelines stack on one time scale; names are escaped", "[viz][svg]") {
+TEST_CASE("several timelines stack on one time scale, names are escaped", "[viz][svg]") {
   const auto predicted = make_gpipe_timeline(4, 8, GpipeCosts{1'000'000, 2'000'000, 100'000, 1, 0}, "predicted");
   const auto measured = make_gpipe_timeline(4, 8, GpipeCosts{1'100'000, 2'300'000, 150'000, 1, 5'000},
                                             "measured <\"run\" & 'co'>\n\x01 \xFF \xE2\x9C\x93");
