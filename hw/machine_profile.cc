@@ -253,7 +253,7 @@ sim::ClusterSpec cluster_from_machine(const MachineProfile& machine) {
       machine.handoff_bandwidth_bytes_per_s > 0 ? machine.handoff_bandwidth_bytes_per_s : kUnboundedBandwidth;
   cluster.intra_node = sim::LinkSpec{bandwidth, machine.handoff_latency_ns};
   cluster.inter_node = cluster.intra_node;
-  cluster.comm_mode = sim::CommMode::kOverlap;
+  cluster.comm_mode = sim::CommMode::kEager;  // mailbox sends, blocking receives in program order
   cluster.dispatch_overhead_ns = machine.dispatch_overhead_ns;
   return cluster;
 }

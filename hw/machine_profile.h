@@ -48,7 +48,8 @@ sched::Result<MachineProfile> profile_machine(const ModelConfig& model, int micr
                                               int threads, int repetitions, std::vector<std::string>& notes);
 
 // `workers` devices (memory unknown, relative speed 1 / contention), one node, the fitted
-// hand-off as the link, overlap mode (a send never blocks; the receiver waits for the data), and
+// hand-off as the link, eager mode (a send never blocks; a receive holds its worker until the data
+// has arrived, as the executor's in-process transport does), and
 // the dispatch overhead.
 sim::ClusterSpec cluster_from_machine(const MachineProfile& machine);
 

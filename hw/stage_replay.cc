@@ -129,8 +129,12 @@ sched::Result<ScheduleReplay> replay_schedule(const RunConfig& config, const sch
     return sched::Error{fmt::format("stage replay: {}", e.what())};
   }
 
+  // A fresh mini-batch per step, made on this thread just before it, as measure_run does.
   const auto step = [&](int d, std::uint64_t seed) -> sched::Result<DeviceStep> {
-    auto result = executors[static_cast<std::size_t>(d)]->step(*microbatches, seed);
+    const Batch fresh = make_batch(config.model, config.batch_size, seed);
+    auto split = split_batch(fresh, config.num_microbatches);
+    if (!split) return split.error();
+    auto result = executors[static_cast<std::size_t>(d)]->step(*split, seed);
     if (!result) return sched::Error{fmt::format("stage replay of device {}: {}", d, result.error().message)};
     return device_step(result->timeline, d);
   };
@@ -212,8 +216,8 @@ sched::Result<ScheduleReplay> replay_schedule(const RunConfig& config, const sch
     if (!ratios[i].empty()) {
       std::sort(ratios[i].begin(), ratios[i].end());
       factor = std::max(1.0, ratios[i][ratios[i].size() / 2]);
-      out.device_together.push_back(summarize_timings(std::move(together_ns[i])));
     }
+    if (devices > 1) out.device_together.push_back(summarize_timings(std::move(together_ns[i])));
     out.device_contention.push_back(factor);
   }
   return out;

@@ -52,13 +52,19 @@ nlohmann::ordered_json link_json(const LinkSpec& l) {
 }  // namespace
 
 std::string_view comm_mode_name(CommMode mode) {
-  return mode == CommMode::kOverlap ? "overlap" : "blocking";
+  switch (mode) {
+    case CommMode::kOverlap: return "overlap";
+    case CommMode::kBlocking: return "blocking";
+    case CommMode::kEager: return "eager";
+  }
+  return "overlap";
 }
 
 sched::Result<CommMode> parse_comm_mode(std::string_view text) {
   if (text == "overlap") return CommMode::kOverlap;
   if (text == "blocking") return CommMode::kBlocking;
-  return error(fmt::format("unknown comm mode '{}' (expected overlap or blocking)", text));
+  if (text == "eager") return CommMode::kEager;
+  return error(fmt::format("unknown comm mode '{}' (expected overlap, blocking or eager)", text));
 }
 
 sched::Status check_cluster_spec(const ClusterSpec& spec) {

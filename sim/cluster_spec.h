@@ -44,7 +44,7 @@ struct ClusterSpec {
   friend bool operator==(const ClusterSpec&, const ClusterSpec&) = default;
 };
 
-std::string_view comm_mode_name(CommMode mode);  // "overlap", "blocking"
+std::string_view comm_mode_name(CommMode mode);  // "overlap", "blocking", "eager"
 sched::Result<CommMode> parse_comm_mode(std::string_view text);
 
 // Checks >= 1 device, devices_per_node >= 1 dividing the count, positive speeds and

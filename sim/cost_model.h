@@ -39,6 +39,9 @@ struct Link {
 enum class CommMode : std::uint8_t {
   kOverlap,   // sends/receives run on a separate stream; compute waits only for the data
   kBlocking,  // a SEND/RECV occupies its device's compute stream until the transfer ends
+  kEager,     // sends are buffered and never hold the stream; a RECV holds it until the data
+              // has arrived, so what follows it in the program waits too (pipeworks' CPU
+              // executors: a mailbox send, a blocking receive in program order)
 };
 
 struct CostModel {

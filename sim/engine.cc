@@ -28,6 +28,7 @@ class Engine {
         duration_(table.duration_ns.data()),
         memory_delta_(table.memory_delta_bytes.data()),
         blocking_(mode == CommMode::kBlocking),
+        eager_(mode == CommMode::kEager),
         record_(record_memory) {
     const std::size_t n = table.size();
     const std::size_t d = table.device_begin.size() - 1;
@@ -196,6 +197,15 @@ class Engine {
           if (other != kUnknown) post_ready(p, std::max(start_[pi], other));
         }
       } else {  // RECV
+        if (eager_) {  // the stream waits here until the data has arrived
+          if (end_[pi] == kUnknown) {
+            wait_for(d, p);
+            break;
+          }
+          free = std::max(free, end_[pi]);
+          ++p;
+          continue;
+        }
         if (!blocking_) {
           ++p;
           continue;
@@ -276,6 +286,7 @@ class Engine {
   const Nanoseconds* duration_;
   const Bytes* memory_delta_;
   bool blocking_;
+  bool eager_;
   bool record_;
   EngineOutput out_;
   Nanoseconds* start_ = nullptr;

@@ -10,6 +10,8 @@
 //                                    does not hold the stream; the consumer waits for the end
 //                ready (kBlocking) = max(SEND reached with data, RECV reached); both streams
 //                                    are held until the end
+//                ready (kEager)    = as kOverlap, but the RECV holds its stream until the end:
+//                                    whatever follows it in the program starts after the data
 //                start = max(ready, link free), FIFO per link in (ready time, SEND op id) order
 //
 // A link that only one device sends on (the usual one link per ordered device pair) needs no

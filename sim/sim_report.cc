@@ -7,14 +7,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "sim/cluster_spec.h"
 #include "sim/units.h"
 
 namespace pipeworks::sim {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-std::string_view mode_name(CommMode mode) { return mode == CommMode::kOverlap ? "overlap" : "blocking"; }
 
 Json memory_json(const MemoryReport& m) {
   return Json{{"peak_bytes", m.peak_bytes},           {"peak_activation_bytes", m.peak_activation_bytes},
@@ -87,7 +86,7 @@ std::string report_json(const SimResult& result, const ReportInputs& inputs) {
       {"batch_size", std::int64_t{inputs.num_microbatches} * inputs.microbatch_size},
       {"recompute", inputs.recompute},
       {"comm_lowered", inputs.comm_lowered},
-      {"comm_mode", mode_name(result.comm_mode)},
+      {"comm_mode", comm_mode_name(result.comm_mode)},
       {"makespan_ns", result.makespan_ns},
       {"bubble_fraction", result.bubble_fraction},
       {"gpipe_closed_form_bubble_fraction", gpipe_closed_form_bubble(inputs.num_stages, inputs.num_microbatches)},

@@ -96,7 +96,7 @@ TEST_CASE("the profiler writes a model spec and a cluster spec the simulator acc
   REQUIRE(cluster.ok());
   CHECK(cluster->num_devices() == 2);
   CHECK(cluster->devices[0].relative_speed <= 1.0);
-  CHECK(cluster->comm_mode == sim::CommMode::kOverlap);
+  CHECK(cluster->comm_mode == sim::CommMode::kEager);
 
   auto partition = sim::uniform_partition(parsed->num_layers(), 2);
   REQUIRE(partition.ok());

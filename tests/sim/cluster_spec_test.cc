@@ -76,6 +76,8 @@ TEST_CASE("check_cluster_spec rejects inconsistent specs built in code") {
 TEST_CASE("comm modes parse strictly") {
   CHECK(*parse_comm_mode("overlap") == CommMode::kOverlap);
   CHECK(*parse_comm_mode("blocking") == CommMode::kBlocking);
+  CHECK(*parse_comm_mode("eager") == CommMode::kEager);
+  CHECK(comm_mode_name(CommMode::kEager) == "eager");
   CHECK_FALSE(parse_comm_mode("Overlap").ok());
 }
 

@@ -222,6 +222,28 @@ TEST_CASE("lowered 1F1B with blocking transfers matches the closed form", "[simu
   }
 }
 
+TEST_CASE("eager comm: a receive holds its device until the data arrives, a send never waits", "[simulator]") {
+  // Lowered 1F1B, K=2, M=3; stage 0's F costs 10, stage 1's F 1, every B 1, free transfers.
+  //   d1 program: RECV_F0 F0 RECV_F1 B0 SEND_B0 F1 B1 RECV_F2 SEND_B1 F2 B2 SEND_B2
+  //   overlap: d1 runs B0 at 11 (RECV_F1 is only posted)          -> makespan 34
+  //   eager:   d1 waits in RECV_F1 for F(0,1) (ends at 20): B0 at 20 -> makespan 35
+  const sched::Schedule schedule = make(ScheduleKind::kOneFOneB, 2, 3, true);
+  const auto makespan_and_b0 = [&](CommMode mode) {
+    sim::CostModel costs = sim::uniform_cost_model(2, 10, 1, 0, mode);
+    costs.stages[1].forward_ns = 1;
+    const sim::SimResult r = run(schedule, costs, true);
+    sched::Nanoseconds b0 = -1;
+    for (const sched::Span& s : r.timeline.spans) {
+      if (s.lane == sched::Lane::kCompute && s.action == sched::Action{1, sched::ActionKind::kBackward, 0}) {
+        b0 = s.start_ns;
+      }
+    }
+    return std::pair{r.makespan_ns, b0};
+  };
+  CHECK(makespan_and_b0(CommMode::kOverlap) == std::pair<sim::Nanoseconds, sched::Nanoseconds>{34, 11});
+  CHECK(makespan_and_b0(CommMode::kEager) == std::pair<sim::Nanoseconds, sched::Nanoseconds>{35, 20});
+}
+
 TEST_CASE("per-action overhead is added to every compute action", "[simulator]") {
   auto model = sim::uniform_cost_model(3, 3, 5);
   model.per_action_overhead_ns = 1;
