@@ -40,7 +40,9 @@ void add_predict_options(CLI::App* cmd, PredictOptions& o) {
   cmd->add_flag("!--no-stage-replay", o.stage_replay,
                 "--predict: stage costs from the layer profile alone, without replaying each device's program in "
                 "schedule order");
-  cmd->add_option("--replay-rounds", o.replay_rounds, "--predict: measured rounds of the stage replay")
+  cmd->add_option("--replay-rounds", o.replay_rounds,
+                  "--predict: measured rounds of the stage replay (at least; more when M < 16, so every stage's F "
+                  "and B get 16 samples)")
       ->capture_default_str();
 }
 
@@ -155,7 +157,8 @@ int run_with_prediction(const hw::RunConfig& c, const PredictOptions& p, const R
   }
   std::optional<hw::ScheduleReplay> replay;
   if (costs->profile && p.stage_replay) {
-    auto replayed = hw::replay_schedule(c, *schedule, *partition, p.replay_rounds);
+    auto replayed =
+        hw::replay_schedule(c, *schedule, *partition, hw::replay_rounds_for(p.replay_rounds, c.num_microbatches));
     if (!replayed) return fail(replayed.error().message);
     replay = std::move(replayed).value();
     fmt::print("{}", replay_summary(*replay));

@@ -88,6 +88,11 @@ std::vector<double> overlap_ratios(const std::vector<DeviceStep>& alone, const s
 
 }  // namespace
 
+int replay_rounds_for(int min_rounds, int num_microbatches, int min_samples) {
+  const int m = std::max(1, num_microbatches);
+  return std::max(min_rounds, (std::max(0, min_samples) + m - 1) / m);
+}
+
 sched::Result<ScheduleReplay> replay_schedule(const RunConfig& config, const sched::Schedule& schedule,
                                               const sim::Partition& partition, int rounds) {
   if (rounds < 1) return sched::Error{"stage replay: rounds must be >= 1"};

@@ -44,6 +44,10 @@ struct ScheduleReplay {
   int rounds = 0;
 };
 
+// Enough rounds for `min_samples` samples of each stage's F and B (one per micro-batch and
+// round), and at least `min_rounds`: with M = 1 a round gives one sample per action.
+int replay_rounds_for(int min_rounds, int num_microbatches, int min_samples = 16);
+
 // Replays `schedule` (lowered; as built for `config`, cut by `partition`) for one warm-up and
 // `rounds` measured rounds with the run's model, micro-batch size, optimizer and threads per
 // worker. Errors name what failed (a model that does not build, a stage that throws).

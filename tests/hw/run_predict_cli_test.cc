@@ -14,7 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kTiny = "run --predict --model mlp --depth 4 --width 16 -K 2 -M 4 --batch 8 --schedule 1f1b "
+const std::string kTiny = "run --predict --model mlp --depth 4 --width 16 -K 2 -M 16 --batch 16 --schedule 1f1b "
                           "--steps 2 --warmup 1 --threads 1 --profile-repetitions 2 --replay-rounds 2";
 
 TEST_CASE("run --predict: a JSON report with both timelines and the stage replay") {

@@ -87,6 +87,14 @@ TEST_CASE("stage replay: times for every stage's F, R and B, and a contention fa
   CHECK_FALSE(replay_schedule(odd, *schedule, *partition, 1).ok());
 }
 
+TEST_CASE("replay rounds: at least the minimum, and enough for 16 samples of each action") {
+  CHECK(replay_rounds_for(5, 1) == 16);
+  CHECK(replay_rounds_for(5, 4) == 5);
+  CHECK(replay_rounds_for(2, 16) == 2);
+  CHECK(replay_rounds_for(1, 3) == 6);
+  CHECK(replay_rounds_for(3, 0) == 16);
+}
+
 TEST_CASE("a prediction with a replay takes its stage times and per-device contention") {
   const RunConfig config = small_run(sched::ScheduleKind::kGPipe, 2, 4, true);
   auto schedule = build_schedule(config);
