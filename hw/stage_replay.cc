@@ -14,27 +14,50 @@
 #include "hw/loopback_transport.h"
 #include "hw/model_zoo.h"
 #include "hw/stage_cell.h"
+#include "hw/torch_compat.h"
 
 namespace pipeworks::hw {
 namespace {
 
-// What the peers would send, from micro-batch 0 through the model: each stage's output (for
-// RECV_F of the next) and a gradient of its shape, 1/M as the last stage seeds its backward.
+// What the peers would send, from one real pass of micro-batch 0 through the model: each stage's
+// output (for RECV_F of the next) and the true gradient of that output (for RECV_B), the loss
+// seeded with 1/M as the executor does. Real values matter, not only shapes: with a constant
+// stand-in gradient the optimizer moves the weights elsewhere, and the convnet's first stage then
+// ran its forward 30% faster than inside the pipeline (the same forward, other values).
 struct PeerTensors {
   std::vector<torch::Tensor> outputs;
   std::vector<torch::Tensor> output_grads;
 };
 
-PeerTensors peer_tensors(std::vector<StageCell>& cells, const torch::Tensor& input, int num_microbatches) {
-  const torch::NoGradGuard no_grad;
+PeerTensors peer_tensors(std::vector<StageCell>& cells, const torch::Tensor& input, const torch::Tensor& target,
+                         int num_microbatches) {
   PeerTensors out;
+  std::vector<torch::Tensor> inputs, results;
   torch::Tensor x = input;
-  for (StageCell& c : cells) {
+  for (std::size_t s = 0; s < cells.size(); ++s) {
+    StageCell& c = cells[s];
     c.layers->eval();  // no dropout draw outside an action
-    x = c.forward(x);
+    const torch::Tensor in = s > 0 && x.is_floating_point() ? x.detach().requires_grad_(true) : x;
+    torch::Tensor y = c.forward(in);
+    out.outputs.push_back(y.detach());
+    if (c.is_last) y = compute_loss(c.loss, y, target);
+    inputs.push_back(in);
+    results.push_back(y);
+    x = y;
+  }
+  out.output_grads.assign(cells.size(), torch::Tensor());
+  torch::Tensor grad = torch::full_like(results.back(), 1.0 / num_microbatches);
+  for (std::size_t s = cells.size(); s-- > 0;) {
+    torch::autograd::backward({results[s]}, {grad});
+    if (s > 0) {
+      grad = inputs[s].grad().detach();
+      out.output_grads[s - 1] = grad;
+    }
+  }
+  out.output_grads.back() = torch::full_like(out.outputs.back(), 1.0 / num_microbatches);  // never received
+  for (StageCell& c : cells) {
     c.layers->train();
-    out.outputs.push_back(x);
-    out.output_grads.push_back(torch::full_like(x, 1.0 / num_microbatches));
+    for (torch::Tensor p : c.parameters()) compat::drop_grad(p);
   }
   return out;
 }
@@ -118,7 +141,8 @@ sched::Result<ScheduleReplay> replay_schedule(const RunConfig& config, const sch
     for (int d = 0; d < devices; ++d) {
       auto cells = make_cells(*model, partition, schedule.placement);
       if (!cells) return cells.error();
-      PeerTensors peers = peer_tensors(*cells, microbatches->inputs.front(), config.num_microbatches);
+      PeerTensors peers =
+          peer_tensors(*cells, microbatches->inputs.front(), microbatches->targets.front(), config.num_microbatches);
       ExecutorOptions options;
       options.optimizer = config.optimizer;
       options.threads_per_worker = config.threads_per_worker;
