@@ -33,8 +33,7 @@ struct RunOutputs {
 // and --replay-rounds to `cmd`.
 void add_predict_options(CLI::App* cmd, PredictOptions& options);
 
-// Runs config.steps measured steps after `warmup`, every device's worker pinned to cores of its
-// own where there are enough (the stage replay's too); returns the exit code (0, 1 on any error).
+// Runs config.steps measured steps after `warmup`; returns the exit code (0, 1 on any error).
 int run_with_prediction(const hw::RunConfig& config, const PredictOptions& predict, const RunOutputs& outputs,
                         const std::string& model_name, const std::string& schedule_name);
 

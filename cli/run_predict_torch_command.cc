@@ -123,10 +123,8 @@ int fail(const std::string& message) {
 
 }  // namespace
 
-int run_with_prediction(const hw::RunConfig& config, const PredictOptions& p, const RunOutputs& outputs,
+int run_with_prediction(const hw::RunConfig& c, const PredictOptions& p, const RunOutputs& outputs,
                         const std::string& model_name, const std::string& schedule_name) {
-  hw::RunConfig c = config;
-  c.pin_workers = true;  // the replay and the run put device d's worker on the same cores
   if (c.num_microbatches < 1 || c.batch_size < 1 || c.batch_size % c.num_microbatches != 0) {
     return fail(fmt::format("batch size {} must be a positive multiple of the {} micro-batches", c.batch_size,
                             c.num_microbatches));

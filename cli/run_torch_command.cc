@@ -233,8 +233,6 @@ void add_run_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--lr", c.optimizer.learning_rate, "learning rate")->capture_default_str();
   cmd->add_flag("--check", c.check, "compare gradients and parameters with the non-pipelined reference");
   cmd->add_flag("--check-finite", c.check_finite, "fail on NaN/Inf in any stage");
-  cmd->add_flag("--pin-workers", c.pin_workers,
-                "pin each device's worker to cores of its own when there are enough (always on with --predict)");
   cmd->add_option("--threads", c.threads_per_worker,
                   "intra-op threads per worker (0: max(1, cores / devices); each worker thread calls "
                   "at::set_num_threads)")

@@ -299,7 +299,6 @@ void Executor::State::run_step(int device, const std::vector<StageCell*>& own) {
 
 void Executor::State::worker_loop(int device) {
   const DeviceScope device_scope(device);
-  if (options.pin_workers) pin_worker(device, threads);
   set_worker_threads(threads);
   std::vector<StageCell*> own;
   for (StageCell& c : cells) {

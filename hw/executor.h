@@ -47,8 +47,6 @@ struct ExecutorOptions {
   // Times each device's actions (action_clock.h); empty: the host steady clock. hw/cuda/ gives
   // CUDA-event clocks, so GPU spans are when the GPU ran the work, not when it was launched.
   ActionClockFactory clock;
-  // Pin each worker to cores of its own when there are enough (threads.h: worker_cores).
-  bool pin_workers = false;
 };
 
 struct StepResult {

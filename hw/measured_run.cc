@@ -30,7 +30,6 @@ sched::Result<MeasuredRun> measure_run(const RunConfig& config, const sched::Sch
   options.check_finite = config.check_finite;
   options.recv_timeout = config.recv_timeout;
   options.threads_per_worker = config.threads_per_worker;
-  options.pin_workers = config.pin_workers;
   auto executor = Executor::create(schedule, std::move(cells).value(), options);
   if (!executor) return executor.error();
   MeasuredRun run;

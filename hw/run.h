@@ -35,7 +35,6 @@ struct RunConfig {
   bool check = false;         // compare with the micro-batch reference every step
   bool check_finite = false;  // fail on NaN/Inf
   int threads_per_worker = 0;  // 0: max(1, cores / devices), see threads.h
-  bool pin_workers = false;    // each device's worker on cores of its own (threads.h)
   OptimizerConfig optimizer;
   std::chrono::nanoseconds recv_timeout = std::chrono::seconds(60);
   std::optional<FailAt> fail_at;  // test hook

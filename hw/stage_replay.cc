@@ -146,7 +146,6 @@ sched::Result<ScheduleReplay> replay_schedule(const RunConfig& config, const sch
       ExecutorOptions options;
       options.optimizer = config.optimizer;
       options.threads_per_worker = config.threads_per_worker;
-      options.pin_workers = config.pin_workers;
       options.recv_timeout = config.recv_timeout;
       options.only_device = d;
       auto executor = Executor::create(

@@ -10,8 +10,6 @@
 // thread-pool backend the pool is one per process and the last call wins for everyone.)
 #pragma once
 
-#include <vector>
-
 namespace pipeworks::hw {
 
 // max(1, hardware_concurrency / num_workers).
@@ -22,19 +20,5 @@ int resolve_threads_per_worker(int requested, int num_workers);
 
 // Sets the calling thread's intra-op threads (at::set_num_threads).
 void set_worker_threads(int threads);
-
-// The cores worker `device` is pinned to when every device gets `threads` cores of its own:
-// the process's allowed CPUs [device * threads, (device + 1) * threads), or empty when they run
-// out (then the worker stays unpinned). `run --predict` pins the stage replay's workers and the
-// run's alike, so both put device d on the same core: the two vCPUs of a virtual machine need
-// not be equally fast, and an unpinned worker may land on either.
-//
-//   2 cores, K = 2, 1 thread each:  worker 0 -> {cpu0}   worker 1 -> {cpu1}
-//   2 cores, K = 4:                 worker 0 -> {cpu0}   worker 1 -> {cpu1}   2, 3 -> unpinned
-std::vector<int> worker_cores(int device, int threads);
-
-// Pins the calling thread (and the OpenMP team it starts) to worker_cores(device, threads);
-// returns whether it did.
-bool pin_worker(int device, int threads);
 
 }  // namespace pipeworks::hw
