@@ -41,8 +41,8 @@ void add_predict_options(CLI::App* cmd, PredictOptions& o) {
                 "--predict: stage costs from the layer profile alone, without replaying each device's program in "
                 "schedule order");
   cmd->add_option("--replay-rounds", o.replay_rounds,
-                  "--predict: measured rounds of the stage replay (at least; more when M < 16, so every stage's F "
-                  "and B get 16 samples)")
+                  "--predict: measured rounds of the stage replay (at least; more when M is small, so every "
+                  "stage's F and B get 16 samples)")
       ->capture_default_str();
 }
 
