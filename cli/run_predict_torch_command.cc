@@ -148,11 +148,12 @@ int run_with_prediction(const hw::RunConfig& c, const PredictOptions& p, const R
   auto costs = obtain_costs(c, p, devices, threads);
   if (!costs) return fail(costs.error().message);
   if (costs->profile) {
-    // Backward temporaries of each stage as a whole, at the run's micro-batch size and partition.
-    auto extra = hw::measure_stage_backward_extra(c.model, *partition, c.batch_size / c.num_microbatches, 3);
+    // Forward and backward temporaries of each stage as a whole, at the run's micro-batch size and
+    // partition.
+    auto extra = hw::measure_stage_extra_bytes(c.model, *partition, c.batch_size / c.num_microbatches, 3);
     if (!extra) return fail(extra.error().message);
     costs->profile->stage_boundaries = partition->boundaries;
-    costs->profile->stage_backward_bytes = std::move(extra).value();
+    costs->profile->stage_extra_bytes = std::move(extra).value();
     fmt::print("{}", profile_summary(*costs->profile));
   }
   std::optional<hw::ScheduleReplay> replay;

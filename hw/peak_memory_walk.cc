@@ -20,7 +20,7 @@ struct Event {
 }  // namespace
 
 std::vector<sched::Bytes> walk_peak_memory(const sched::Timeline& timeline, const sched::Schedule& schedule,
-                                           const sim::CostModel& costs, const std::vector<StageBackwardBytes>& extra) {
+                                           const sim::CostModel& costs, const std::vector<StageExtraBytes>& extra) {
   const auto devices = static_cast<std::size_t>(schedule.num_devices());
   const auto k = static_cast<std::size_t>(schedule.num_stages);
   std::vector<std::vector<Event>> events(devices);
@@ -54,13 +54,20 @@ std::vector<sched::Bytes> walk_peak_memory(const sched::Timeline& timeline, cons
     }
   }
   for (const sched::Span& span : timeline.spans) {
-    if (span.lane != sched::Lane::kCompute || span.action.kind != sched::ActionKind::kBackward) continue;
+    if (span.lane != sched::Lane::kCompute) continue;
     const int stage = span.action.stage;
     const auto s = static_cast<std::size_t>(stage);
     if (stage < 0 || s >= k) continue;
     const auto d = static_cast<std::size_t>(schedule.device_of(stage));
+    const StageExtraBytes bytes = s < extra.size() ? extra[s] : StageExtraBytes{};
+    // A forward's peak sits above the level its end leaves (its stash, or its output alone).
+    if (span.action.kind == sched::ActionKind::kForward || span.action.kind == sched::ActionKind::kRecompute) {
+      const bool no_graph = span.action.kind == sched::ActionKind::kForward && rematerializes[s];
+      events[d].push_back(Event{span.end_ns, true, 0, 0, 0, no_graph ? bytes.forward_no_grad : bytes.forward});
+      continue;
+    }
+    if (span.action.kind != sched::ActionKind::kBackward) continue;
     const bool is_first = first[s] == &span;
-    const StageBackwardBytes bytes = s < extra.size() ? extra[s] : StageBackwardBytes{};
     events[d].push_back(Event{span.start_ns, true, 0, 0, 0, is_first ? bytes.first : bytes.later});
     if (is_first) events[d].push_back(Event{span.end_ns, false, 0, stage_bytes(s, &sim::StageCost::grad_bytes), 0, 0});
     // B(s,m) makes the gradient of s's input (held on s's device); it consumes the one of s+1.

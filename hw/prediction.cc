@@ -40,9 +40,9 @@ sched::Result<sched::Nanoseconds> scaled_time(const sim::ScaledDuration& d, int 
 // In the step's first backward the parameter gradients of l and the layers after it are new:
 //   first = max over l of  later's term + sum_{j >= l} grad(j)
 // `profile` may be null (no transients known: 0).
-sched::Result<StageBackwardBytes> composed_backward_bytes(const Profile* profile, const sim::ModelSpec& spec,
+sched::Result<StageExtraBytes> composed_backward_bytes(const Profile* profile, const sim::ModelSpec& spec,
                                                           int begin, int end, int size) {
-  StageBackwardBytes extra;
+  StageExtraBytes extra;
   sched::Bytes freed = 0;
   sched::Bytes grads = 0;
   for (int l = end - 1; l >= begin; --l) {
@@ -99,13 +99,13 @@ sched::Result<Prediction> predict_on(const RunConfig& config, const sched::Sched
   out.costs = std::move(costs).value();
   apply_executor_memory(out.costs, config.recompute);
 
-  std::vector<StageBackwardBytes> extra(static_cast<std::size_t>(schedule.num_stages));
+  std::vector<StageExtraBytes> extra(static_cast<std::size_t>(schedule.num_stages));
   const bool measured_extra = profile != nullptr && profile->stage_boundaries == partition.boundaries &&
-                              profile->stage_backward_bytes.size() == static_cast<std::size_t>(schedule.num_stages);
+                              profile->stage_extra_bytes.size() == static_cast<std::size_t>(schedule.num_stages);
   for (int s = 0; s < schedule.num_stages; ++s) {
     const auto i = static_cast<std::size_t>(s);
     if (measured_extra) {
-      extra[i] = profile->stage_backward_bytes[i];
+      extra[i] = profile->stage_extra_bytes[i];
     } else {
       auto composed = composed_backward_bytes(profile, spec, partition.begin(s), partition.end(s), size);
       if (!composed) return composed.error();

@@ -1,19 +1,20 @@
 // The simulator's view of an executor run: builds the CostModel of exactly the lowered schedule,
 // partition and placement a run will execute, with what the executor does that a generic model
 // spec cannot say (forwards without the graph under re-materialization, where the executor's
-// memory is counted, gradients and backward temporaries inside the measured peak), simulates
+// memory is counted, gradients and forward and backward temporaries inside the measured peak), simulates
 // it and predicts each device's measured peak. LibTorch-free header.
 //
 //   stage costs      = the profiled layers summed per stage, or, given a ScheduleReplay of
 //                      exactly this schedule, each stage's F, R, B measured in schedule order
 //                      (stage_replay.h)
 //   measured peak(d) = the simulated activations (executor attribution) walked with gradients,
-//                      backward temporaries and held input gradients (peak_memory_walk.h); a
+//                      temporaries and held input gradients (peak_memory_walk.h); a
 //                      stage's temporaries are its own measurement when the profile has one for
 //                      this partition (stage_memory.h), else composed from the layers:
 //                        later: max over the stage's layers l of transient(l) + gradient of l's
 //                               output - stashes of the layers after l (freed by then)
 //                        first: the same + the parameter gradients of l and the layers after it
+//                        forward: 0 (the layer profile does not measure a forward's temporaries)
 #pragma once
 
 #include <vector>
@@ -51,7 +52,7 @@ std::vector<double> compute_overlap_fractions(const sched::Timeline& timeline);
 // Without re-materialization the stash already holds the output; nothing changes.
 void apply_executor_memory(sim::CostModel& costs, bool recompute);
 
-// `profile` (may be null) supplies forward-without-graph times and backward temporaries; the
+// `profile` (may be null) supplies forward-without-graph times and temporaries; the
 // cluster must have at least as many devices as the schedule. With a profile that measured a
 // contention factor c > 1 (its cluster's speeds are 1/c), the run is simulated at full speed,
 // then each device is slowed by 1 + (c - 1) * its overlap fraction and simulated again (twice).

@@ -66,11 +66,11 @@ struct Profile {
   MachineProfile machine;   // zeros when not measured
   sim::ClusterSpec cluster;  // `workers` devices of this machine (cluster_from_machine)
   std::vector<std::string> notes;  // clamped fits and other things a reader should know
-  // Optional, per stage of the partition `stage_boundaries`: backward bytes above the stash,
+  // Optional, per stage of the partition `stage_boundaries`: forward and backward temporaries,
   // measured on each stage as a whole (stage_memory.h). predict_run uses them instead of the
   // per-layer composition when it predicts a run with exactly that partition.
   std::vector<int> stage_boundaries;
-  std::vector<StageBackwardBytes> stage_backward_bytes;
+  std::vector<StageExtraBytes> stage_extra_bytes;
 };
 
 // Errors name the layer and size that failed. `progress` gets one line per finished step.

@@ -1,4 +1,4 @@
-// Per-stage backward temporaries (see stage_memory.h).
+// Per-stage forward and backward temporaries (see stage_memory.h).
 #include "hw/stage_memory.h"
 
 #include <algorithm>
@@ -16,11 +16,21 @@ namespace {
 // The counter used here, apart from executors, the profiler and describe_model.
 constexpr int kStageDevice = kMaxCountedDevices - 3;
 
+// Stage s's layers on `input`, and on the last stage the loss, as the executor's F computes it.
+torch::Tensor forward_stage(Model& model, const sim::Partition& partition, int s, const torch::Tensor& input,
+                            const torch::Tensor& targets, bool is_last) {
+  torch::Tensor out = input;
+  for (int l = partition.begin(s); l < partition.end(s); ++l) {
+    out = model.layers[static_cast<std::size_t>(l)].module.forward(out);
+  }
+  return is_last ? compute_loss(model.loss, out, targets) : out;
+}
+
 }  // namespace
 
-sched::Result<std::vector<StageBackwardBytes>> measure_stage_backward_extra(const ModelConfig& config,
-                                                                            const sim::Partition& partition,
-                                                                            int microbatch_size, int repetitions) {
+sched::Result<std::vector<StageExtraBytes>> measure_stage_extra_bytes(const ModelConfig& config,
+                                                                      const sim::Partition& partition,
+                                                                      int microbatch_size, int repetitions) {
   if (microbatch_size < 1 || repetitions < 1) {
     return sched::Error{"stage memory: micro-batch size and repetitions must be >= 1"};
   }
@@ -33,7 +43,7 @@ sched::Result<std::vector<StageBackwardBytes>> measure_stage_backward_extra(cons
   }
   for (Layer& l : model->layers) l.module.ptr()->train();
   const Batch batch = make_batch(config, microbatch_size, config.seed);
-  std::vector<StageBackwardBytes> extra(static_cast<std::size_t>(partition.num_stages()));
+  std::vector<StageExtraBytes> extra(static_cast<std::size_t>(partition.num_stages()));
   try {
     torch::Tensor stage_input = batch.inputs;  // the data for stage 0, then each stage's output
     for (int s = 0; s < partition.num_stages(); ++s) {
@@ -51,17 +61,21 @@ sched::Result<std::vector<StageBackwardBytes>> measure_stage_backward_extra(cons
         const DeviceScope scope(kStageDevice);
         const torch::Tensor input =
             s > 0 && stage_input.is_floating_point() ? stage_input.detach().requires_grad_(true) : stage_input;
-        torch::Tensor out = input;
-        for (int l = partition.begin(s); l < partition.end(s); ++l) {
-          out = model->layers[static_cast<std::size_t>(l)].module.forward(out);
+        StageExtraBytes& stage = extra[static_cast<std::size_t>(s)];
+        if (pass > 0) {  // the forward without the graph, its output dropped again
+          const torch::NoGradGuard no_grad;
+          reset_peak(kStageDevice);
+          const torch::Tensor kept = forward_stage(*model, partition, s, input, batch.targets, is_last);
+          stage.forward_no_grad = std::max(stage.forward_no_grad, peak_bytes(kStageDevice) - live_bytes(kStageDevice));
         }
-        if (is_last) out = compute_loss(model->loss, out, batch.targets);
+        reset_peak(kStageDevice);
+        torch::Tensor out = forward_stage(*model, partition, s, input, batch.targets, is_last);
+        if (pass > 0) stage.forward = std::max(stage.forward, peak_bytes(kStageDevice) - live_bytes(kStageDevice));
         const torch::Tensor grad = torch::ones_like(out);
         const sched::Bytes before_backward = live_bytes(kStageDevice);
         reset_peak(kStageDevice);
         torch::autograd::backward({out}, {grad});
         const sched::Bytes above = peak_bytes(kStageDevice) - before_backward;
-        StageBackwardBytes& stage = extra[static_cast<std::size_t>(s)];
         if (pass > 0) {
           sched::Bytes& slot = first ? stage.first : stage.later;
           slot = std::max(slot, above);

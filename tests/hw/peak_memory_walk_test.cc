@@ -61,6 +61,27 @@ TEST_CASE("peak walk: held input gradients raise a device's peak only where they
   CHECK(walk_peak_memory(t, schedule, costs, {}) == std::vector<sched::Bytes>{0, 600});
 }
 
+TEST_CASE("peak walk: a forward's temporaries sit above the level its end leaves") {
+  //   F(0,0) [0,10] ends: +100 stash; its peak was 100 + 40 (attention scores, say)
+  //   B(0,0) [10,20]: probe 100 + first 5
+  const sched::Schedule schedule = lowered(sched::ScheduleKind::kGPipe, 1, 1);
+  sim::CostModel costs;
+  costs.stages.resize(1);
+  sched::Span forward = backward(0, 0, 0, 0, 10);
+  forward.action.kind = sched::ActionKind::kForward;
+  sched::Timeline t;
+  t.num_devices = 1;
+  t.spans = {forward, backward(0, 0, 0, 10, 20)};
+  t.memory = {{0, 0, 0}, {0, 10, 100}, {0, 20, 0}};
+  StageExtraBytes extra;
+  extra.first = 5;
+  extra.forward = 40;
+  extra.forward_no_grad = 1000;  // only for F of a stage that re-materializes
+  CHECK(walk_peak_memory(t, schedule, costs, {extra}) == std::vector<sched::Bytes>{140});
+  extra.forward = 0;
+  CHECK(walk_peak_memory(t, schedule, costs, {extra}) == std::vector<sched::Bytes>{105});
+}
+
 TEST_CASE("peak walk: changes at one time stamp apply together before a backward starting then is probed") {
   // F ends at 10 (+100) as B starts at 10; the same instant frees nothing, so the probe sees 100.
   const sched::Schedule schedule = lowered(sched::ScheduleKind::kGPipe, 1, 1);
