@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <barrier>
+#include <limits>
 #include <map>
 #include <memory>
 #include <thread>
@@ -78,35 +79,58 @@ DeviceStep device_step(const sched::Timeline& timeline, int device) {
   return out;
 }
 
-// Per device: how much slower its actions ran at once than alone, counting only the actions that
-// ended while another device was still computing (a device whose program is shorter leaves the
-// other alone for the rest; that tail is no contention). 0 when no action qualifies.
+// Per device and action: the fastest duration seen alone and the fastest seen at once while
+// another device still computed (a device whose program is shorter leaves the other alone for
+// the rest; that tail is no contention).
 //
 //   at once  d0: [F0][F1][F2][F3][B0][B1][B2][B3]|                 d0: all counted
 //            d1: [F0][F1][F2][F3][B0][B1][B2][B3][B0'][B1'] ...    d1: up to d0's end
-std::vector<double> overlap_ratios(const std::vector<DeviceStep>& alone, const std::vector<DeviceStep>& at_once) {
+//
+// Minima, not medians: a slow spell of the machine only lengthens actions, so the fastest
+// instance is the least disturbed one, and since the rounds alternate alone and at once, a spell
+// long enough to reach every round of one mode reaches the other's too. (Medians of per-round
+// ratios let one spell during the at-once rounds turn 1.1x into 1.7x.)
+struct Fastest {
+  sched::Nanoseconds alone = std::numeric_limits<sched::Nanoseconds>::max();
+  sched::Nanoseconds at_once = std::numeric_limits<sched::Nanoseconds>::max();
+};
+using FastestByAction = std::map<sched::Action, Fastest>;
+
+void record_fastest(const std::vector<DeviceStep>& alone, const std::vector<DeviceStep>& at_once,
+                    std::vector<FastestByAction>& fastest) {
   std::vector<sched::Nanoseconds> last_end(at_once.size(), 0);
   for (std::size_t d = 0; d < at_once.size(); ++d) {
     for (const sched::Span& span : at_once[d].spans) last_end[d] = std::max(last_end[d], span.end_ns);
   }
-  std::vector<double> ratios(at_once.size(), 0.0);
-  for (std::size_t d = 0; d < at_once.size(); ++d) {
+  for (std::size_t d = 0; d < at_once.size() && d < alone.size() && d < fastest.size(); ++d) {
     sched::Nanoseconds others_end = 0;
     for (std::size_t o = 0; o < at_once.size(); ++o) {
       if (o != d) others_end = std::max(others_end, last_end[o]);
     }
-    std::map<sched::Action, sched::Nanoseconds> alone_ns;
-    for (const sched::Span& span : alone[d].spans) alone_ns[span.action] = span.end_ns - span.start_ns;
-    sched::Nanoseconds together = 0, by_itself = 0;
-    for (const sched::Span& span : at_once[d].spans) {
-      const auto it = alone_ns.find(span.action);
-      if (span.end_ns > others_end || it == alone_ns.end()) continue;
-      together += span.end_ns - span.start_ns;
-      by_itself += it->second;
+    for (const sched::Span& span : alone[d].spans) {
+      Fastest& f = fastest[d][span.action];
+      f.alone = std::min(f.alone, span.end_ns - span.start_ns);
     }
-    if (by_itself > 0) ratios[d] = static_cast<double>(together) / static_cast<double>(by_itself);
+    for (const sched::Span& span : at_once[d].spans) {
+      if (span.end_ns > others_end) continue;
+      Fastest& f = fastest[d][span.action];
+      f.at_once = std::min(f.at_once, span.end_ns - span.start_ns);
+    }
   }
-  return ratios;
+}
+
+// (sum of the fastest at-once durations) / (sum of the same actions' fastest alone), >= 1; 1 when
+// no action ran at once while another device computed.
+double contention_of(const FastestByAction& fastest) {
+  constexpr auto kNone = std::numeric_limits<sched::Nanoseconds>::max();
+  sched::Nanoseconds together = 0, by_itself = 0;
+  for (const auto& [action, f] : fastest) {
+    if (f.alone == kNone || f.at_once == kNone) continue;
+    together += f.at_once;
+    by_itself += f.alone;
+  }
+  if (by_itself <= 0) return 1.0;
+  return std::max(1.0, static_cast<double>(together) / static_cast<double>(by_itself));
 }
 
 }  // namespace
@@ -192,7 +216,7 @@ sched::Result<ScheduleReplay> replay_schedule(const RunConfig& config, const sch
   std::vector<std::vector<std::int64_t>> forward(k), recompute(k), backward(k);
   std::vector<std::vector<std::int64_t>> alone_ns(static_cast<std::size_t>(devices)),
       together_ns(static_cast<std::size_t>(devices));
-  std::vector<std::vector<double>> ratios(static_cast<std::size_t>(devices));
+  std::vector<FastestByAction> fastest(static_cast<std::size_t>(devices));
   for (int round = 0; round <= rounds; ++round) {  // round 0 warms up
     const std::uint64_t seed = config.model.seed + 7919ULL * static_cast<std::uint64_t>(round + 1);
     std::vector<DeviceStep> alone;
@@ -208,7 +232,7 @@ sched::Result<ScheduleReplay> replay_schedule(const RunConfig& config, const sch
       at_once = std::move(t).value();
     }
     if (round == 0) continue;
-    const std::vector<double> round_ratios = at_once.empty() ? std::vector<double>{} : overlap_ratios(alone, at_once);
+    if (!at_once.empty()) record_fastest(alone, at_once, fastest);
     for (int d = 0; d < devices; ++d) {
       const auto i = static_cast<std::size_t>(d);
       for (const sched::Span& span : alone[i].spans) {
@@ -222,10 +246,7 @@ sched::Result<ScheduleReplay> replay_schedule(const RunConfig& config, const sch
         }
       }
       alone_ns[i].push_back(alone[i].compute_ns);
-      if (!at_once.empty()) {
-        together_ns[i].push_back(at_once[i].compute_ns);
-        if (round_ratios[i] > 0) ratios[i].push_back(round_ratios[i]);
-      }
+      if (!at_once.empty()) together_ns[i].push_back(at_once[i].compute_ns);
     }
   }
 
@@ -241,13 +262,8 @@ sched::Result<ScheduleReplay> replay_schedule(const RunConfig& config, const sch
   for (int d = 0; d < devices; ++d) {
     const auto i = static_cast<std::size_t>(d);
     out.device_alone.push_back(summarize_timings(std::move(alone_ns[i])));
-    double factor = 1.0;
-    if (!ratios[i].empty()) {
-      std::sort(ratios[i].begin(), ratios[i].end());
-      factor = std::max(1.0, ratios[i][ratios[i].size() / 2]);
-    }
     if (devices > 1) out.device_together.push_back(summarize_timings(std::move(together_ns[i])));
-    out.device_contention.push_back(factor);
+    out.device_contention.push_back(devices > 1 ? contention_of(fastest[i]) : 1.0);
   }
   return out;
 }

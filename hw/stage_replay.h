@@ -11,8 +11,8 @@
 //   d1:                          F0 F1 ... B3 |  d1: F0 F1 F2 F3 B0 B1 B2 B3 |
 //
 //   stage times   = medians of each stage's F, R and B over rounds x micro-batches, alone
-//   contention(d) = median over rounds of (d's actions at once) / (the same actions alone), >= 1,
-//                   over the actions that ended while another device still computed
+//   contention(d) = (sum of d's fastest at-once durations) / (the same actions' fastest alone),
+//                   >= 1, over the actions that ended while another device still computed
 //
 // Alone and at once alternate round by round, so load from other processes that comes and goes
 // hits both sides of a ratio alike. The replay measures stage costs; the simulator still
