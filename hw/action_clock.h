@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "sched/result.h"
 #include "sched/timeline.h"
@@ -46,6 +47,13 @@ class ActionClock {
 // Makes the clock of one device (ExecutorOptions::clock); called once per device the executor
 // runs, when it is created.
 using ActionClockFactory = std::function<std::unique_ptr<ActionClock>(int device)>;
+
+// One clock per device in `local_devices` (the factory's, or a HostClock without one); none for
+// the other devices of `num_devices`. A factory that throws or returns nothing is an error naming
+// the device.
+sched::Result<std::vector<std::unique_ptr<ActionClock>>> make_action_clocks(const ActionClockFactory& factory,
+                                                                            int num_devices,
+                                                                            const std::vector<int>& local_devices);
 
 // The host's steady clock: what the executor uses unless told otherwise (and what it measured
 // before clocks were pluggable, at the same cost: one clock read per mark).

@@ -47,28 +47,6 @@ std::string describe_exception(const std::exception& e) {
   return e.what();
 }
 
-// One clock per device this executor runs (the factory's, or the host clock); none for the
-// others. A factory that fails or returns nothing is an error naming the device.
-sched::Result<std::vector<std::unique_ptr<ActionClock>>> make_clocks(const ActionClockFactory& factory,
-                                                                     int num_devices,
-                                                                     const std::vector<int>& local_devices) {
-  std::vector<std::unique_ptr<ActionClock>> clocks(static_cast<std::size_t>(num_devices));
-  for (int d : local_devices) {
-    auto& clock = clocks[static_cast<std::size_t>(d)];
-    if (!factory) {
-      clock = std::make_unique<HostClock>();
-      continue;
-    }
-    try {
-      clock = factory(d);
-    } catch (const std::exception& e) {
-      return sched::Error{fmt::format("executor: cannot make the clock of device {}: {}", d, describe_exception(e))};
-    }
-    if (!clock) return sched::Error{fmt::format("executor: the clock factory gave no clock for device {}", d)};
-  }
-  return clocks;
-}
-
 }  // namespace
 
 struct Executor::State {
@@ -389,7 +367,7 @@ sched::Result<std::unique_ptr<Executor>> Executor::create(sched::Schedule schedu
     if (!options.only_device || *options.only_device == d) state->local_devices.push_back(d);
   }
   state->programs_done = std::make_unique<std::barrier<>>(static_cast<std::ptrdiff_t>(state->local_devices.size()));
-  auto clocks = make_clocks(options.clock, state->schedule.num_devices(), state->local_devices);
+  auto clocks = make_action_clocks(options.clock, state->schedule.num_devices(), state->local_devices);
   if (!clocks) return clocks.error();
   state->recorder = Recorder(std::move(clocks).value());
   // The executor owns the state from here on, so a failed thread start joins the started ones.
