@@ -29,6 +29,26 @@ ProfileOptions quick_profile(const ModelConfig& model) {
   return o;
 }
 
+// A run's lowered schedule, uniform partition and profile (at `sizes`, no machine figures).
+struct Prepared {
+  sched::Schedule schedule;
+  sim::Partition partition;
+  Profile profile;
+};
+
+Prepared prepare(const RunConfig& config, std::vector<int> sizes = {1, 2}) {
+  auto schedule = build_schedule(config);
+  REQUIRE(schedule.ok());
+  auto partition = parse_partition("uniform", num_model_layers(config.model), config.num_stages);
+  REQUIRE(partition.ok());
+  ProfileOptions po = quick_profile(config.model);
+  po.microbatch_sizes = std::move(sizes);
+  po.measure_machine = false;
+  auto profile = profile_model(po);
+  REQUIRE(profile.ok());
+  return {*schedule, *partition, *profile};
+}
+
 TEST_CASE("fit_linear: least squares with clamped parts") {
   auto exact = fit_linear({{1, 10}, {2, 14}, {4, 22}});
   REQUIRE(exact.ok());
@@ -119,20 +139,13 @@ TEST_CASE("a predicted run and its measurement hold the same actions") {
   config.recompute = true;
   config.steps = 2;
   config.threads_per_worker = 1;
-  auto schedule = build_schedule(config);
-  REQUIRE(schedule.ok());
-  auto partition = parse_partition("uniform", num_model_layers(config.model), 2);
-  REQUIRE(partition.ok());
-  ProfileOptions po = quick_profile(config.model);
-  po.measure_machine = false;
-  auto profile = profile_model(po);
-  REQUIRE(profile.ok());
-  auto prediction = predict_run(config, *schedule, *partition, profile->spec, profile->cluster, &*profile);
+  const Prepared p = prepare(config);
+  auto prediction = predict_run(config, p.schedule, p.partition, p.profile.spec, p.profile.cluster, &p.profile);
   REQUIRE(prediction.ok());
   REQUIRE(prediction->peak_activation_bytes.size() == 2);
   CHECK(prediction->peak_activation_bytes[0] > 0);
 
-  auto run = measure_run(config, *schedule, *partition, 1);
+  auto run = measure_run(config, p.schedule, p.partition, 1);
   REQUIRE(run.ok());
   REQUIRE(run->warmup.size() == 1);
   REQUIRE(run->steps.size() == 2);
@@ -140,12 +153,12 @@ TEST_CASE("a predicted run and its measurement hold the same actions") {
   auto comparison = viz::compare_timelines(prediction->result.timeline, median.timeline);
   REQUIRE(comparison.ok());
   CHECK(comparison->same_actions());
-  CHECK(comparison->actions.size() == schedule->num_actions());
+  CHECK(comparison->actions.size() == p.schedule.num_actions());
 
   // A spec with fewer layers than the partition cuts is refused, not simulated.
-  sim::ModelSpec short_spec = profile->spec;
+  sim::ModelSpec short_spec = p.profile.spec;
   short_spec.layers.pop_back();
-  CHECK_FALSE(predict_run(config, *schedule, *partition, short_spec, profile->cluster, nullptr).ok());
+  CHECK_FALSE(predict_run(config, p.schedule, p.partition, short_spec, p.profile.cluster, nullptr).ok());
 }
 
 
@@ -182,21 +195,14 @@ TEST_CASE("contention slows a device only where it overlaps another: GPipe with 
   config.batch_size = 4;
   config.schedule = sched::ScheduleKind::kGPipe;
   config.threads_per_worker = 1;
-  auto schedule = build_schedule(config);
-  REQUIRE(schedule.ok());
-  auto partition = parse_partition("uniform", num_model_layers(config.model), 2);
-  REQUIRE(partition.ok());
-  ProfileOptions po = quick_profile(config.model);
-  po.measure_machine = false;
-  auto profile = profile_model(po);
-  REQUIRE(profile.ok());
-  auto alone = predict_run(config, *schedule, *partition, profile->spec, profile->cluster, &*profile);
+  const Prepared p = prepare(config);
+  auto alone = predict_run(config, p.schedule, p.partition, p.profile.spec, p.profile.cluster, &p.profile);
   REQUIRE(alone.ok());
   // The same profile with a measured contention of 2x: its cluster says speed 1/2 everywhere.
-  Profile contended = *profile;
+  Profile contended = p.profile;
   contended.machine.contention_factor = 2.0;
   for (sim::DeviceSpec& d : contended.cluster.devices) d.relative_speed = 0.5;
-  auto prediction = predict_run(config, *schedule, *partition, contended.spec, contended.cluster, &contended);
+  auto prediction = predict_run(config, p.schedule, p.partition, contended.spec, contended.cluster, &contended);
   REQUIRE(prediction.ok());
   CHECK(prediction->device_slowdown == std::vector<double>{1.0, 1.0});
   CHECK(prediction->result.makespan_ns == alone->result.makespan_ns);
@@ -205,7 +211,7 @@ TEST_CASE("contention slows a device only where it overlaps another: GPipe with 
   config.batch_size = 8;
   auto schedule4 = build_schedule(config);
   REQUIRE(schedule4.ok());
-  auto overlapped = predict_run(config, *schedule4, *partition, contended.spec, contended.cluster, &contended);
+  auto overlapped = predict_run(config, *schedule4, p.partition, contended.spec, contended.cluster, &contended);
   REQUIRE(overlapped.ok());
   for (double s : overlapped->device_slowdown) {
     CHECK(s > 1.0);
@@ -266,48 +272,41 @@ TEST_CASE("predicted peaks equal the executor's measured peaks, small mlp and tr
   ModelConfig transformer = testing::tiny_transformer();
   transformer.seq_len = 16;
   transformer.model_width = 32;
-  for (const ModelConfig& model : {mlp, transformer})
-  for (const auto kind : {sched::ScheduleKind::kGPipe, sched::ScheduleKind::kOneFOneB}) {
-    for (const bool recompute : {false, true}) {
-      for (const int m : {1, 4}) {
-        RunConfig config;
-        config.model = model;
-        config.num_stages = 2;
-        config.num_microbatches = m;
-        config.batch_size = 16;
-        config.schedule = kind;
-        config.recompute = recompute;
-        config.steps = 1;
-        config.threads_per_worker = 1;
-        auto schedule = build_schedule(config);
-        REQUIRE(schedule.ok());
-        auto partition = parse_partition("uniform", num_model_layers(model), 2);
-        REQUIRE(partition.ok());
-        ProfileOptions po = quick_profile(model);
-        po.microbatch_sizes = {16 / m};
-        po.measure_machine = false;
-        auto profile = profile_model(po);
-        REQUIRE(profile.ok());
-        auto extra = measure_stage_extra_bytes(model, *partition, 16 / m, 1);
-        REQUIRE(extra.ok());
-        profile->stage_boundaries = partition->boundaries;
-        profile->stage_extra_bytes = *extra;
-        auto prediction = predict_run(config, *schedule, *partition, profile->spec, profile->cluster, &*profile);
-        REQUIRE(prediction.ok());
-        auto run = measure_run(config, *schedule, *partition, 1);
-        REQUIRE(run.ok());
-        const std::vector<sched::Bytes>& measured = run->steps.front().peak_activation_bytes;
-        INFO(model_kind_name(model.kind) << " schedule " << sched::schedule_kind_name(kind) << " recompute "
-                                          << recompute << " M " << m);
-        REQUIRE(measured.size() == 2);
-        for (std::size_t d = 0; d < 2; ++d) {
-          INFO("device " << d << ": predicted " << prediction->peak_activation_bytes[d] << ", measured "
-                         << measured[d]);
-          // 5%; 7% for the transformer, whose re-materializing forward is predicted up to 6.2% high
-          // (GPipe, M = 4): R's temporaries are taken from a forward measured on the stage alone.
-          const double tolerance = model.kind == ModelKind::kTransformer ? 0.07 : 0.05;
-          CHECK(static_cast<double>(prediction->peak_activation_bytes[d]) ==
-                Approx(static_cast<double>(measured[d])).epsilon(tolerance));
+  for (const ModelConfig& model : {mlp, transformer}) {
+    for (const auto kind : {sched::ScheduleKind::kGPipe, sched::ScheduleKind::kOneFOneB}) {
+      for (const bool recompute : {false, true}) {
+        for (const int m : {1, 4}) {
+          RunConfig config;
+          config.model = model;
+          config.num_stages = 2;
+          config.num_microbatches = m;
+          config.batch_size = 16;
+          config.schedule = kind;
+          config.recompute = recompute;
+          config.steps = 1;
+          config.threads_per_worker = 1;
+          Prepared p = prepare(config, {16 / m});
+          auto extra = measure_stage_extra_bytes(model, p.partition, 16 / m, 1);
+          REQUIRE(extra.ok());
+          p.profile.stage_boundaries = p.partition.boundaries;
+          p.profile.stage_extra_bytes = *extra;
+          auto prediction = predict_run(config, p.schedule, p.partition, p.profile.spec, p.profile.cluster, &p.profile);
+          REQUIRE(prediction.ok());
+          auto run = measure_run(config, p.schedule, p.partition, 1);
+          REQUIRE(run.ok());
+          const std::vector<sched::Bytes>& measured = run->steps.front().peak_activation_bytes;
+          INFO(model_kind_name(model.kind) << " schedule " << sched::schedule_kind_name(kind) << " recompute "
+                                            << recompute << " M " << m);
+          REQUIRE(measured.size() == 2);
+          for (std::size_t d = 0; d < 2; ++d) {
+            INFO("device " << d << ": predicted " << prediction->peak_activation_bytes[d] << ", measured "
+                           << measured[d]);
+            // 5%; 7% for the transformer, whose re-materializing forward is predicted up to 6.2% high
+            // (GPipe, M = 4): R's temporaries are taken from a forward measured on the stage alone.
+            const double tolerance = model.kind == ModelKind::kTransformer ? 0.07 : 0.05;
+            CHECK(static_cast<double>(prediction->peak_activation_bytes[d]) ==
+                  Approx(static_cast<double>(measured[d])).epsilon(tolerance));
+          }
         }
       }
     }
