@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/profile_report.h"
 #include "cli/replay_report.h"
+#include "hw/device_support.h"
 #include "hw/layer_partition.h"
 #include "hw/measured_run.h"
 #include "hw/prediction.h"
@@ -138,10 +139,16 @@ int run_with_prediction(const hw::RunConfig& c, const PredictOptions& p, const R
   auto partition = hw::parse_partition(c.partition, hw::num_model_layers(c.model), c.num_stages);
   if (!partition) return fail(partition.error().message);
   const int devices = schedule->num_devices();
+  auto domains = hw::memory_domains(c.device, devices);
+  if (!domains) return fail(domains.error().message);
+  if (c.device != "cpu" && p.model_spec.empty() && !p.stage_replay) {
+    return fail("--no-stage-replay: the layer profiler times layers on the CPU; on " + c.device +
+                " the stage costs come from the stage replay (or give --model-spec)");
+  }
   const int threads = hw::resolve_threads_per_worker(c.threads_per_worker, devices);
-  fmt::print("pipeworks run --predict: {} on cpu, {} stages x {} micro-batches (batch {}), {}{}, partition {}, {} "
+  fmt::print("pipeworks run --predict: {} on {}, {} stages x {} micro-batches (batch {}), {}{}, partition {}, {} "
              "thread(s) per worker\n",
-             model_name, c.num_stages, c.num_microbatches, c.batch_size, schedule_name,
+             model_name, c.device, c.num_stages, c.num_microbatches, c.batch_size, schedule_name,
              c.recompute ? " + recompute" : "", sim::to_string(*partition), threads);
   std::fflush(stdout);
 
@@ -150,7 +157,7 @@ int run_with_prediction(const hw::RunConfig& c, const PredictOptions& p, const R
   if (costs->profile) {
     // Forward and backward temporaries of each stage as a whole, at the run's micro-batch size and
     // partition.
-    auto extra = hw::measure_stage_extra_bytes(c.model, *partition, c.batch_size / c.num_microbatches, 3);
+    auto extra = hw::measure_stage_extra_bytes(c.model, *partition, c.batch_size / c.num_microbatches, 3, c.device);
     if (!extra) return fail(extra.error().message);
     costs->profile->stage_boundaries = partition->boundaries;
     costs->profile->stage_extra_bytes = std::move(extra).value();
@@ -163,6 +170,18 @@ int run_with_prediction(const hw::RunConfig& c, const PredictOptions& p, const R
     if (!replayed) return fail(replayed.error().message);
     replay = std::move(replayed).value();
     fmt::print("{}", replay_summary(*replay));
+  }
+  if (c.device != "cpu") {
+    costs->notes.push_back(fmt::format(
+        "on {}: layer and activation bytes were profiled on the CPU (the same shapes and dtypes); stage times "
+        "and temporaries are measured on the {} itself; dispatch overhead and hand-off are the host's",
+        c.device, c.device));
+  }
+  if (hw::shared_peaks(std::vector<sched::Bytes>(domains->size(), 1), *domains) !=
+      std::vector<sched::Bytes>(domains->size(), 1)) {
+    costs->notes.push_back(
+        "devices share a GPU: its measured peak is the GPU's, so each such device's predicted peak is the sum of "
+        "the predicted peaks of the devices on that GPU (an upper bound)");
   }
   for (const std::string& note : costs->notes) fmt::print("note: {}\n", note);
   const hw::Profile* profile = costs->profile ? &*costs->profile : nullptr;
@@ -191,7 +210,7 @@ int run_with_prediction(const hw::RunConfig& c, const PredictOptions& p, const R
   spreads.step_ns = *viz::spread_of(makespans);
   spreads.peak_bytes = *viz::spread_of(peaks);
   viz::ComparisonOptions options;
-  options.predicted_peak_bytes = prediction->peak_activation_bytes;
+  options.predicted_peak_bytes = hw::shared_peaks(prediction->peak_activation_bytes, *domains);
   options.measured_peak_bytes = median.peak_activation_bytes;
   const sched::Timeline& predicted = prediction->result.timeline;
   const sched::Timeline& measured = median.timeline;

@@ -97,6 +97,7 @@ int run(RunOptions& options) {
   if (!(options.timeout_s > 0 && options.timeout_s < 1e7)) {
     return fail_usage("--timeout must be a positive number of seconds");
   }
+  options.config.device = options.device;
   options.config.recv_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(options.timeout_s * 1000));
   // Multi-process runs (--distributed, or WORLD_SIZE set): rank 0 alone prints and writes files.
   const bool distributed = options.distributed || hw::distributed_env_present();
@@ -143,9 +144,7 @@ int run(RunOptions& options) {
                s.samples_per_s, 100.0 * s.bubble_fraction, s.loss, fmt::join(peaks, ", "));
     std::fflush(stdout);
   };
-  auto report = distributed                ? run_distributed(options, print_step)
-                : options.device == "cuda" ? hw::run_training_cuda(c, print_step)
-                                           : hw::run_training(c, print_step);
+  auto report = distributed ? run_distributed(options, print_step) : hw::run_training(c, print_step);
   if (!report) {
     std::cerr << "pipeworks run: error: " << report.error().message << "\n";
     return kExitInvalid;

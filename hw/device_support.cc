@@ -1,28 +1,32 @@
-// Dispatch to hw/cuda/ when it is compiled in (see device_support.h).
+// Whether hw/cuda/ is compiled in, and how devices share memory (see device_support.h).
 #include "hw/device_support.h"
 
 #ifndef PIPEWORKS_HAVE_CUDA
 #define PIPEWORKS_HAVE_CUDA 0  // set to 1 by hw/CMakeLists.txt when the LibTorch has CUDA
 #endif
 
-#if PIPEWORKS_HAVE_CUDA
-#include "hw/cuda/cuda_run.h"
-#endif
+#include <map>
+
+#include "hw/compute_devices.h"
 
 namespace pipeworks::hw {
 
 bool built_with_cuda() { return PIPEWORKS_HAVE_CUDA != 0; }
 
-sched::Result<RunReport> run_training_cuda(const RunConfig& config,
-                                           const std::function<void(const StepStats&)>& on_step) {
-#if PIPEWORKS_HAVE_CUDA
-  return cuda::run_training_on_gpus(config, on_step);
-#else
-  (void)config;
-  (void)on_step;
-  return sched::Error{"--device cuda: this pipeworks was built against a LibTorch without CUDA; rebuild against a "
-                      "CUDA LibTorch (e.g. the one inside a CUDA PyTorch: bench/gpu_check)"};
-#endif
+sched::Result<std::vector<int>> memory_domains(const std::string& device, int num_devices) {
+  auto devices = make_compute_devices(device);
+  if (!devices) return devices.error();
+  std::vector<int> out;
+  for (int d = 0; d < num_devices; ++d) out.push_back((*devices)->memory_domain(d));
+  return out;
+}
+
+std::vector<sched::Bytes> shared_peaks(const std::vector<sched::Bytes>& peaks, const std::vector<int>& domains) {
+  std::map<int, sched::Bytes> sum;
+  for (std::size_t d = 0; d < peaks.size() && d < domains.size(); ++d) sum[domains[d]] += peaks[d];
+  std::vector<sched::Bytes> out = peaks;
+  for (std::size_t d = 0; d < out.size() && d < domains.size(); ++d) out[d] = sum[domains[d]];
+  return out;
 }
 
 }  // namespace pipeworks::hw

@@ -1,21 +1,28 @@
-// Which accelerators this build drives, for the CLI (LibTorch-free): `--device cuda` runs on
-// GPUs when the LibTorch pipeworks was built against has CUDA (hw/cuda/), and is a clear
-// error otherwise.
+// Which accelerators this build drives, for the CLI (LibTorch-free): `--device cuda` (RunConfig's
+// device) runs on GPUs when the LibTorch pipeworks was built against has CUDA (hw/cuda/), and is
+// a clear error otherwise (compute_devices.h).
 #pragma once
 
-#include <functional>
+#include <string>
+#include <vector>
 
-#include "hw/run.h"
+#include "sched/result.h"
+#include "sched/timeline.h"
 
 namespace pipeworks::hw {
 
 // True when hw/cuda/ was compiled in (the found LibTorch has CUDA).
 bool built_with_cuda();
 
-// The in-process run with stage cells on GPUs (device d of the placement on GPU d modulo the
-// GPUs present), device-to-device copies between them on copy streams, peak memory per device
-// from the CUDA caching allocator. Without CUDA: an error saying so.
-sched::Result<RunReport> run_training_cuda(const RunConfig& config,
-                                           const std::function<void(const StepStats&)>& on_step = {});
+// Per pipeline device of a run on `device` ("cpu", "cuda"): the memory it is metered in. On the
+// CPU each device has its own counter; on GPUs device d's is GPU d % gpus, shared by the devices
+// on that GPU (whose measured peak is then the GPU's). An error for a device this build cannot
+// drive, or no GPU.
+sched::Result<std::vector<int>> memory_domains(const std::string& device, int num_devices);
+
+// Per device: the sum of the peaks of every device in its domain -- what a predicted per-device
+// peak becomes beside a measured one of a shared GPU (an upper bound: the devices' peaks need
+// not coincide). Unchanged where every device has its own domain.
+std::vector<sched::Bytes> shared_peaks(const std::vector<sched::Bytes>& peaks, const std::vector<int>& domains);
 
 }  // namespace pipeworks::hw

@@ -7,8 +7,10 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include "hw/compute_devices.h"
 #include "hw/executor.h"
 #include "hw/model_zoo.h"
+#include "hw/run_setup.h"
 #include "hw/stage_cell.h"
 
 namespace pipeworks::hw {
@@ -21,29 +23,30 @@ sched::Result<MeasuredRun> measure_run(const RunConfig& config, const sched::Sch
     return sched::Error{fmt::format("batch size {} must be a positive multiple of the {} micro-batches",
                                     config.batch_size, config.num_microbatches)};
   }
+  auto devices = make_compute_devices(config.device);
+  if (!devices) return devices.error();
+  const ComputeDevices& where = **devices;
   auto model = build_model(config.model);
   if (!model) return model.error();
   auto cells = make_cells(*model, partition, schedule.placement, config.fail_at);
   if (!cells) return cells.error();
-  ExecutorOptions options;
-  options.optimizer = config.optimizer;
-  options.check_finite = config.check_finite;
-  options.recv_timeout = config.recv_timeout;
-  options.threads_per_worker = config.threads_per_worker;
-  auto executor = Executor::create(schedule, std::move(cells).value(), options);
+  auto executor = make_executor_on(where, schedule, std::move(cells).value(), executor_options(config));
   if (!executor) return executor.error();
   MeasuredRun run;
   run.threads_per_worker = (*executor)->threads_per_worker();
+  StepMeter meter(where, schedule.num_devices());
   for (int step = 0; step < warmup + config.steps; ++step) {
     const std::uint64_t seed = config.model.seed + 1000003ULL * static_cast<std::uint64_t>(step + 1);
     const Batch batch = make_batch(config.model, config.batch_size, seed);
     auto microbatches = split_batch(batch, config.num_microbatches);
     if (!microbatches) return microbatches.error();
-    auto result = (*executor)->step(*microbatches, seed);
+    const MicroBatches placed = place_batch(where, *microbatches, schedule);
+    meter.start();
+    auto result = (*executor)->step(placed, seed);
     if (!result) return sched::Error{fmt::format("step {}: {}", step, result.error().message)};
     MeasuredStep measured;
     measured.step = step;
-    measured.step_ns = result->step_ns;
+    measured.step_ns = meter.finish(*result);
     measured.makespan_ns = sched::compute_stats(result->timeline).makespan_ns;
     measured.loss = result->loss;
     measured.peak_activation_bytes = result->peak_activation_bytes;

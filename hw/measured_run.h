@@ -28,7 +28,7 @@ struct MeasuredRun {
   std::vector<MeasuredStep> steps;   // the measured ones
 };
 
-// The run of `config` (model, batch, optimizer, threads) on exactly `schedule` and `partition`:
+// The run of `config` (model, batch, optimizer, threads, device) on exactly `schedule` and `partition`:
 // config.steps measured steps after `warmup` more. Seeds per step as in run_training.
 sched::Result<MeasuredRun> measure_run(const RunConfig& config, const sched::Schedule& schedule,
                                        const sim::Partition& partition, int warmup,

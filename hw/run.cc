@@ -1,9 +1,11 @@
-// A whole training run (see run.h): model -> cells -> schedule -> executor, plus the check.
+// A whole training run (see run.h): model -> cells -> schedule -> executor, plus the check, on the
+// CPU or on GPUs (compute_devices.h).
 #include "hw/run.h"
 
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include "hw/compute_devices.h"
 #include "hw/executor.h"
 #include "hw/model_zoo.h"
 #include "hw/reference.h"
@@ -28,6 +30,13 @@ std::vector<torch::Tensor> gradients_of(const std::vector<torch::Tensor>& parame
   return out;
 }
 
+// Where the reference is: the CPU (the same tensors when they are there already).
+std::vector<torch::Tensor> on_cpu(const std::vector<torch::Tensor>& tensors) {
+  std::vector<torch::Tensor> out;
+  for (const torch::Tensor& t : tensors) out.push_back(t.defined() ? t.detach().cpu() : t);
+  return out;
+}
+
 }  // namespace
 
 sched::Result<sched::Schedule> build_schedule(const RunConfig& config) {
@@ -42,37 +51,44 @@ sched::Result<sched::Schedule> build_schedule(const RunConfig& config) {
 }
 
 sched::Result<RunReport> run_training(const RunConfig& config, const std::function<void(const StepStats&)>& on_step) {
+  auto devices = make_compute_devices(config.device);
+  if (!devices) return devices.error();
+  const ComputeDevices& where = **devices;
   auto setup = set_up_run(config);
   if (!setup) return setup.error();
   RunReport& report = setup->report;
-  std::optional<Reference>& reference = setup->reference;
-  auto executor = Executor::create(report.schedule, std::move(setup->cells), executor_options(config));
+  std::optional<Reference>& reference = setup->reference;  // on the CPU
+  auto executor = make_executor_on(where, report.schedule, std::move(setup->cells), executor_options(config));
   if (!executor) return executor.error();
   Executor& ex = **executor;
   report.threads_per_worker = ex.threads_per_worker();
   if (reference) {
     report.check = GradientCheck{};
     set_worker_threads(ex.threads_per_worker());  // the reference runs here, as one worker would
+    where.use_exact_arithmetic();                 // compared at rtol/atol with the CPU's arithmetic
   }
+  StepMeter meter(where, report.schedule.num_devices());
 
   for (int step = 0; step < config.steps; ++step) {
     const std::uint64_t seed = config.model.seed + 1000003ULL * static_cast<std::uint64_t>(step + 1);
     const Batch batch = make_batch(config.model, config.batch_size, seed);
     auto microbatches = split_batch(batch, config.num_microbatches);
     if (!microbatches) return microbatches.error();
-    auto result = ex.step(*microbatches, seed);
+    const MicroBatches placed = place_batch(where, *microbatches, report.schedule);
+    meter.start();
+    auto result = ex.step(placed, seed);
     if (!result) return sched::Error{fmt::format("step {}: {}", step, result.error().message)};
     StepStats stats;
     stats.step = step;
-    stats.step_ns = result->step_ns;
-    stats.samples_per_s = result->step_ns > 0 ? config.batch_size * 1e9 / static_cast<double>(result->step_ns) : 0;
+    stats.step_ns = meter.finish(*result);
+    stats.samples_per_s = stats.step_ns > 0 ? config.batch_size * 1e9 / static_cast<double>(stats.step_ns) : 0;
     stats.bubble_fraction = sched::compute_stats(result->timeline).bubble_fraction;
     stats.loss = result->loss;
     stats.peak_activation_bytes = result->peak_activation_bytes;
     if (reference) {
       auto loss = reference->step(*microbatches, seed, ReferenceMode::kMicrobatches);
       if (!loss) return loss.error();
-      merge(*report.check, compare_tensors(gradients_of(cell_parameters(ex.cells())), reference->gradients(),
+      merge(*report.check, compare_tensors(on_cpu(gradients_of(cell_parameters(ex.cells()))), reference->gradients(),
                                            report.check->rtol, report.check->atol));
     }
     report.steps.push_back(stats);
@@ -80,8 +96,8 @@ sched::Result<RunReport> run_training(const RunConfig& config, const std::functi
     if (on_step) on_step(stats);
   }
   if (reference) {
-    merge(*report.check, compare_tensors(cell_parameters(ex.cells()), reference->parameters(), report.check->rtol,
-                                         report.check->atol));
+    merge(*report.check, compare_tensors(on_cpu(cell_parameters(ex.cells())), reference->parameters(),
+                                         report.check->rtol, report.check->atol));
   }
   return std::move(report);
 }

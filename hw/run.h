@@ -38,6 +38,9 @@ struct RunConfig {
   OptimizerConfig optimizer;
   std::chrono::nanoseconds recv_timeout = std::chrono::seconds(60);
   std::optional<FailAt> fail_at;  // test hook
+  // Where an in-process run computes: "cpu" (a worker thread per device) or "cuda" (device d on
+  // GPU d % gpus; needs a LibTorch with CUDA). See compute_devices.h.
+  std::string device = "cpu";
 };
 
 struct StepStats {

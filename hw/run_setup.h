@@ -1,5 +1,5 @@
 // What an in-process training run does before its first step, whichever device it runs on
-// (run.cc on the CPU, hw/cuda/cuda_run.cc on GPUs): check the sizes, build the model and the
+// (run.cc, on the CPU or on GPUs): check the sizes, build the model and the
 // lowered schedule, parse the partition, describe the model in the simulator's shape, build the
 // non-pipelined reference (with --check) and cut the model into stage cells.
 #pragma once

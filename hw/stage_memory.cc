@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include "hw/compute_devices.h"
 #include "hw/counting_allocator.h"
 #include "hw/model_zoo.h"
 #include "hw/torch_compat.h"
@@ -13,7 +14,8 @@
 namespace pipeworks::hw {
 namespace {
 
-// The counter used here, apart from executors, the profiler and describe_model.
+// The counter used here, apart from executors, the profiler and describe_model (on GPUs: the
+// GPU that device would compute on).
 constexpr int kStageDevice = kMaxCountedDevices - 3;
 
 // Stage s's layers on `input`, and on the last stage the loss, as the executor's F computes it.
@@ -30,10 +32,14 @@ torch::Tensor forward_stage(Model& model, const sim::Partition& partition, int s
 
 sched::Result<std::vector<StageExtraBytes>> measure_stage_extra_bytes(const ModelConfig& config,
                                                                       const sim::Partition& partition,
-                                                                      int microbatch_size, int repetitions) {
+                                                                      int microbatch_size, int repetitions,
+                                                                      const std::string& device) {
   if (microbatch_size < 1 || repetitions < 1) {
     return sched::Error{"stage memory: micro-batch size and repetitions must be >= 1"};
   }
+  auto where_or = make_compute_devices(device);
+  if (!where_or) return where_or.error();
+  const ComputeDevices& where = **where_or;
   install_counting_allocator();
   auto model = build_model(config);
   if (!model) return model.error();
@@ -41,8 +47,15 @@ sched::Result<std::vector<StageExtraBytes>> measure_stage_extra_bytes(const Mode
     return sched::Error{fmt::format("stage memory: the partition does not cut the model's {} layers",
                                     model->layers.size())};
   }
-  for (Layer& l : model->layers) l.module.ptr()->train();
-  const Batch batch = make_batch(config, microbatch_size, config.seed);
+  const torch::Device on = where.device_of(kStageDevice);
+  const auto above_live = [&] { return where.peak_bytes(kStageDevice) - where.live_bytes(kStageDevice); };
+  for (Layer& l : model->layers) {
+    l.module.ptr()->to(on);
+    l.module.ptr()->train();
+  }
+  Batch batch = make_batch(config, microbatch_size, config.seed);
+  batch.inputs = batch.inputs.to(on);
+  batch.targets = batch.targets.to(on);
   std::vector<StageExtraBytes> extra(static_cast<std::size_t>(partition.num_stages()));
   try {
     torch::Tensor stage_input = batch.inputs;  // the data for stage 0, then each stage's output
@@ -64,18 +77,18 @@ sched::Result<std::vector<StageExtraBytes>> measure_stage_extra_bytes(const Mode
         StageExtraBytes& stage = extra[static_cast<std::size_t>(s)];
         if (pass > 0) {  // the forward without the graph, its output dropped again
           const torch::NoGradGuard no_grad;
-          reset_peak(kStageDevice);
+          where.reset_peak(kStageDevice);
           const torch::Tensor kept = forward_stage(*model, partition, s, input, batch.targets, is_last);
-          stage.forward_no_grad = std::max(stage.forward_no_grad, peak_bytes(kStageDevice) - live_bytes(kStageDevice));
+          stage.forward_no_grad = std::max(stage.forward_no_grad, above_live());
         }
-        reset_peak(kStageDevice);
+        where.reset_peak(kStageDevice);
         torch::Tensor out = forward_stage(*model, partition, s, input, batch.targets, is_last);
-        if (pass > 0) stage.forward = std::max(stage.forward, peak_bytes(kStageDevice) - live_bytes(kStageDevice));
+        if (pass > 0) stage.forward = std::max(stage.forward, above_live());
         const torch::Tensor grad = torch::ones_like(out);
-        const sched::Bytes before_backward = live_bytes(kStageDevice);
-        reset_peak(kStageDevice);
+        const sched::Bytes before_backward = where.live_bytes(kStageDevice);
+        where.reset_peak(kStageDevice);
         torch::autograd::backward({out}, {grad});
-        const sched::Bytes above = peak_bytes(kStageDevice) - before_backward;
+        const sched::Bytes above = where.peak_bytes(kStageDevice) - before_backward;
         if (pass > 0) {
           sched::Bytes& slot = first ? stage.first : stage.later;
           slot = std::max(slot, above);

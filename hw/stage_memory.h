@@ -17,6 +17,7 @@
 //                                    forward_no_grad = peak during F - live after F
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "hw/model_config.h"
@@ -37,9 +38,11 @@ struct StageExtraBytes {
 
 // Per stage of `partition`, at `microbatch_size` samples: the largest of each over `repetitions`
 // (first, later) pairs of passes, after one warm-up pass. The last stage's backward starts from
-// its loss, as in the executor.
+// its loss, as in the executor. On `device` ("cpu": the counting allocator; "cuda": one GPU's
+// caching allocator, whose kernels have temporaries of their own, e.g. convolution workspaces).
 sched::Result<std::vector<StageExtraBytes>> measure_stage_extra_bytes(const ModelConfig& config,
                                                                       const sim::Partition& partition,
-                                                                      int microbatch_size, int repetitions);
+                                                                      int microbatch_size, int repetitions,
+                                                                      const std::string& device = "cpu");
 
 }  // namespace pipeworks::hw

@@ -11,9 +11,11 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include "hw/compute_devices.h"
 #include "hw/executor.h"
 #include "hw/loopback_transport.h"
 #include "hw/model_zoo.h"
+#include "hw/run_setup.h"
 #include "hw/stage_cell.h"
 #include "hw/torch_compat.h"
 
@@ -30,18 +32,21 @@ struct PeerTensors {
   std::vector<torch::Tensor> output_grads;
 };
 
-PeerTensors peer_tensors(std::vector<StageCell>& cells, const torch::Tensor& input, const torch::Tensor& target,
-                         int num_microbatches) {
+// Each tensor ends up on the device of the stage that receives it.
+PeerTensors peer_tensors(const ComputeDevices& devices, std::vector<StageCell>& cells, const torch::Tensor& input,
+                         const torch::Tensor& target, int num_microbatches) {
   PeerTensors out;
   std::vector<torch::Tensor> inputs, results;
+  const auto on_stage = [&](const torch::Tensor& t, std::size_t s) { return t.to(devices.device_of(cells[s].device)); };
   torch::Tensor x = input;
   for (std::size_t s = 0; s < cells.size(); ++s) {
     StageCell& c = cells[s];
     c.layers->eval();  // no dropout draw outside an action
+    x = on_stage(x, s);
     const torch::Tensor in = s > 0 && x.is_floating_point() ? x.detach().requires_grad_(true) : x;
     torch::Tensor y = c.forward(in);
-    out.outputs.push_back(y.detach());
-    if (c.is_last) y = compute_loss(c.loss, y, target);
+    out.outputs.push_back(s + 1 < cells.size() ? on_stage(y.detach(), s + 1) : y.detach());
+    if (c.is_last) y = compute_loss(c.loss, y, on_stage(target, s));
     inputs.push_back(in);
     results.push_back(y);
     x = y;
@@ -51,8 +56,8 @@ PeerTensors peer_tensors(std::vector<StageCell>& cells, const torch::Tensor& inp
   for (std::size_t s = cells.size(); s-- > 0;) {
     torch::autograd::backward({results[s]}, {grad});
     if (s > 0) {
-      grad = inputs[s].grad().detach();
-      out.output_grads[s - 1] = grad;
+      out.output_grads[s - 1] = on_stage(inputs[s].grad().detach(), s - 1);
+      grad = out.output_grads[s - 1];
     }
   }
   out.output_grads.back() = torch::full_like(out.outputs.back(), 1.0 / num_microbatches);  // never received
@@ -152,6 +157,9 @@ sched::Result<ScheduleReplay> replay_schedule(const RunConfig& config, const sch
     return sched::Error{fmt::format("stage replay: partition has {} stages, the schedule {}", partition.num_stages(),
                                     schedule.num_stages)};
   }
+  auto where_or = make_compute_devices(config.device);
+  if (!where_or) return where_or.error();
+  const ComputeDevices& where = **where_or;
   auto model = build_model(config.model);
   if (!model) return model.error();
   const Batch batch = make_batch(config.model, config.batch_size, config.model.seed);
@@ -165,15 +173,14 @@ sched::Result<ScheduleReplay> replay_schedule(const RunConfig& config, const sch
     for (int d = 0; d < devices; ++d) {
       auto cells = make_cells(*model, partition, schedule.placement);
       if (!cells) return cells.error();
-      PeerTensors peers =
-          peer_tensors(*cells, microbatches->inputs.front(), microbatches->targets.front(), config.num_microbatches);
-      ExecutorOptions options;
-      options.optimizer = config.optimizer;
-      options.threads_per_worker = config.threads_per_worker;
-      options.recv_timeout = config.recv_timeout;
+      place_cells(where, *cells);
+      PeerTensors peers = peer_tensors(where, *cells, microbatches->inputs.front(), microbatches->targets.front(),
+                                       config.num_microbatches);
+      ExecutorOptions options = executor_options(config);
+      options.check_finite = false;
       options.only_device = d;
-      auto executor = Executor::create(
-          schedule, std::move(cells).value(), options,
+      auto executor = make_executor_on(
+          where, schedule, std::move(cells).value(), options,
           std::make_unique<LoopbackTransport>(std::move(peers.outputs), std::move(peers.output_grads)));
       if (!executor) return sched::Error{"stage replay: " + executor.error().message};
       executors.push_back(std::move(executor).value());
@@ -187,7 +194,7 @@ sched::Result<ScheduleReplay> replay_schedule(const RunConfig& config, const sch
     const Batch fresh = make_batch(config.model, config.batch_size, seed);
     auto split = split_batch(fresh, config.num_microbatches);
     if (!split) return split.error();
-    auto result = executors[static_cast<std::size_t>(d)]->step(*split, seed);
+    auto result = executors[static_cast<std::size_t>(d)]->step(place_batch(where, *split, schedule), seed);
     if (!result) return sched::Error{fmt::format("stage replay of device {}: {}", d, result.error().message)};
     return device_step(result->timeline, d);
   };

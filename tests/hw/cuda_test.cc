@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "hw/device_support.h"
+#include "hw/run.h"
 
 #if PIPEWORKS_HAVE_CUDA
 #include <torch/torch.h>
@@ -92,7 +93,8 @@ TEST_CASE("cuda: GPU runs time each device's program with events, in order", "[c
   config.num_microbatches = 4;
   config.batch_size = 64;
   config.steps = 2;
-  auto report = run_training_cuda(config);
+  config.device = "cuda";
+  auto report = run_training(config);
   REQUIRE(report.ok());
   const sched::Timeline& t = report->last_timeline;
   REQUIRE(t.spans.size() == report->schedule.num_actions());
@@ -124,7 +126,8 @@ TEST_CASE("cuda: a pipelined run on GPUs matches the CPU reference", "[cuda]") {
   config.recompute = true;
   config.steps = 2;
   config.check = true;
-  auto report = run_training_cuda(config);
+  config.device = "cuda";
+  auto report = run_training(config);
   REQUIRE(report.ok());
   REQUIRE(report->check.has_value());
   CHECK(report->check->passed);
@@ -137,7 +140,9 @@ TEST_CASE("cuda: a pipelined run on GPUs matches the CPU reference", "[cuda]") {
 
 TEST_CASE("cuda: a build without CUDA says --device cuda is unavailable") {
   CHECK_FALSE(built_with_cuda());
-  auto report = run_training_cuda(RunConfig{});
+  RunConfig config;
+  config.device = "cuda";
+  auto report = run_training(config);
   REQUIRE_FALSE(report.ok());
   CHECK_THAT(report.error().message, Catch::Contains("LibTorch without CUDA"));
 }
