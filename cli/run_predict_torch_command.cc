@@ -17,6 +17,7 @@
 #include "hw/layer_partition.h"
 #include "hw/measured_run.h"
 #include "hw/prediction.h"
+#include "hw/replay_and_measure.h"
 #include "hw/stage_memory.h"
 #include "hw/threads.h"
 #include "sim/units.h"
@@ -163,13 +164,30 @@ int run_with_prediction(const hw::RunConfig& c, const PredictOptions& p, const R
     costs->profile->stage_extra_bytes = std::move(extra).value();
     fmt::print("{}", profile_summary(*costs->profile));
   }
+  // The measured run's steps; with a stage replay, its rounds and these steps take turns, so both
+  // see the same machine (replay_and_measure.h).
+  fmt::print("{:>4}  {:>12}  {:>12}  {}\n", "step", "makespan", "step time", "peak activation bytes per device");
+  const auto print_step = [](const hw::MeasuredStep& s, bool warmup) {
+    std::vector<std::string> peaks;
+    for (sched::Bytes b : s.peak_activation_bytes) peaks.push_back(viz::format_bytes_binary(b));
+    fmt::print("{:>4}  {:>12}  {:>12}  {}{}\n", s.step, sim::format_duration(s.makespan_ns),
+               sim::format_duration(s.step_ns), fmt::join(peaks, ", "), warmup ? "  (warm-up)" : "");
+    std::fflush(stdout);
+  };
   std::optional<hw::ScheduleReplay> replay;
+  std::optional<hw::MeasuredRun> run;
   if (costs->profile && p.stage_replay) {
-    auto replayed =
-        hw::replay_schedule(c, *schedule, *partition, hw::replay_rounds_for(p.replay_rounds, c.num_microbatches));
-    if (!replayed) return fail(replayed.error().message);
-    replay = std::move(replayed).value();
+    auto both = hw::replay_and_measure(c, *schedule, *partition,
+                                       hw::replay_rounds_for(p.replay_rounds, c.num_microbatches), p.warmup,
+                                       print_step);
+    if (!both) return fail(both.error().message);
+    replay = std::move(both->replay);
+    run = std::move(both->run);
     fmt::print("{}", replay_summary(*replay));
+  } else {
+    auto measured = hw::measure_run(c, *schedule, *partition, p.warmup, print_step);
+    if (!measured) return fail(measured.error().message);
+    run = std::move(measured).value();
   }
   if (c.device != "cpu") {
     costs->notes.push_back(fmt::format(
@@ -188,16 +206,6 @@ int run_with_prediction(const hw::RunConfig& c, const PredictOptions& p, const R
   auto prediction = hw::predict_run(c, *schedule, *partition, costs->spec, costs->cluster, profile,
                                     replay ? &*replay : nullptr);
   if (!prediction) return fail(prediction.error().message);
-
-  fmt::print("{:>4}  {:>12}  {:>12}  {}\n", "step", "makespan", "step time", "peak activation bytes per device");
-  auto run = hw::measure_run(c, *schedule, *partition, p.warmup, [](const hw::MeasuredStep& s, bool warmup) {
-    std::vector<std::string> peaks;
-    for (sched::Bytes b : s.peak_activation_bytes) peaks.push_back(viz::format_bytes_binary(b));
-    fmt::print("{:>4}  {:>12}  {:>12}  {}{}\n", s.step, sim::format_duration(s.makespan_ns),
-               sim::format_duration(s.step_ns), fmt::join(peaks, ", "), warmup ? "  (warm-up)" : "");
-    std::fflush(stdout);
-  });
-  if (!run) return fail(run.error().message);
   const hw::MeasuredStep& median = run->steps[static_cast<std::size_t>(hw::median_step(run->steps))];
 
   viz::MeasuredSpreads spreads;
@@ -238,6 +246,7 @@ int run_with_prediction(const hw::RunConfig& c, const PredictOptions& p, const R
     nlohmann::json j = viz::comparison_json(*comparison, spreads);
     j["schema"] = "pipeworks.predict_report/1";  // layout: docs/accuracy.md
     j["model"] = model_name;
+    j["device"] = c.device;
     j["schedule"] = schedule_name;
     j["stages"] = c.num_stages;
     j["microbatches"] = c.num_microbatches;

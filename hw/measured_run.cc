@@ -15,45 +15,79 @@
 
 namespace pipeworks::hw {
 
-sched::Result<MeasuredRun> measure_run(const RunConfig& config, const sched::Schedule& schedule,
-                                       const sim::Partition& partition, int warmup,
-                                       const std::function<void(const MeasuredStep&, bool warmup)>& on_step) {
-  if (config.steps < 1 || warmup < 0) return sched::Error{"steps must be >= 1 and warm-up steps >= 0"};
+struct RunStepper::State {
+  RunConfig config;
+  sched::Schedule schedule;
+  std::unique_ptr<ComputeDevices> where;
+  std::unique_ptr<Executor> executor;
+  std::unique_ptr<StepMeter> meter;
+  int steps = 0;
+};
+
+RunStepper::RunStepper(std::unique_ptr<State> state) : state_(std::move(state)) {}
+RunStepper::~RunStepper() = default;
+
+sched::Result<std::unique_ptr<RunStepper>> RunStepper::create(const RunConfig& config,
+                                                              const sched::Schedule& schedule,
+                                                              const sim::Partition& partition) {
   if (config.batch_size < 1 || config.num_microbatches < 1 || config.batch_size % config.num_microbatches != 0) {
     return sched::Error{fmt::format("batch size {} must be a positive multiple of the {} micro-batches",
                                     config.batch_size, config.num_microbatches)};
   }
-  auto devices = make_compute_devices(config.device);
-  if (!devices) return devices.error();
-  const ComputeDevices& where = **devices;
+  auto state = std::make_unique<State>();
+  state->config = config;
+  state->schedule = schedule;
+  auto where = make_compute_devices(config.device);
+  if (!where) return where.error();
+  state->where = std::move(where).value();
   auto model = build_model(config.model);
   if (!model) return model.error();
   auto cells = make_cells(*model, partition, schedule.placement, config.fail_at);
   if (!cells) return cells.error();
-  auto executor = make_executor_on(where, schedule, std::move(cells).value(), executor_options(config));
+  auto executor = make_executor_on(*state->where, schedule, std::move(cells).value(), executor_options(config));
   if (!executor) return executor.error();
+  state->executor = std::move(executor).value();
+  state->meter = std::make_unique<StepMeter>(*state->where, schedule.num_devices());
+  return std::unique_ptr<RunStepper>(new RunStepper(std::move(state)));
+}
+
+int RunStepper::threads_per_worker() const { return state_->executor->threads_per_worker(); }
+
+sched::Result<MeasuredStep> RunStepper::step() {
+  State& st = *state_;
+  const int step = st.steps++;
+  const std::uint64_t seed = st.config.model.seed + 1000003ULL * static_cast<std::uint64_t>(step + 1);
+  const Batch batch = make_batch(st.config.model, st.config.batch_size, seed);
+  auto microbatches = split_batch(batch, st.config.num_microbatches);
+  if (!microbatches) return microbatches.error();
+  const MicroBatches placed = place_batch(*st.where, *microbatches, st.schedule);
+  st.meter->start();
+  auto result = st.executor->step(placed, seed);
+  if (!result) return sched::Error{fmt::format("step {}: {}", step, result.error().message)};
+  MeasuredStep measured;
+  measured.step = step;
+  measured.step_ns = st.meter->finish(*result);
+  measured.makespan_ns = sched::compute_stats(result->timeline).makespan_ns;
+  measured.loss = result->loss;
+  measured.peak_activation_bytes = result->peak_activation_bytes;
+  measured.timeline = std::move(result->timeline);
+  return measured;
+}
+
+sched::Result<MeasuredRun> measure_run(const RunConfig& config, const sched::Schedule& schedule,
+                                       const sim::Partition& partition, int warmup,
+                                       const std::function<void(const MeasuredStep&, bool warmup)>& on_step) {
+  if (config.steps < 1 || warmup < 0) return sched::Error{"steps must be >= 1 and warm-up steps >= 0"};
+  auto stepper = RunStepper::create(config, schedule, partition);
+  if (!stepper) return stepper.error();
   MeasuredRun run;
-  run.threads_per_worker = (*executor)->threads_per_worker();
-  StepMeter meter(where, schedule.num_devices());
+  run.threads_per_worker = (*stepper)->threads_per_worker();
   for (int step = 0; step < warmup + config.steps; ++step) {
-    const std::uint64_t seed = config.model.seed + 1000003ULL * static_cast<std::uint64_t>(step + 1);
-    const Batch batch = make_batch(config.model, config.batch_size, seed);
-    auto microbatches = split_batch(batch, config.num_microbatches);
-    if (!microbatches) return microbatches.error();
-    const MicroBatches placed = place_batch(where, *microbatches, schedule);
-    meter.start();
-    auto result = (*executor)->step(placed, seed);
-    if (!result) return sched::Error{fmt::format("step {}: {}", step, result.error().message)};
-    MeasuredStep measured;
-    measured.step = step;
-    measured.step_ns = meter.finish(*result);
-    measured.makespan_ns = sched::compute_stats(result->timeline).makespan_ns;
-    measured.loss = result->loss;
-    measured.peak_activation_bytes = result->peak_activation_bytes;
-    measured.timeline = std::move(result->timeline);
+    auto measured = (*stepper)->step();
+    if (!measured) return measured.error();
     const bool is_warmup = step < warmup;
-    if (on_step) on_step(measured, is_warmup);
-    (is_warmup ? run.warmup : run.steps).push_back(std::move(measured));
+    if (on_step) on_step(*measured, is_warmup);
+    (is_warmup ? run.warmup : run.steps).push_back(std::move(measured).value());
   }
   return run;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "hw/run.h"
@@ -26,6 +27,26 @@ struct MeasuredRun {
   int threads_per_worker = 1;
   std::vector<MeasuredStep> warmup;  // the first `warmup` steps, for the record
   std::vector<MeasuredStep> steps;   // the measured ones
+};
+
+// The run one step at a time (warm-up or measured is the caller's to say), for a caller that
+// interleaves its steps with other work (replay_and_measure.h).
+class RunStepper {
+ public:
+  static sched::Result<std::unique_ptr<RunStepper>> create(const RunConfig& config, const sched::Schedule& schedule,
+                                                           const sim::Partition& partition);
+  ~RunStepper();
+  RunStepper(const RunStepper&) = delete;
+  RunStepper& operator=(const RunStepper&) = delete;
+
+  // The next step (counted from 0), on a fresh mini-batch seeded per step as in run_training.
+  sched::Result<MeasuredStep> step();
+  int threads_per_worker() const;
+
+ private:
+  struct State;
+  explicit RunStepper(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
 };
 
 // The run of `config` (model, batch, optimizer, threads, device) on exactly `schedule` and `partition`:

@@ -145,66 +145,35 @@ int replay_rounds_for(int min_rounds, int num_microbatches, int min_samples) {
   return std::max(min_rounds, (std::max(0, min_samples) + m - 1) / m);
 }
 
-sched::Result<ScheduleReplay> replay_schedule(const RunConfig& config, const sched::Schedule& schedule,
-                                              const sim::Partition& partition, int rounds) {
-  if (rounds < 1) return sched::Error{"stage replay: rounds must be >= 1"};
-  if (config.batch_size < 1 || config.num_microbatches < 1 || config.batch_size % config.num_microbatches != 0 ||
-      config.num_microbatches != schedule.num_microbatches) {
-    return sched::Error{fmt::format("stage replay: batch size {} does not split into the schedule's {} micro-batches",
-                                    config.batch_size, schedule.num_microbatches)};
-  }
-  if (partition.num_stages() != schedule.num_stages) {
-    return sched::Error{fmt::format("stage replay: partition has {} stages, the schedule {}", partition.num_stages(),
-                                    schedule.num_stages)};
-  }
-  auto where_or = make_compute_devices(config.device);
-  if (!where_or) return where_or.error();
-  const ComputeDevices& where = **where_or;
-  auto model = build_model(config.model);
-  if (!model) return model.error();
-  const Batch batch = make_batch(config.model, config.batch_size, config.model.seed);
-  auto microbatches = split_batch(batch, config.num_microbatches);
-  if (!microbatches) return microbatches.error();
+struct StageReplayer::State {
+  RunConfig config;
+  sched::Schedule schedule;
+  std::unique_ptr<ComputeDevices> where;
+  std::vector<std::unique_ptr<Executor>> executors;  // per device, each with its own cells
+  int calls = 0;                                      // rounds run, the warm-up included
+  std::vector<std::vector<std::int64_t>> forward, recompute, backward;  // per stage, alone
+  std::vector<std::vector<std::int64_t>> alone_ns, together_ns;         // per device
+  std::vector<FastestByAction> fastest;                                 // per device
 
-  // One executor per device, each with its own copy of every cell, running only its device.
-  const int devices = schedule.num_devices();
-  std::vector<std::unique_ptr<Executor>> executors;
-  try {
-    for (int d = 0; d < devices; ++d) {
-      auto cells = make_cells(*model, partition, schedule.placement);
-      if (!cells) return cells.error();
-      place_cells(where, *cells);
-      PeerTensors peers = peer_tensors(where, *cells, microbatches->inputs.front(), microbatches->targets.front(),
-                                       config.num_microbatches);
-      ExecutorOptions options = executor_options(config);
-      options.check_finite = false;
-      options.only_device = d;
-      auto executor = make_executor_on(
-          where, schedule, std::move(cells).value(), options,
-          std::make_unique<LoopbackTransport>(std::move(peers.outputs), std::move(peers.output_grads)));
-      if (!executor) return sched::Error{"stage replay: " + executor.error().message};
-      executors.push_back(std::move(executor).value());
-    }
-  } catch (const std::exception& e) {
-    return sched::Error{fmt::format("stage replay: {}", e.what())};
-  }
+  int devices() const { return schedule.num_devices(); }
 
   // A fresh mini-batch per step, made on this thread just before it, as measure_run does.
-  const auto step = [&](int d, std::uint64_t seed) -> sched::Result<DeviceStep> {
+  sched::Result<DeviceStep> step(int d, std::uint64_t seed) {
     const Batch fresh = make_batch(config.model, config.batch_size, seed);
     auto split = split_batch(fresh, config.num_microbatches);
     if (!split) return split.error();
-    auto result = executors[static_cast<std::size_t>(d)]->step(place_batch(where, *split, schedule), seed);
+    auto result = executors[static_cast<std::size_t>(d)]->step(place_batch(*where, *split, schedule), seed);
     if (!result) return sched::Error{fmt::format("stage replay of device {}: {}", d, result.error().message)};
     return device_step(result->timeline, d);
-  };
+  }
+
   // All devices from one barrier, each on its own thread (its executor's worker does the work).
-  const auto together = [&](std::uint64_t seed) -> sched::Result<std::vector<DeviceStep>> {
-    std::vector<sched::Result<DeviceStep>> results(static_cast<std::size_t>(devices), sched::Error{"not run"});
-    std::barrier<> start(devices);
+  sched::Result<std::vector<DeviceStep>> together(std::uint64_t seed) {
+    std::vector<sched::Result<DeviceStep>> results(static_cast<std::size_t>(devices()), sched::Error{"not run"});
+    std::barrier<> start(devices());
     {
       std::vector<std::jthread> threads;
-      for (int d = 0; d < devices; ++d) {
+      for (int d = 0; d < devices(); ++d) {
         threads.emplace_back([&, d] {
           start.arrive_and_wait();
           results[static_cast<std::size_t>(d)] = step(d, seed);
@@ -217,30 +186,11 @@ sched::Result<ScheduleReplay> replay_schedule(const RunConfig& config, const sch
       out.push_back(std::move(r).value());
     }
     return out;
-  };
+  }
 
-  const auto k = static_cast<std::size_t>(schedule.num_stages);
-  std::vector<std::vector<std::int64_t>> forward(k), recompute(k), backward(k);
-  std::vector<std::vector<std::int64_t>> alone_ns(static_cast<std::size_t>(devices)),
-      together_ns(static_cast<std::size_t>(devices));
-  std::vector<FastestByAction> fastest(static_cast<std::size_t>(devices));
-  for (int round = 0; round <= rounds; ++round) {  // round 0 warms up
-    const std::uint64_t seed = config.model.seed + 7919ULL * static_cast<std::uint64_t>(round + 1);
-    std::vector<DeviceStep> alone;
-    for (int d = 0; d < devices; ++d) {
-      auto s = step(d, seed);
-      if (!s) return s.error();
-      alone.push_back(std::move(s).value());
-    }
-    std::vector<DeviceStep> at_once;
-    if (devices > 1) {
-      auto t = together(seed);
-      if (!t) return t.error();
-      at_once = std::move(t).value();
-    }
-    if (round == 0) continue;
+  void record(const std::vector<DeviceStep>& alone, const std::vector<DeviceStep>& at_once) {
     if (!at_once.empty()) record_fastest(alone, at_once, fastest);
-    for (int d = 0; d < devices; ++d) {
+    for (int d = 0; d < devices(); ++d) {
       const auto i = static_cast<std::size_t>(d);
       for (const sched::Span& span : alone[i].spans) {
         const auto s = static_cast<std::size_t>(span.action.stage);
@@ -256,23 +206,117 @@ sched::Result<ScheduleReplay> replay_schedule(const RunConfig& config, const sch
       if (!at_once.empty()) together_ns[i].push_back(at_once[i].compute_ns);
     }
   }
+};
 
+StageReplayer::StageReplayer(std::unique_ptr<State> state) : state_(std::move(state)) {}
+StageReplayer::~StageReplayer() = default;
+
+sched::Result<std::unique_ptr<StageReplayer>> StageReplayer::create(const RunConfig& config,
+                                                                    const sched::Schedule& schedule,
+                                                                    const sim::Partition& partition) {
+  if (config.batch_size < 1 || config.num_microbatches < 1 || config.batch_size % config.num_microbatches != 0 ||
+      config.num_microbatches != schedule.num_microbatches) {
+    return sched::Error{fmt::format("stage replay: batch size {} does not split into the schedule's {} micro-batches",
+                                    config.batch_size, schedule.num_microbatches)};
+  }
+  if (partition.num_stages() != schedule.num_stages) {
+    return sched::Error{fmt::format("stage replay: partition has {} stages, the schedule {}", partition.num_stages(),
+                                    schedule.num_stages)};
+  }
+  auto state = std::make_unique<State>();
+  state->config = config;
+  state->schedule = schedule;
+  auto where = make_compute_devices(config.device);
+  if (!where) return where.error();
+  state->where = std::move(where).value();
+  auto model = build_model(config.model);
+  if (!model) return model.error();
+  const Batch batch = make_batch(config.model, config.batch_size, config.model.seed);
+  auto microbatches = split_batch(batch, config.num_microbatches);
+  if (!microbatches) return microbatches.error();
+
+  // One executor per device, each with its own copy of every cell, running only its device.
+  try {
+    for (int d = 0; d < schedule.num_devices(); ++d) {
+      auto cells = make_cells(*model, partition, schedule.placement);
+      if (!cells) return cells.error();
+      place_cells(*state->where, *cells);
+      PeerTensors peers = peer_tensors(*state->where, *cells, microbatches->inputs.front(),
+                                       microbatches->targets.front(), config.num_microbatches);
+      ExecutorOptions options = executor_options(config);
+      options.check_finite = false;
+      options.only_device = d;
+      auto executor = make_executor_on(
+          *state->where, schedule, std::move(cells).value(), options,
+          std::make_unique<LoopbackTransport>(std::move(peers.outputs), std::move(peers.output_grads)));
+      if (!executor) return sched::Error{"stage replay: " + executor.error().message};
+      state->executors.push_back(std::move(executor).value());
+    }
+  } catch (const std::exception& e) {
+    return sched::Error{fmt::format("stage replay: {}", e.what())};
+  }
+  const auto k = static_cast<std::size_t>(schedule.num_stages);
+  const auto n = static_cast<std::size_t>(schedule.num_devices());
+  state->forward.resize(k);
+  state->recompute.resize(k);
+  state->backward.resize(k);
+  state->alone_ns.resize(n);
+  state->together_ns.resize(n);
+  state->fastest.resize(n);
+  return std::unique_ptr<StageReplayer>(new StageReplayer(std::move(state)));
+}
+
+sched::Status StageReplayer::round() {
+  State& st = *state_;
+  const std::uint64_t seed = st.config.model.seed + 7919ULL * static_cast<std::uint64_t>(st.calls + 1);
+  std::vector<DeviceStep> alone;
+  for (int d = 0; d < st.devices(); ++d) {
+    auto s = st.step(d, seed);
+    if (!s) return s.error();
+    alone.push_back(std::move(s).value());
+  }
+  std::vector<DeviceStep> at_once;
+  if (st.devices() > 1) {
+    auto t = st.together(seed);
+    if (!t) return t.error();
+    at_once = std::move(t).value();
+  }
+  if (st.calls++ > 0) st.record(alone, at_once);  // the first round warms up
+  return sched::Ok{};
+}
+
+int StageReplayer::measured_rounds() const { return std::max(0, state_->calls - 1); }
+
+sched::Result<ScheduleReplay> StageReplayer::result() const {
+  const State& st = *state_;
+  if (measured_rounds() < 1) return sched::Error{"stage replay: no measured round yet"};
   ScheduleReplay out;
-  out.rounds = rounds;
-  for (std::size_t s = 0; s < k; ++s) {
+  out.rounds = measured_rounds();
+  for (std::size_t s = 0; s < st.forward.size(); ++s) {
     StageTimes t;
-    t.forward = summarize_timings(std::move(forward[s]));
-    if (!recompute[s].empty()) t.recompute = summarize_timings(std::move(recompute[s]));
-    t.backward = summarize_timings(std::move(backward[s]));
+    t.forward = summarize_timings(st.forward[s]);
+    if (!st.recompute[s].empty()) t.recompute = summarize_timings(st.recompute[s]);
+    t.backward = summarize_timings(st.backward[s]);
     out.stages.push_back(t);
   }
-  for (int d = 0; d < devices; ++d) {
-    const auto i = static_cast<std::size_t>(d);
-    out.device_alone.push_back(summarize_timings(std::move(alone_ns[i])));
-    if (devices > 1) out.device_together.push_back(summarize_timings(std::move(together_ns[i])));
-    out.device_contention.push_back(devices > 1 ? contention_of(fastest[i]) : 1.0);
+  const int devices = st.devices();
+  for (std::size_t i = 0; i < static_cast<std::size_t>(devices); ++i) {
+    out.device_alone.push_back(summarize_timings(st.alone_ns[i]));
+    if (devices > 1) out.device_together.push_back(summarize_timings(st.together_ns[i]));
+    out.device_contention.push_back(devices > 1 ? contention_of(st.fastest[i]) : 1.0);
   }
   return out;
+}
+
+sched::Result<ScheduleReplay> replay_schedule(const RunConfig& config, const sched::Schedule& schedule,
+                                              const sim::Partition& partition, int rounds) {
+  if (rounds < 1) return sched::Error{"stage replay: rounds must be >= 1"};
+  auto replayer = StageReplayer::create(config, schedule, partition);
+  if (!replayer) return replayer.error();
+  for (int round = 0; round <= rounds; ++round) {  // round 0 warms up
+    if (auto status = (*replayer)->round(); !status) return status.error();
+  }
+  return (*replayer)->result();
 }
 
 }  // namespace pipeworks::hw

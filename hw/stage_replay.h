@@ -20,6 +20,7 @@
 // overlaps (prediction.h).
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "hw/cost_fit.h"
@@ -47,6 +48,33 @@ struct ScheduleReplay {
 // Enough rounds for `min_samples` samples of each stage's F and B (one per micro-batch and
 // round), and at least `min_rounds`: with M = 1 a round gives one sample per action.
 int replay_rounds_for(int min_rounds, int num_microbatches, int min_samples = 16);
+
+// The replay one round at a time, for a caller that interleaves its rounds with other work
+// (run --predict alternates them with the measured run's steps, so that both see the same
+// machine: replay_and_measure.h).
+class StageReplayer {
+ public:
+  // Builds one executor per device, each with its own cells and a loopback transport holding the
+  // tensors of one real pass. Errors name what failed.
+  static sched::Result<std::unique_ptr<StageReplayer>> create(const RunConfig& config,
+                                                              const sched::Schedule& schedule,
+                                                              const sim::Partition& partition);
+  ~StageReplayer();
+  StageReplayer(const StageReplayer&) = delete;
+  StageReplayer& operator=(const StageReplayer&) = delete;
+
+  // One round: every device alone in turn, then all at once. The first round warms up and is
+  // not recorded.
+  sched::Status round();
+  int measured_rounds() const;
+  // The figures of the measured rounds so far; an error before the first.
+  sched::Result<ScheduleReplay> result() const;
+
+ private:
+  struct State;
+  explicit StageReplayer(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
 
 // Replays `schedule` (lowered; as built for `config`, cut by `partition`) for one warm-up and
 // `rounds` measured rounds with the run's model, micro-batch size, optimizer and threads per

@@ -7,6 +7,7 @@
 #include "hw/layer_partition.h"
 #include "hw/loopback_transport.h"
 #include "hw/prediction.h"
+#include "hw/replay_and_measure.h"
 #include "hw/run.h"
 #include "hw/stage_replay.h"
 
@@ -85,6 +86,51 @@ TEST_CASE("stage replay: times for every stage's F, R and B, and a contention fa
   RunConfig odd = config;
   odd.batch_size = 7;
   CHECK_FALSE(replay_schedule(odd, *schedule, *partition, 1).ok());
+}
+
+TEST_CASE("interleaving: each side spread evenly over the whole, the replay first on a tie") {
+  // Pictures: R = a replay round, s = a run step.
+  const auto picture = [](int rounds, int steps) {
+    std::string out;
+    for (bool replay : interleaving(rounds, steps)) out += replay ? 'R' : 's';
+    return out;
+  };
+  CHECK(picture(5, 6) == "sRsRsRsRsRs");
+  CHECK(picture(16, 6) == "RsRRRsRRRsRRsRRRsRRRsR");
+  CHECK(picture(3, 3) == "RsRsRs");
+  CHECK(picture(2, 0) == "RR");
+  CHECK(picture(0, 2) == "ss");
+  CHECK(picture(0, 0).empty());
+}
+
+TEST_CASE("replay and measure: the replay's rounds and the run's steps, taking turns") {
+  RunConfig config = small_run(sched::ScheduleKind::kOneFOneB, 2, 2, false);
+  config.steps = 3;
+  auto schedule = build_schedule(config);
+  REQUIRE(schedule.ok());
+  auto partition = parse_partition(config.partition, num_model_layers(config.model), config.num_stages);
+  REQUIRE(partition.ok());
+  std::vector<std::pair<int, bool>> seen;
+  auto both = replay_and_measure(config, *schedule, *partition, 4, 1,
+                                 [&](const MeasuredStep& s, bool warmup) { seen.emplace_back(s.step, warmup); });
+  REQUIRE(both.ok());
+  CHECK(both->replay.rounds == 4);
+  REQUIRE(both->replay.stages.size() == 2);
+  CHECK(both->replay.stages[1].backward.median_ns > 0);
+  REQUIRE(both->run.steps.size() == 3);
+  // interleaving(4, 3) is RsRsRsR: every measured step after a replay round follows one more
+  // warm-up step (a replay round leaves other weights in the caches).
+  CHECK(seen == std::vector<std::pair<int, bool>>{{0, true}, {1, true}, {2, false}, {3, true}, {4, false},
+                                                  {5, true}, {6, false}});
+  CHECK(both->run.warmup.size() == 4);
+  for (const MeasuredStep& s : both->run.steps) {
+    CHECK(s.timeline.spans.size() == schedule->num_actions());
+    CHECK(s.peak_activation_bytes.size() == 2);
+  }
+  CHECK_FALSE(replay_and_measure(config, *schedule, *partition, 0, 1).ok());
+  RunConfig no_steps = config;
+  no_steps.steps = 0;
+  CHECK_FALSE(replay_and_measure(no_steps, *schedule, *partition, 2, 1).ok());
 }
 
 TEST_CASE("replay rounds: at least the minimum, and enough for 16 samples of each action") {
