@@ -53,6 +53,8 @@ sched::Result<std::unique_ptr<RunStepper>> RunStepper::create(const RunConfig& c
 
 int RunStepper::threads_per_worker() const { return state_->executor->threads_per_worker(); }
 
+const std::vector<StageCell>& RunStepper::cells() const { return state_->executor->cells(); }
+
 sched::Result<MeasuredStep> RunStepper::step() {
   State& st = *state_;
   const int step = st.steps++;
@@ -75,8 +77,7 @@ sched::Result<MeasuredStep> RunStepper::step() {
 }
 
 sched::Result<MeasuredRun> measure_run(const RunConfig& config, const sched::Schedule& schedule,
-                                       const sim::Partition& partition, int warmup,
-                                       const std::function<void(const MeasuredStep&, bool warmup)>& on_step) {
+                                       const sim::Partition& partition, int warmup, const OnMeasuredStep& on_step) {
   if (config.steps < 1 || warmup < 0) return sched::Error{"steps must be >= 1 and warm-up steps >= 0"};
   auto stepper = RunStepper::create(config, schedule, partition);
   if (!stepper) return stepper.error();

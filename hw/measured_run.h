@@ -14,6 +14,8 @@
 
 namespace pipeworks::hw {
 
+struct StageCell;
+
 struct MeasuredStep {
   int step = 0;                    // counting the warm-up steps
   sched::Nanoseconds step_ns = 0;  // start of the step to the end of the optimizer step
@@ -42,6 +44,8 @@ class RunStepper {
   // The next step (counted from 0), on a fresh mini-batch seeded per step as in run_training.
   sched::Result<MeasuredStep> step();
   int threads_per_worker() const;
+  // The run's stage cells (in the executor; shared modules when copied).
+  const std::vector<StageCell>& cells() const;
 
  private:
   struct State;
@@ -51,9 +55,10 @@ class RunStepper {
 
 // The run of `config` (model, batch, optimizer, threads, device) on exactly `schedule` and `partition`:
 // config.steps measured steps after `warmup` more. Seeds per step as in run_training.
+// Sees every step as it ends, warm-up or measured.
+using OnMeasuredStep = std::function<void(const MeasuredStep&, bool warmup)>;
 sched::Result<MeasuredRun> measure_run(const RunConfig& config, const sched::Schedule& schedule,
-                                       const sim::Partition& partition, int warmup,
-                                       const std::function<void(const MeasuredStep&, bool warmup)>& on_step = {});
+                                       const sim::Partition& partition, int warmup, const OnMeasuredStep& on_step = {});
 
 // Index into `steps` of the step with the median makespan (the lower middle one); -1 when empty.
 int median_step(const std::vector<MeasuredStep>& steps);

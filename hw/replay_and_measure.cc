@@ -18,13 +18,15 @@ std::vector<bool> interleaving(int rounds, int steps) {
 
 sched::Result<ReplayAndRun> replay_and_measure(const RunConfig& config, const sched::Schedule& schedule,
                                                const sim::Partition& partition, int rounds, int warmup,
-                                               const std::function<void(const MeasuredStep&, bool warmup)>& on_step) {
+                                               const OnMeasuredStep& on_step) {
   if (rounds < 1) return sched::Error{"stage replay: rounds must be >= 1"};
   if (config.steps < 1 || warmup < 0) return sched::Error{"steps must be >= 1 and warm-up steps >= 0"};
-  auto replayer = StageReplayer::create(config, schedule, partition);
-  if (!replayer) return replayer.error();
   auto stepper = RunStepper::create(config, schedule, partition);
   if (!stepper) return stepper.error();
+  // On the run's own cells: one set of weights in the caches, and whatever their placement in
+  // memory costs, the replay pays too.
+  auto replayer = StageReplayer::create(config, schedule, partition, &(*stepper)->cells());
+  if (!replayer) return replayer.error();
   ReplayAndRun out;
   out.run.threads_per_worker = (*stepper)->threads_per_worker();
   const auto run_step = [&](bool is_warmup) -> sched::Status {

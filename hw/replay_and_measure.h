@@ -10,7 +10,6 @@
 //   own copies of the weights in the caches and training runs step after step.
 #pragma once
 
-#include <functional>
 #include <vector>
 
 #include "hw/measured_run.h"
@@ -32,7 +31,7 @@ struct ReplayAndRun {
 // `schedule`, taking turns. `on_step` sees every run step as it ends. Errors name what failed.
 sched::Result<ReplayAndRun> replay_and_measure(const RunConfig& config, const sched::Schedule& schedule,
                                                const sim::Partition& partition, int rounds, int warmup,
-                                               const std::function<void(const MeasuredStep&, bool warmup)>& on_step = {});
+                                               const OnMeasuredStep& on_step = {});
 
 // The order of the measured items: true for a replay round, false for a run step; `rounds` of
 // one and `steps` of the other, each side spread evenly over the whole (the side whose share done

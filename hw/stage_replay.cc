@@ -213,7 +213,8 @@ StageReplayer::~StageReplayer() = default;
 
 sched::Result<std::unique_ptr<StageReplayer>> StageReplayer::create(const RunConfig& config,
                                                                     const sched::Schedule& schedule,
-                                                                    const sim::Partition& partition) {
+                                                                    const sim::Partition& partition,
+                                                                    const std::vector<StageCell>* run_cells) {
   if (config.batch_size < 1 || config.num_microbatches < 1 || config.batch_size % config.num_microbatches != 0 ||
       config.num_microbatches != schedule.num_microbatches) {
     return sched::Error{fmt::format("stage replay: batch size {} does not split into the schedule's {} micro-batches",
@@ -235,10 +236,15 @@ sched::Result<std::unique_ptr<StageReplayer>> StageReplayer::create(const RunCon
   auto microbatches = split_batch(batch, config.num_microbatches);
   if (!microbatches) return microbatches.error();
 
-  // One executor per device, each with its own copy of every cell, running only its device.
+  if (run_cells != nullptr && run_cells->size() != static_cast<std::size_t>(schedule.num_stages)) {
+    return sched::Error{fmt::format("stage replay: {} run cells for {} stages", run_cells->size(),
+                                    schedule.num_stages)};
+  }
+  // One executor per device running only its device, on the run's cells or its own copies.
   try {
     for (int d = 0; d < schedule.num_devices(); ++d) {
-      auto cells = make_cells(*model, partition, schedule.placement);
+      auto cells = run_cells != nullptr ? sched::Result<std::vector<StageCell>>(*run_cells)
+                                        : make_cells(*model, partition, schedule.placement);
       if (!cells) return cells.error();
       place_cells(*state->where, *cells);
       PeerTensors peers = peer_tensors(*state->where, *cells, microbatches->inputs.front(),

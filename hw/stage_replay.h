@@ -31,6 +31,8 @@
 
 namespace pipeworks::hw {
 
+struct StageCell;
+
 struct StageTimes {
   Timing forward;    // F (without the graph when the schedule re-materializes the stage)
   Timing recompute;  // R; zeros when the schedule has none for the stage
@@ -54,11 +56,14 @@ int replay_rounds_for(int min_rounds, int num_microbatches, int min_samples = 16
 // machine: replay_and_measure.h).
 class StageReplayer {
  public:
-  // Builds one executor per device, each with its own cells and a loopback transport holding the
-  // tensors of one real pass. Errors name what failed.
+  // Builds one executor per device, each with a loopback transport holding the tensors of one
+  // real pass, on the cells of `run_cells` when given (the run's own modules: the replay then
+  // reads the very weights, gradients and optimizer state the run does; each device's executor
+  // touches only its own stages' cells), else on fresh cells per device. Errors name what failed.
   static sched::Result<std::unique_ptr<StageReplayer>> create(const RunConfig& config,
                                                               const sched::Schedule& schedule,
-                                                              const sim::Partition& partition);
+                                                              const sim::Partition& partition,
+                                                              const std::vector<StageCell>* run_cells = nullptr);
   ~StageReplayer();
   StageReplayer(const StageReplayer&) = delete;
   StageReplayer& operator=(const StageReplayer&) = delete;

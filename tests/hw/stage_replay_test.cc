@@ -6,9 +6,11 @@
 
 #include "hw/layer_partition.h"
 #include "hw/loopback_transport.h"
+#include "hw/measured_run.h"
 #include "hw/prediction.h"
 #include "hw/replay_and_measure.h"
 #include "hw/run.h"
+#include "hw/stage_cell.h"
 #include "hw/stage_replay.h"
 
 namespace pipeworks::hw {
@@ -131,6 +133,38 @@ TEST_CASE("replay and measure: the replay's rounds and the run's steps, taking t
   RunConfig no_steps = config;
   no_steps.steps = 0;
   CHECK_FALSE(replay_and_measure(no_steps, *schedule, *partition, 2, 1).ok());
+}
+
+TEST_CASE("stage replay on the run's cells: the replay trains the run's very modules") {
+  const RunConfig config = small_run(sched::ScheduleKind::kGPipe, 2, 2, false);
+  auto schedule = build_schedule(config);
+  REQUIRE(schedule.ok());
+  auto partition = parse_partition(config.partition, num_model_layers(config.model), config.num_stages);
+  REQUIRE(partition.ok());
+  auto stepper = RunStepper::create(config, *schedule, *partition);
+  REQUIRE(stepper.ok());
+  const std::vector<StageCell>& cells = (*stepper)->cells();
+  std::vector<torch::Tensor> before;
+  for (const StageCell& c : cells) {
+    for (const torch::Tensor& p : c.parameters()) before.push_back(p.detach().clone());
+  }
+  auto replayer = StageReplayer::create(config, *schedule, *partition, &cells);
+  REQUIRE(replayer.ok());
+  REQUIRE((*replayer)->round().ok());  // warm-up: each device's optimizer steps its own stages
+  std::size_t i = 0, moved = 0;
+  for (const StageCell& c : cells) {
+    for (const torch::Tensor& p : c.parameters()) moved += torch::equal(p, before[i++]) ? 0 : 1;
+  }
+  CHECK(moved == before.size());  // every stage's weights, each by its own device's executor
+  CHECK_FALSE((*replayer)->result().ok());  // no measured round yet
+  REQUIRE((*replayer)->round().ok());
+  CHECK((*replayer)->measured_rounds() == 1);
+  CHECK((*stepper)->step().ok());  // the run goes on on the same modules
+
+  const std::vector<StageCell> one(cells.begin(), cells.begin() + 1);
+  auto wrong = StageReplayer::create(config, *schedule, *partition, &one);
+  REQUIRE_FALSE(wrong.ok());
+  CHECK_THAT(wrong.error().message, Catch::Contains("1 run cells for 2 stages"));
 }
 
 TEST_CASE("replay rounds: at least the minimum, and enough for 16 samples of each action") {
