@@ -67,7 +67,9 @@ sched::Result<Costs> obtain_costs(const hw::RunConfig& c, const PredictOptions& 
     hw::ProfileOptions po;
     po.model = c.model;
     po.microbatch_sizes = {size};
-    po.repetitions = p.repetitions;
+    // On GPUs the layer times go unused (the stage replay times the stages there) and the bytes
+    // need one pass: time each layer once.
+    po.repetitions = c.device == "cpu" ? p.repetitions : 1;
     po.threads = threads;
     po.workers = devices;
     po.measure_machine = p.cluster_spec.empty();
