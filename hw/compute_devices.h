@@ -55,7 +55,7 @@ class ComputeDevices {
   // Which meter device `device`'s memory is counted in (devices sharing a GPU share one).
   virtual int memory_domain(int device) const = 0;
   // True when the executor's own per-device counters are a step's peaks (CPU); otherwise a
-  // StepMemoryMeter takes them around the step.
+  // StepMeter takes them around the step.
   virtual bool executor_meters_memory() const = 0;
 };
 

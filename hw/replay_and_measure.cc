@@ -47,7 +47,7 @@ sched::Result<ReplayAndRun> replay_and_measure(const RunConfig& config, const sc
       after_replay = true;
       continue;
     }
-    // A replay round leaves its own copies of the weights in the caches: one more warm-up step
+    // A replay round leaves its own activations and buffers in the caches: one more warm-up step
     // first, so each measured step follows a step of the run as in training.
     if (after_replay) {
       if (auto s = run_step(true); !s) return s.error();

@@ -7,7 +7,8 @@
 //   run        w  w s1    w s2     w s3     w s4     w s5     w s6     interleaving(5, 6) = sRsRsRsRsRs
 //   warm-ups first; then each side's i-th item at about the same share of the whole; a measured
 //   step right after a replay round follows one more warm-up step (w), since the round leaves its
-//   own copies of the weights in the caches and training runs step after step.
+//   own activations and buffers in the caches and training runs step after step. The replay runs
+//   on the run's own cells (StageReplayer::create), so both read the same weights.
 #pragma once
 
 #include <vector>
