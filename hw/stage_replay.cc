@@ -230,8 +230,12 @@ sched::Result<std::unique_ptr<StageReplayer>> StageReplayer::create(const RunCon
   auto where = make_compute_devices(config.device);
   if (!where) return where.error();
   state->where = std::move(where).value();
-  auto model = build_model(config.model);
-  if (!model) return model.error();
+  // A model of its own only without the run's cells.
+  sched::Result<Model> model = sched::Error{"no model: the replay runs on the run's cells"};
+  if (run_cells == nullptr) {
+    model = build_model(config.model);
+    if (!model) return model.error();
+  }
   const Batch batch = make_batch(config.model, config.batch_size, config.model.seed);
   auto microbatches = split_batch(batch, config.num_microbatches);
   if (!microbatches) return microbatches.error();
