@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -197,8 +198,7 @@ int run_with_prediction(const hw::RunConfig& c, const PredictOptions& p, const R
         "and temporaries are measured on the {} itself; dispatch overhead and hand-off are the host's",
         c.device, c.device));
   }
-  if (hw::shared_peaks(std::vector<sched::Bytes>(domains->size(), 1), *domains) !=
-      std::vector<sched::Bytes>(domains->size(), 1)) {
+  if (std::set<int>(domains->begin(), domains->end()).size() != domains->size()) {
     costs->notes.push_back(
         "devices share a GPU: its measured peak is the GPU's, so each such device's predicted peak is the sum of "
         "the predicted peaks of the devices on that GPU (an upper bound)");

@@ -36,10 +36,8 @@ class CpuDevices final : public ComputeDevices {
 
 }  // namespace
 
-std::unique_ptr<ComputeDevices> cpu_devices() { return std::make_unique<CpuDevices>(); }
-
 sched::Result<std::unique_ptr<ComputeDevices>> make_compute_devices(const std::string& name) {
-  if (name == "cpu") return cpu_devices();
+  if (name == "cpu") return std::unique_ptr<ComputeDevices>(std::make_unique<CpuDevices>());
   if (name == "cuda") {
 #if PIPEWORKS_HAVE_CUDA
     return cuda::gpu_devices();
@@ -49,6 +47,12 @@ sched::Result<std::unique_ptr<ComputeDevices>> make_compute_devices(const std::s
 #endif
   }
   return sched::Error{fmt::format("device '{}' is not supported (cpu or cuda)", name)};
+}
+
+sched::Result<ScheduleOnDevices> schedule_on_devices(const RunConfig& config, const sched::Schedule& schedule) {
+  auto where = make_compute_devices(config.device);
+  if (!where) return where.error();
+  return ScheduleOnDevices{config, schedule, std::move(where).value()};
 }
 
 void place_cells(const ComputeDevices& devices, std::vector<StageCell>& cells) {

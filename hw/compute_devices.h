@@ -18,6 +18,7 @@
 
 #include "hw/executor.h"
 #include "hw/model_zoo.h"
+#include "hw/run.h"
 #include "hw/stage_cell.h"
 #include "hw/transport.h"
 #include "sched/result.h"
@@ -59,10 +60,18 @@ class ComputeDevices {
   virtual bool executor_meters_memory() const = 0;
 };
 
-// The CPU: what the executor does by default.
-std::unique_ptr<ComputeDevices> cpu_devices();
-// "cpu", or "cuda" (an error when this build has no CUDA or no GPU is visible).
+// "cpu" (what the executor does by default), or "cuda" (an error when this build has no CUDA or no GPU is visible).
 sched::Result<std::unique_ptr<ComputeDevices>> make_compute_devices(const std::string& name);
+
+// A config, the lowered schedule it runs and the devices it runs on: what the run's and the
+// replay's steppers keep beside their executors.
+struct ScheduleOnDevices {
+  RunConfig config;
+  sched::Schedule schedule;
+  std::unique_ptr<ComputeDevices> where;
+};
+// An error for a device this build cannot drive (make_compute_devices).
+sched::Result<ScheduleOnDevices> schedule_on_devices(const RunConfig& config, const sched::Schedule& schedule);
 
 // Every cell's layers moved to its device.
 void place_cells(const ComputeDevices& devices, std::vector<StageCell>& cells);

@@ -15,10 +15,7 @@
 
 namespace pipeworks::hw {
 
-struct RunStepper::State {
-  RunConfig config;
-  sched::Schedule schedule;
-  std::unique_ptr<ComputeDevices> where;
+struct RunStepper::State : ScheduleOnDevices {
   std::unique_ptr<Executor> executor;
   std::unique_ptr<StepMeter> meter;
   int steps = 0;
@@ -34,12 +31,10 @@ sched::Result<std::unique_ptr<RunStepper>> RunStepper::create(const RunConfig& c
     return sched::Error{fmt::format("batch size {} must be a positive multiple of the {} micro-batches",
                                     config.batch_size, config.num_microbatches)};
   }
+  auto base = schedule_on_devices(config, schedule);
+  if (!base) return base.error();
   auto state = std::make_unique<State>();
-  state->config = config;
-  state->schedule = schedule;
-  auto where = make_compute_devices(config.device);
-  if (!where) return where.error();
-  state->where = std::move(where).value();
+  static_cast<ScheduleOnDevices&>(*state) = std::move(base).value();
   auto model = build_model(config.model);
   if (!model) return model.error();
   auto cells = make_cells(*model, partition, schedule.placement, config.fail_at);

@@ -145,10 +145,7 @@ int replay_rounds_for(int min_rounds, int num_microbatches, int min_samples) {
   return std::max(min_rounds, (std::max(0, min_samples) + m - 1) / m);
 }
 
-struct StageReplayer::State {
-  RunConfig config;
-  sched::Schedule schedule;
-  std::unique_ptr<ComputeDevices> where;
+struct StageReplayer::State : ScheduleOnDevices {
   std::vector<std::unique_ptr<Executor>> executors;  // per device, each with its own cells
   int calls = 0;                                      // rounds run, the warm-up included
   std::vector<std::vector<std::int64_t>> forward, recompute, backward;  // per stage, alone
@@ -224,12 +221,10 @@ sched::Result<std::unique_ptr<StageReplayer>> StageReplayer::create(const RunCon
     return sched::Error{fmt::format("stage replay: partition has {} stages, the schedule {}", partition.num_stages(),
                                     schedule.num_stages)};
   }
+  auto base = schedule_on_devices(config, schedule);
+  if (!base) return base.error();
   auto state = std::make_unique<State>();
-  state->config = config;
-  state->schedule = schedule;
-  auto where = make_compute_devices(config.device);
-  if (!where) return where.error();
-  state->where = std::move(where).value();
+  static_cast<ScheduleOnDevices&>(*state) = std::move(base).value();
   // A model of its own only without the run's cells.
   sched::Result<Model> model = sched::Error{"no model: the replay runs on the run's cells"};
   if (run_cells == nullptr) {
