@@ -192,6 +192,7 @@ int run_with_prediction(const hw::RunConfig& c, const PredictOptions& p, const R
     if (!measured) return fail(measured.error().message);
     run = std::move(measured).value();
   }
+  fmt::print("workers: {}\n", hw::describe_worker_cpus(run->worker_cpus));
   if (c.device != "cpu") {
     costs->notes.push_back(fmt::format(
         "on {}: layer and activation bytes were profiled on the CPU (the same shapes and dtypes); stage times "
@@ -256,6 +257,7 @@ int run_with_prediction(const hw::RunConfig& c, const PredictOptions& p, const R
     j["recompute"] = c.recompute;
     j["partition"] = partition->boundaries;
     j["threads_per_worker"] = run->threads_per_worker;
+    j["worker_cpus"] = run->worker_cpus;
     j["cost_model"] = {{"per_action_overhead_ns", cm.per_action_overhead_ns},
                        {"handoff_latency_ns", cm.links.empty() ? 0 : cm.links.front().latency_ns},
                        {"relative_speed", replay ? 1.0 : costs->cluster.devices.front().relative_speed},

@@ -31,6 +31,7 @@ struct RunOptions {
   std::string schedule = "1f1b";
   std::string device = "cpu";
   std::string optimizer = "sgd";
+  std::string pin_workers = "auto";
   std::string trace, svg, json;
   bool distributed = false;  // also when WORLD_SIZE is set (torchrun, pipeworks launch)
   double timeout_s = 180;    // every blocking wait (receives; in multi-process runs all of them)
@@ -54,6 +55,7 @@ nlohmann::json report_json(const hw::RunReport& report, const RunOptions& option
   j["recompute"] = options.config.recompute;
   j["partition"] = report.partition.boundaries;
   j["threads_per_worker"] = report.threads_per_worker;
+  j["worker_cpus"] = report.worker_cpus;
   for (const hw::StepStats& s : report.steps) {
     j["steps"].push_back({{"step", s.step},
                           {"step_ns", s.step_ns},
@@ -98,6 +100,9 @@ int run(RunOptions& options) {
     return fail_usage("--timeout must be a positive number of seconds");
   }
   options.config.device = options.device;
+  auto pinning = hw::parse_worker_pinning(options.pin_workers);
+  if (!pinning) return fail_usage("--pin-workers: " + pinning.error().message);
+  options.config.pin_workers = *pinning;
   options.config.recv_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(options.timeout_s * 1000));
   // Multi-process runs (--distributed, or WORLD_SIZE set): rank 0 alone prints and writes files.
   const bool distributed = options.distributed || hw::distributed_env_present();
@@ -150,8 +155,9 @@ int run(RunOptions& options) {
     return kExitInvalid;
   }
   if (rank != 0) return kExitOk;
-  fmt::print("partition {} ({} layers), {} intra-op thread(s) per worker\n", sim::to_string(report->partition),
-             report->spec.num_layers(), report->threads_per_worker);
+  fmt::print("partition {} ({} layers), {} intra-op thread(s) per worker, workers {}\n",
+             sim::to_string(report->partition), report->spec.num_layers(), report->threads_per_worker,
+             hw::describe_worker_cpus(report->worker_cpus));
   if (report->steps.size() > 1) {
     double total_ns = 0;
     for (std::size_t i = 1; i < report->steps.size(); ++i) total_ns += static_cast<double>(report->steps[i].step_ns);
@@ -235,6 +241,11 @@ void add_run_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--threads", c.threads_per_worker,
                   "intra-op threads per worker (0: max(1, cores / devices); each worker thread calls "
                   "at::set_num_threads)")
+      ->capture_default_str();
+  cmd->add_option("--pin-workers", options->pin_workers,
+                  "auto | on | off: device d's worker and its intra-op threads on cores of their own (cores "
+                  "[d*t, (d+1)*t) of this process's affinity mask for t threads); auto pins when a core is left over, "
+                  "on whenever they fit")
       ->capture_default_str();
   cmd->add_option("--trace", options->trace, "write a Chrome trace of the last step");
   cmd->add_option("--svg", options->svg, "write an SVG Gantt chart of the last step");

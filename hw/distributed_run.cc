@@ -15,6 +15,7 @@
 #include "hw/model_zoo.h"
 #include "hw/rank_report.h"
 #include "hw/reference.h"
+#include "hw/run_setup.h"
 #include "hw/stage_cell.h"
 #include "hw/threads.h"
 
@@ -216,11 +217,8 @@ sched::Result<DistributedReport> run_distributed(const RunConfig& config, const 
   std::unique_ptr<Transport> transport = std::move(c10d_transport).value();
   if (*die_at && sched::is_comm((*die_at)->kind)) transport = dying_transport(std::move(transport), **die_at, rank);
 
-  ExecutorOptions executor_options;
-  executor_options.optimizer = config.optimizer;
-  executor_options.check_finite = config.check_finite;
+  ExecutorOptions executor_options = hw::executor_options(config);
   executor_options.recv_timeout = options.timeout;
-  executor_options.threads_per_worker = config.threads_per_worker;
   executor_options.only_device = rank;
   executor_options.measure_memory = !device.is_cuda();  // GPU memory: the caching allocator's peak
 #if PIPEWORKS_HAVE_CUDA
@@ -237,6 +235,7 @@ sched::Result<DistributedReport> run_distributed(const RunConfig& config, const 
   // One worker per process: it gets the threads a single worker would get among all devices,
   // as in the in-process run, so both runs reduce in the same order.
   report.threads_per_worker = ex.threads_per_worker();
+  report.worker_cpus = ex.worker_cpus();  // the plan for every device (each rank makes the same)
   if (reference) set_worker_threads(ex.threads_per_worker());
 
   for (int step = 0; step < config.steps; ++step) {

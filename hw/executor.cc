@@ -56,6 +56,7 @@ struct Executor::State {
   std::unique_ptr<Transport> transport;
   std::vector<std::unique_ptr<torch::optim::Optimizer>> optimizers;  // one per cell
   int threads = 1;
+  std::vector<std::vector<int>> worker_cpus;  // per device; empty: not pinned
   Recorder recorder{0};
   // Per (stage, micro-batch): does the schedule hold R / RECV_F / RECV_B for it.
   std::vector<std::vector<char>> recompute, recv_f, recv_b;
@@ -355,6 +356,9 @@ sched::Result<std::unique_ptr<Executor>> Executor::create(sched::Schedule schedu
   state->recv_f = table(ActionKind::kRecvF);
   state->recv_b = table(ActionKind::kRecvB);
   state->threads = resolve_threads_per_worker(options.threads_per_worker, schedule.num_devices());
+  auto cpus = plan_worker_cpus(options.pin_workers, schedule.num_devices(), state->threads, usable_cpus());
+  if (!cpus) return sched::Error{"executor: " + cpus.error().message};
+  state->worker_cpus = std::move(cpus).value();
   state->transport = transport ? std::move(transport) : std::make_unique<InProcessTransport>(k);
   for (StageCell& c : cells) {
     c.layers->train();
@@ -375,7 +379,15 @@ sched::Result<std::unique_ptr<Executor>> Executor::create(sched::Schedule schedu
   State& st = *executor->state_;
   try {
     st.workers.reserve(st.local_devices.size());
-    for (int d : st.local_devices) st.workers.emplace_back([&st, d] { st.worker_loop(d); });
+    for (int d : st.local_devices) {
+      st.workers.emplace_back([&st, d] { st.worker_loop(d); });
+      // Before its first step, so the OpenMP team it starts then inherits the cores.
+      if (!st.worker_cpus.empty()) {
+        if (auto pinned = pin_thread(st.workers.back(), st.worker_cpus[static_cast<std::size_t>(d)]); !pinned) {
+          return sched::Error{fmt::format("executor: device {}: {}", d, pinned.error().message)};
+        }
+      }
+    }
   } catch (const std::system_error& e) {
     return sched::Error{fmt::format("executor: cannot start the worker threads: {}", e.what())};
   }
@@ -425,5 +437,6 @@ sched::Result<StepResult> Executor::step(const MicroBatches& batch, std::uint64_
 std::vector<StageCell>& Executor::cells() { return state_->cells; }
 const sched::Schedule& Executor::schedule() const { return state_->schedule; }
 int Executor::threads_per_worker() const { return state_->threads; }
+const std::vector<std::vector<int>>& Executor::worker_cpus() const { return state_->worker_cpus; }
 
 }  // namespace pipeworks::hw

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "hw/action_clock.h"
+#include "hw/cpu_affinity.h"
 #include "hw/model_zoo.h"
 #include "hw/stage_cell.h"
 #include "hw/training.h"
@@ -40,6 +41,9 @@ struct ExecutorOptions {
   bool check_finite = false;  // fail on NaN/Inf in any stage output or input gradient
   std::chrono::nanoseconds recv_timeout = std::chrono::seconds(60);
   int threads_per_worker = 0;  // intra-op threads per worker; 0: see threads.h
+  // Each worker on cores of its own (cpu_affinity.h): device d on the usable cores
+  // [d*t, (d+1)*t), by its global index also with only_device.
+  WorkerPinning pin_workers = WorkerPinning::kOff;
   bool measure_memory = true;  // install the counting allocator (counting_allocator.h)
   // Run only this device's program (one process per device, a Transport between processes);
   // the other devices' spans, losses and memory are then absent from the StepResult.
@@ -76,6 +80,8 @@ class Executor {
   std::vector<StageCell>& cells();
   const sched::Schedule& schedule() const;
   int threads_per_worker() const;
+  // Per device, the cores its worker is pinned to; empty when the workers are not pinned.
+  const std::vector<std::vector<int>>& worker_cpus() const;
 
  private:
   struct State;

@@ -47,6 +47,7 @@ sched::Result<std::unique_ptr<RunStepper>> RunStepper::create(const RunConfig& c
 }
 
 int RunStepper::threads_per_worker() const { return state_->executor->threads_per_worker(); }
+const std::vector<std::vector<int>>& RunStepper::worker_cpus() const { return state_->executor->worker_cpus(); }
 
 const std::vector<StageCell>& RunStepper::cells() const { return state_->executor->cells(); }
 
@@ -78,6 +79,7 @@ sched::Result<MeasuredRun> measure_run(const RunConfig& config, const sched::Sch
   if (!stepper) return stepper.error();
   MeasuredRun run;
   run.threads_per_worker = (*stepper)->threads_per_worker();
+  run.worker_cpus = (*stepper)->worker_cpus();
   for (int step = 0; step < warmup + config.steps; ++step) {
     auto measured = (*stepper)->step();
     if (!measured) return measured.error();

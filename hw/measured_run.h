@@ -27,6 +27,7 @@ struct MeasuredStep {
 
 struct MeasuredRun {
   int threads_per_worker = 1;
+  std::vector<std::vector<int>> worker_cpus;  // per device, its worker's cores; empty: not pinned
   std::vector<MeasuredStep> warmup;  // the first `warmup` steps, for the record
   std::vector<MeasuredStep> steps;   // the measured ones
 };
@@ -44,6 +45,7 @@ class RunStepper {
   // The next step (counted from 0), on a fresh mini-batch seeded per step as in run_training.
   sched::Result<MeasuredStep> step();
   int threads_per_worker() const;
+  const std::vector<std::vector<int>>& worker_cpus() const;
   // The run's stage cells (in the executor; shared modules when copied).
   const std::vector<StageCell>& cells() const;
 

@@ -29,6 +29,7 @@ sched::Result<ReplayAndRun> replay_and_measure(const RunConfig& config, const sc
   if (!replayer) return replayer.error();
   ReplayAndRun out;
   out.run.threads_per_worker = (*stepper)->threads_per_worker();
+  out.run.worker_cpus = (*stepper)->worker_cpus();
   const auto run_step = [&](bool is_warmup) -> sched::Status {
     auto measured = (*stepper)->step();
     if (!measured) return measured.error();

@@ -62,6 +62,7 @@ sched::Result<RunReport> run_training(const RunConfig& config, const std::functi
   if (!executor) return executor.error();
   Executor& ex = **executor;
   report.threads_per_worker = ex.threads_per_worker();
+  report.worker_cpus = ex.worker_cpus();
   if (reference) {
     report.check = GradientCheck{};
     set_worker_threads(ex.threads_per_worker());  // the reference runs here, as one worker would

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/cpu_affinity.h"
 #include "hw/fail_at.h"
 #include "hw/model_config.h"
 #include "hw/optimizer_config.h"
@@ -35,6 +36,9 @@ struct RunConfig {
   bool check = false;         // compare with the micro-batch reference every step
   bool check_finite = false;  // fail on NaN/Inf
   int threads_per_worker = 0;  // 0: max(1, cores / devices), see threads.h
+  // Device d's worker (and its intra-op threads) on cores of its own (cpu_affinity.h); the
+  // measured run and the stage replay of `run --predict` then run a device on the same cores.
+  WorkerPinning pin_workers = WorkerPinning::kOff;
   OptimizerConfig optimizer;
   std::chrono::nanoseconds recv_timeout = std::chrono::seconds(60);
   std::optional<FailAt> fail_at;  // test hook
@@ -67,6 +71,7 @@ struct RunReport {
   sim::Partition partition;
   sim::ModelSpec spec;  // the model in the simulator's shape (times 0)
   int threads_per_worker = 1;
+  std::vector<std::vector<int>> worker_cpus;  // per device, its worker's cores; empty: not pinned
   std::vector<StepStats> steps;
   sched::Timeline last_timeline;  // "measured", of the last step
   std::optional<GradientCheck> check;

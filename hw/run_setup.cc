@@ -38,6 +38,7 @@ ExecutorOptions executor_options(const RunConfig& config) {
   options.check_finite = config.check_finite;
   options.recv_timeout = config.recv_timeout;
   options.threads_per_worker = config.threads_per_worker;
+  options.pin_workers = config.pin_workers;
   return options;
 }
 

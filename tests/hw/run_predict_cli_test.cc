@@ -39,6 +39,8 @@ TEST_CASE("run --predict: a JSON report with both timelines and the stage replay
   REQUIRE(replay["device_contention"].size() == 2);
   CHECK(replay["device_contention"][0].get<double>() >= 1.0);
   CHECK(report["cost_model"]["relative_speed"] == 1.0);
+  CHECK(report["worker_cpus"].is_array());  // empty (auto on 2 cores, K = 2) or a core list per device
+  CHECK(run.output.find("workers: ") != std::string::npos);
 
   const test::CliRun layers_only = test::run_pipeworks(kTiny + " --no-stage-replay --json " + json);
   INFO(layers_only.output);
@@ -51,6 +53,31 @@ TEST_CASE("run --predict: bad replay rounds are refused with a message") {
   const test::CliRun run = test::run_pipeworks(kTiny + " --replay-rounds 0");
   CHECK(run.exit_code != 0);
   CHECK(run.output.find("--replay-rounds") != std::string::npos);
+}
+
+TEST_CASE("run --pin-workers: the plan is printed and reported; a bad value or an impossible plan is refused") {
+  const std::string one = "run --model mlp --depth 4 --width 16 -K 1 -M 2 --batch 4 --steps 1";
+  const fs::path dir = fs::temp_directory_path() / "pipeworks_pin_workers_cli_test";
+  fs::create_directories(dir);
+  const std::string json = (dir / "run.json").string();
+  const test::CliRun pinned = test::run_pipeworks(one + " --threads 1 --pin-workers on --json " + json);
+  INFO(pinned.output);
+  REQUIRE(pinned.exit_code == 0);
+  CHECK(pinned.output.find("workers device 0 on core ") != std::string::npos);
+  const nlohmann::json report = nlohmann::json::parse(test::read_text_file(json));
+  REQUIRE(report["worker_cpus"].size() == 1);
+  CHECK(report["worker_cpus"][0].size() == 1);
+  const test::CliRun off = test::run_pipeworks(one + " --threads 1 --pin-workers off");
+  CHECK(off.exit_code == 0);
+  CHECK(off.output.find("workers not pinned") != std::string::npos);
+  const test::CliRun bad = test::run_pipeworks(one + " --pin-workers maybe");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.output.find("--pin-workers: worker pinning 'maybe' is not one of off, auto, on") != std::string::npos);
+  const test::CliRun too_many = test::run_pipeworks(one + " --pin-workers on --threads 4096");
+  INFO(too_many.output);
+  CHECK(too_many.exit_code != 0);
+  CHECK(too_many.output.find("cannot pin 1 workers x 4096 threads") != std::string::npos);
+  fs::remove_all(dir);
 }
 
 }  // namespace
