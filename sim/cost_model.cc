@@ -5,6 +5,8 @@
 //                                       make the bubble of an empty pipeline meaningless
 //   backward_input/weight_ns,
 //   recompute_ns                     >= 0: optional kinds; 0 models "free" (e.g. I/W unused)
+//   resume_*_ns                      >= 0 (0 = resuming after a wait costs nothing extra)
+//   first_*_ns                       >= 0 (0 = the first of a step costs as the others)
 //   per_action_overhead_ns           >= 0
 //   all *_bytes                      >= 0 (0 = nothing stored / nothing sent)
 //   link latency_ns                  >= 0 (0 = instantaneous)
@@ -47,6 +49,12 @@ sched::Status check_stage(const StageCost& c, std::size_t s) {
       {c.backward_input_ns, 0, "backward_input_ns"},
       {c.backward_weight_ns, 0, "backward_weight_ns"},
       {c.recompute_ns, 0, "recompute_ns"},
+      {c.resume_forward_ns, 0, "resume_forward_ns"},
+      {c.resume_recompute_ns, 0, "resume_recompute_ns"},
+      {c.resume_backward_ns, 0, "resume_backward_ns"},
+      {c.first_forward_ns, 0, "first_forward_ns"},
+      {c.first_recompute_ns, 0, "first_recompute_ns"},
+      {c.first_backward_ns, 0, "first_backward_ns"},
       {c.input_bytes, 0, "input_bytes"},
       {c.output_bytes, 0, "output_bytes"},
       {c.stash_bytes, 0, "stash_bytes"},

@@ -22,6 +22,20 @@ struct StageCost {
   Nanoseconds backward_input_ns = 0;   // I
   Nanoseconds backward_weight_ns = 0;  // W
   Nanoseconds recompute_ns = 0;        // R (a forward that keeps the graph; usually == forward_ns)
+  // Added to an action of the kind that starts after its device idled since its previous compute
+  // action (waited for data): a worker resuming from a blocking wait finds its caches and TLB
+  // cold (on this 2-core VM a last-stage F ran 35-57 us longer after any wait). 0: no such cost.
+  // B's also applies to I and W.
+  Nanoseconds resume_forward_ns = 0;
+  Nanoseconds resume_recompute_ns = 0;
+  Nanoseconds resume_backward_ns = 0;
+  // What the stage's first F / R / B of a step (in its program) costs instead of the above; 0:
+  // the usual cost. The first finds caches cold after the step boundary, and the first backward
+  // allocates the stage's parameter gradients (mlp 8x512, K=2: F0 +50%, the first B +20-30%).
+  // No resume cost is added to a first action (its measurement already woke from the step start).
+  Nanoseconds first_forward_ns = 0;
+  Nanoseconds first_recompute_ns = 0;
+  Nanoseconds first_backward_ns = 0;
   Bytes input_bytes = 0;   // the stage input kept per micro-batch when re-materializing
   Bytes output_bytes = 0;  // the activation sent to the next stage (its gradient comes back, same size)
   Bytes stash_bytes = 0;   // activations held between F and B per micro-batch without re-materialization

@@ -26,6 +26,7 @@ class Engine {
         dep_(table.dep.data()),
         peer_(table.peer.data()),
         duration_(table.duration_ns.data()),
+        resume_(table.resume_ns.data()),
         memory_delta_(table.memory_delta_bytes.data()),
         blocking_(mode == CommMode::kBlocking),
         eager_(mode == CommMode::kEager),
@@ -37,6 +38,8 @@ class Engine {
     start_ = out_.start_ns.data();
     end_ = out_.end_ns.data();
     out_.peak_activation_bytes.assign(d, 0);
+    out_.busy_ns.assign(d, 0);
+    last_compute_end_.assign(d, 0);
     if (record_) {
       out_.memory.resize(d);
       for (std::size_t i = 0; i < d; ++i) {
@@ -166,8 +169,11 @@ class Engine {
           }
         }
         start_[pi] = s;
-        free = s + duration_[pi];
+        const Nanoseconds duration = duration_[pi] + (s > last_compute_end_[di] ? resume_[pi] : 0);
+        free = s + duration;
         end_[pi] = free;
+        last_compute_end_[di] = free;
+        out_.busy_ns[di] += duration;
         if (memory_delta_[pi] != 0) add_memory(di, free, memory_delta_[pi]);
         ++p;
         continue;
@@ -284,6 +290,7 @@ class Engine {
   const std::int32_t* dep_;
   const std::int32_t* peer_;
   const Nanoseconds* duration_;
+  const Nanoseconds* resume_;
   const Bytes* memory_delta_;
   bool blocking_;
   bool eager_;
@@ -293,6 +300,7 @@ class Engine {
   Nanoseconds* end_ = nullptr;
   std::vector<std::int32_t> cursor_;
   std::vector<Nanoseconds> stream_free_;
+  std::vector<Nanoseconds> last_compute_end_;  // per device: end of its latest compute op (0 before)
   std::vector<std::int32_t> waiting_on_;   // per device: the op it waits for, -1 when not waiting
   std::vector<std::int32_t> waiter_head_;  // per device: first device waiting on one of its ops
   std::vector<std::int32_t> next_waiter_;  // per device: next device in the same list

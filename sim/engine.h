@@ -5,7 +5,9 @@
 // send on needs global time order, so devices run ahead greedily and only those transfers go
 // through the event queue:
 //
-//   compute op   start = max(stream free, end of each data dependency); end = start + duration
+//   compute op   start = max(stream free, end of each data dependency); end = start + duration,
+//                + its resume cost when it starts after its device's previous compute op ended
+//                (the device idled: it waited for data or held its stream for a transfer)
 //   transfer     ready (kOverlap)  = max(SEND reached, producer end) -- RECV is a post that
 //                                    does not hold the stream; the consumer waits for the end
 //                ready (kBlocking) = max(SEND reached with data, RECV reached); both streams
@@ -35,6 +37,7 @@ struct EngineOutput {
   std::vector<Nanoseconds> start_ns;
   std::vector<Nanoseconds> end_ns;
   std::vector<Bytes> peak_activation_bytes;  // per device
+  std::vector<Nanoseconds> busy_ns;          // per device: the sum of its compute ops' durations
   // Per device, only when asked for: held bytes (static + activations) at every change.
   std::vector<std::vector<sched::MemorySample>> memory;
   Nanoseconds makespan_ns = 0;  // latest end (time starts at 0)

@@ -33,6 +33,27 @@ Nanoseconds compute_cost(const StageCost& c, ActionKind kind) {
   }
 }
 
+// The cost of the stage's first action of `kind` in a step; 0: as the others.
+Nanoseconds first_cost(const StageCost& c, ActionKind kind) {
+  switch (kind) {
+    case ActionKind::kForward: return c.first_forward_ns;
+    case ActionKind::kRecompute: return c.first_recompute_ns;
+    case ActionKind::kBackward: return c.first_backward_ns;
+    default: return 0;
+  }
+}
+
+Nanoseconds resume_cost(const StageCost& c, ActionKind kind) {
+  switch (kind) {
+    case ActionKind::kForward: return c.resume_forward_ns;
+    case ActionKind::kRecompute: return c.resume_recompute_ns;
+    case ActionKind::kBackward:
+    case ActionKind::kBackwardInput:
+    case ActionKind::kBackwardWeight: return c.resume_backward_ns;
+    default: return 0;
+  }
+}
+
 // Bytes a SEND/RECV carries: stage s's output forwards, the same-sized gradient backwards.
 Bytes transfer_bytes(const Action& a, const CostModel& model) {
   const bool forward = a.kind == ActionKind::kSendF || a.kind == ActionKind::kRecvF;
@@ -267,9 +288,9 @@ sched::Result<OpTable> build_op_table(const sched::Schedule& schedule, const Cos
   table.peer.assign(n, -1);
   table.link.assign(n, -1);
   table.duration_ns.resize(n);
+  table.resume_ns.assign(n, 0);
   table.memory_delta_bytes.assign(n, 0);
   table.static_memory = static_memory(schedule, model);
-  table.busy_ns.assign(num_devices, 0);
   table.link_shared.assign(model.links.size(), 0);
   std::vector<std::int32_t> link_sender(model.links.size(), -1);
   // Durations per (stage, kind): compute kinds up front, transfers on first use (they can fail).
@@ -286,6 +307,8 @@ sched::Result<OpTable> build_op_table(const sched::Schedule& schedule, const Cos
   std::int64_t total_bytes = 0;
   for (const StaticMemory& m : table.static_memory) total_bytes += m.total_bytes();
 
+  // Per (stage, kind): has its first op (in its device's program order) been placed yet.
+  std::vector<char> seen(static_cast<std::size_t>(k) * kKinds, 0);
   // Pass 2: every op's record, errors in program order.
   for (std::size_t d = 0; d < num_devices; ++d) {
     const sched::Program& program = schedule.programs[d];
@@ -345,6 +368,16 @@ sched::Result<OpTable> build_op_table(const sched::Schedule& schedule, const Cos
             index.find(a.stage, ActionKind::kBackwardWeight, m) >= 0);
       }
       table.duration_ns[i] = cost;
+      if (sched::is_compute(a.kind)) {
+        const StageCost& stage = model.stages[static_cast<std::size_t>(a.stage)];
+        char& first = seen[static_cast<std::size_t>(a.stage) * kKinds + static_cast<std::size_t>(sched::kind_index(a.kind))];
+        if (first == 0 && first_cost(stage, a.kind) > 0) {
+          table.duration_ns[i] = first_cost(stage, a.kind) + model.per_action_overhead_ns;
+        } else {
+          table.resume_ns[i] = resume_cost(stage, a.kind);
+        }
+        first = 1;
+      }
       std::array<Dep, 2> deps;
       const int num_deps = sched::is_recv(a.kind) ? 0 : dependencies(index, a, k, deps);
       for (std::size_t j = 0; j < 2; ++j) {
@@ -357,13 +390,14 @@ sched::Result<OpTable> build_op_table(const sched::Schedule& schedule, const Cos
       }
       // Each transfer is counted once (at its SEND); overflow checks are cheap here and make
       // the event loop's sums safe: every time it computes is a sum of distinct durations.
-      if (!sched::is_recv(a.kind) && __builtin_add_overflow(total_ns, cost, &total_ns)) total_ns = kMaxTime + 1;
+      if (!sched::is_recv(a.kind) && __builtin_add_overflow(total_ns, table.duration_ns[i] + table.resume_ns[i], &total_ns)) {
+        total_ns = kMaxTime + 1;
+      }
       const Bytes delta = table.memory_delta_bytes[i];
       if (delta > 0 && __builtin_add_overflow(total_bytes, delta, &total_bytes)) {
         total_bytes = std::numeric_limits<std::int64_t>::max();
       }
       if (total_ns > kMaxTime) return Error{"the schedule's total duration overflows the simulator's time range"};
-      if (sched::is_compute(a.kind)) table.busy_ns[d] += cost;
     }
   }
   if (total_bytes == std::numeric_limits<std::int64_t>::max()) {

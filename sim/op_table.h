@@ -24,11 +24,11 @@ struct OpTable {
   std::vector<std::int32_t> link;    // link index for SEND/RECV; -1 for compute
   std::vector<std::int32_t> device;  // the device whose program holds the op
   std::vector<Nanoseconds> duration_ns;  // compute: stage cost + per-action overhead; SEND/RECV: the transfer
+  std::vector<Nanoseconds> resume_ns;    // compute: added when it starts after its device idled; else 0
   std::vector<Bytes> memory_delta_bytes;  // activation change on the op's device when it ends
 
   std::vector<std::int32_t> device_begin;   // ops of device d: [device_begin[d], device_begin[d+1])
   std::vector<StaticMemory> static_memory;  // per device
-  std::vector<Nanoseconds> busy_ns;         // per device: the sum of its compute durations
   // Per link of the cost model: 1 when SENDs of more than one device use it (their transfers
   // must be ordered in global time); 0 when one device's SENDs are its only traffic (FIFO in
   // that device's program order, resolved without the event queue).

@@ -57,7 +57,7 @@ sched::Result<SimResult> simulate(const sched::Schedule& schedule, const CostMod
 
   const auto num_devices = static_cast<std::size_t>(schedule.num_devices());
   // Busy: the sum of the device's compute durations (they never overlap on one stream).
-  const std::vector<Nanoseconds>& busy = table->busy_ns;
+  const std::vector<Nanoseconds>& busy = out->busy_ns;
   Nanoseconds total_idle = 0;
   result.devices.resize(num_devices);
   for (std::size_t d = 0; d < num_devices; ++d) {

@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <map>
+#include <string>
 
 #include "sched/generators.h"
 #include "sched/passes.h"
@@ -249,4 +251,60 @@ TEST_CASE("per-action overhead is added to every compute action", "[simulator]")
   model.per_action_overhead_ns = 1;
   const auto r = run(make(ScheduleKind::kOneFOneB, 3, 6, false), model);
   CHECK(r.makespan_ns == (6 + 3 - 1) * (3 + 5 + 2));
+}
+
+TEST_CASE("resume costs: an action that starts after its device idled costs its stage's resume cost more",
+          "[simulator]") {
+  // Lowered GPipe, K=2, M=1, eager, F = 10, B = 20, free transfers; stage 1 resumes F for +3,
+  // stage 0 resumes B for +7 (the other resume costs are set too but never apply):
+  //   d0: F0 [0,10) ..... waits in RECV_B0 ..... B0 [43, 43+20+7)
+  //   d1: waits in RECV_F0, F0 [10, 10+10+3) B0 [23, 43)   (B0 follows F0 at once: no resume)
+  const sched::Schedule schedule = make(ScheduleKind::kGPipe, 2, 1, true);
+  sim::CostModel costs = sim::uniform_cost_model(2, 10, 20, 0, CommMode::kEager);
+  costs.stages[1].resume_forward_ns = 3;
+  costs.stages[1].resume_backward_ns = 100;
+  costs.stages[0].resume_forward_ns = 100;
+  costs.stages[0].resume_backward_ns = 7;
+  const sim::SimResult r = run(schedule, costs, true);
+  CHECK(r.makespan_ns == 70);
+  CHECK(r.devices[0].busy_ns == 10 + 27);
+  CHECK(r.devices[1].busy_ns == 13 + 20);
+  std::vector<std::pair<sched::Nanoseconds, sched::Nanoseconds>> compute;
+  for (const sched::Span& s : r.timeline.spans) {
+    if (s.lane == sched::Lane::kCompute) compute.emplace_back(s.start_ns, s.end_ns);
+  }
+  std::sort(compute.begin(), compute.end());
+  CHECK(compute == std::vector<std::pair<sched::Nanoseconds, sched::Nanoseconds>>{{0, 10}, {10, 23}, {23, 43}, {43, 70}});
+
+  sim::CostModel none = sim::uniform_cost_model(2, 10, 20, 0, CommMode::kEager);
+  CHECK(run(schedule, none).makespan_ns == 60);
+  none.stages[0].resume_backward_ns = -1;
+  auto refused = sim::simulate(schedule, none);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message.find("stages[0].resume_backward_ns") != std::string::npos);
+}
+
+TEST_CASE("first-of-step costs: a stage's first F, R and B of a step cost their own figure, without resume",
+          "[simulator]") {
+  // Lowered GPipe, K=2, M=2, eager, F = 10, B = 20, free transfers; stage 1's first F costs 15,
+  // its first B 26, and it resumes F for +3:
+  //   d0: F0 [0,10) F1 [10,20) ... waits for the gradients ... B B
+  //   d1: waits, F0 [10,25) (first: 15, no resume)  F1 [25,35) (its input was there at 20: no
+  //       wait, no resume)  first B 26, second B 20
+  const sched::Schedule schedule = make(ScheduleKind::kGPipe, 2, 2, true);
+  sim::CostModel costs = sim::uniform_cost_model(2, 10, 20, 0, CommMode::kEager);
+  costs.stages[1].first_forward_ns = 15;
+  costs.stages[1].first_backward_ns = 26;
+  costs.stages[1].resume_forward_ns = 3;
+  const sim::SimResult r = run(schedule, costs, true);
+  std::map<std::string, std::pair<sched::Nanoseconds, sched::Nanoseconds>> at;
+  for (const sched::Span& s : r.timeline.spans) {
+    if (s.lane == sched::Lane::kCompute) at[sched::to_string(s.action)] = {s.start_ns, s.end_ns};
+  }
+  CHECK(at["1F0"] == std::pair<sched::Nanoseconds, sched::Nanoseconds>{10, 25});  // first: 15, no resume
+  CHECK(at["1F1"] == std::pair<sched::Nanoseconds, sched::Nanoseconds>{25, 35});  // input there at 20: no wait
+  CHECK(at["1B0"].second - at["1B0"].first + at["1B1"].second - at["1B1"].first == 26 + 20);
+  CHECK(r.devices[1].busy_ns == 15 + 10 + 26 + 20);
+  costs.stages[1].first_backward_ns = -2;
+  CHECK_FALSE(sim::simulate(schedule, costs).ok());
 }
