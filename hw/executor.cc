@@ -57,6 +57,7 @@ struct Executor::State {
   std::vector<std::unique_ptr<torch::optim::Optimizer>> optimizers;  // one per cell
   int threads = 1;
   std::vector<std::vector<int>> worker_cpus;  // per device; empty: not pinned
+  std::chrono::nanoseconds resume_pause{0};  // set between steps (the step's start orders it)
   Recorder recorder{0};
   // Per (stage, micro-batch): does the schedule hold R / RECV_F / RECV_B for it.
   std::vector<std::vector<char>> recompute, recv_f, recv_b;
@@ -244,6 +245,7 @@ void Executor::State::run_step(int device, const std::vector<StageCell*>& own) {
   reset_peak(device);
   for (const Action& a : schedule.programs[static_cast<std::size_t>(device)]) {
     if (failed.load()) break;
+    if (resume_pause.count() > 0 && sched::is_compute(a.kind)) std::this_thread::sleep_for(resume_pause);
     const ClockMark start = recorder.mark(device);
     std::optional<std::string> problem;
     try {
@@ -438,5 +440,8 @@ std::vector<StageCell>& Executor::cells() { return state_->cells; }
 const sched::Schedule& Executor::schedule() const { return state_->schedule; }
 int Executor::threads_per_worker() const { return state_->threads; }
 const std::vector<std::vector<int>>& Executor::worker_cpus() const { return state_->worker_cpus; }
+void Executor::set_resume_pause(std::chrono::nanoseconds pause) {
+  state_->resume_pause = std::max(pause, std::chrono::nanoseconds(0));
+}
 
 }  // namespace pipeworks::hw

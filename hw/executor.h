@@ -82,6 +82,10 @@ class Executor {
   int threads_per_worker() const;
   // Per device, the cores its worker is pinned to; empty when the workers are not pinned.
   const std::vector<std::vector<int>>& worker_cpus() const;
+  // Measurement hook of the stage replay: from the next step on, each worker sleeps `pause`
+  // before each compute action, outside its span, as a worker that waited for data does
+  // (stage_replay.h: what resuming costs). Zero (the default) turns it off. Call between steps.
+  void set_resume_pause(std::chrono::nanoseconds pause);
 
  private:
   struct State;

@@ -124,6 +124,21 @@ sched::Result<Prediction> predict_on(const RunConfig& config, const sched::Sched
       stage.forward_ns = at_speed(t.forward);
       stage.backward_ns = at_speed(t.backward);
       stage.recompute_ns = config.recompute ? at_speed(t.recompute) : 0;
+      // What resuming after a wait adds (measured where the replay had something to wait for).
+      const auto resume = [&](const Timing& resumed, const Timing& alone) -> sched::Nanoseconds {
+        if (resumed.median_ns <= 0) return 0;
+        return std::max<sched::Nanoseconds>(0, at_speed(resumed) - at_speed(alone));
+      };
+      stage.resume_forward_ns = resume(t.forward_resumed, t.forward);
+      stage.resume_backward_ns = resume(t.backward_resumed, t.backward);
+      stage.resume_recompute_ns = config.recompute ? resume(t.recompute_resumed, t.recompute) : 0;
+      // The first of each kind in a step, as measured (0 where not measured: as the others).
+      const auto first = [&](const Timing& timing) -> sched::Nanoseconds {
+        return timing.median_ns > 0 ? at_speed(timing) : 0;
+      };
+      stage.first_forward_ns = first(t.forward_first);
+      stage.first_backward_ns = first(t.backward_first);
+      stage.first_recompute_ns = config.recompute ? first(t.recompute_first) : 0;
     } else if (profile != nullptr && config.recompute) {
       // Under re-materialization F runs without the graph and R is the forward that keeps it.
       sched::Nanoseconds no_graph = 0;

@@ -5,6 +5,7 @@
 #include <barrier>
 #include <limits>
 #include <map>
+#include <set>
 #include <memory>
 #include <thread>
 
@@ -149,6 +150,9 @@ struct StageReplayer::State : ScheduleOnDevices {
   std::vector<std::unique_ptr<Executor>> executors;  // per device, each with its own cells
   int calls = 0;                                      // rounds run, the warm-up included
   std::vector<std::vector<std::int64_t>> forward, recompute, backward;  // per stage, alone
+  std::vector<std::vector<std::int64_t>> forward_resumed, recompute_resumed, backward_resumed;  // per stage
+  std::vector<std::vector<std::int64_t>> forward_first, recompute_first, backward_first;        // per stage
+  bool measure_resume = false;  // more than one device, on a host-synchronous device
   std::vector<std::vector<std::int64_t>> alone_ns, together_ns;         // per device
   std::vector<FastestByAction> fastest;                                 // per device
 
@@ -185,20 +189,33 @@ struct StageReplayer::State : ScheduleOnDevices {
     return out;
   }
 
-  void record(const std::vector<DeviceStep>& alone, const std::vector<DeviceStep>& at_once) {
+  // Each compute span's duration into the per-stage lists of its kind; with `only_first`, only
+  // each stage's first span of the kind (spans are in program order).
+  static void record_spans(const DeviceStep& step, std::vector<std::vector<std::int64_t>>& f,
+                           std::vector<std::vector<std::int64_t>>& r, std::vector<std::vector<std::int64_t>>& b,
+                           bool only_first = false) {
+    std::set<std::pair<int, sched::ActionKind>> seen;
+    for (const sched::Span& span : step.spans) {
+      if (only_first && !seen.insert({span.action.stage, span.action.kind}).second) continue;
+      const auto s = static_cast<std::size_t>(span.action.stage);
+      const std::int64_t ns = span.end_ns - span.start_ns;
+      switch (span.action.kind) {
+        case sched::ActionKind::kForward: f[s].push_back(ns); break;
+        case sched::ActionKind::kRecompute: r[s].push_back(ns); break;
+        case sched::ActionKind::kBackward: b[s].push_back(ns); break;
+        default: break;
+      }
+    }
+  }
+
+  void record(const std::vector<DeviceStep>& alone, const std::vector<DeviceStep>& resumed,
+              const std::vector<DeviceStep>& at_once) {
     if (!at_once.empty()) record_fastest(alone, at_once, fastest);
+    for (const DeviceStep& step : resumed) record_spans(step, forward_resumed, recompute_resumed, backward_resumed);
     for (int d = 0; d < devices(); ++d) {
       const auto i = static_cast<std::size_t>(d);
-      for (const sched::Span& span : alone[i].spans) {
-        const auto s = static_cast<std::size_t>(span.action.stage);
-        const std::int64_t ns = span.end_ns - span.start_ns;
-        switch (span.action.kind) {
-          case sched::ActionKind::kForward: forward[s].push_back(ns); break;
-          case sched::ActionKind::kRecompute: recompute[s].push_back(ns); break;
-          case sched::ActionKind::kBackward: backward[s].push_back(ns); break;
-          default: break;
-        }
-      }
+      record_spans(alone[i], forward, recompute, backward);
+      record_spans(alone[i], forward_first, recompute_first, backward_first, /*only_first=*/true);
       alone_ns[i].push_back(alone[i].compute_ns);
       if (!at_once.empty()) together_ns[i].push_back(at_once[i].compute_ns);
     }
@@ -265,6 +282,13 @@ sched::Result<std::unique_ptr<StageReplayer>> StageReplayer::create(const RunCon
   state->forward.resize(k);
   state->recompute.resize(k);
   state->backward.resize(k);
+  state->forward_first.resize(k);
+  state->recompute_first.resize(k);
+  state->backward_first.resize(k);
+  state->forward_resumed.resize(k);
+  state->recompute_resumed.resize(k);
+  state->backward_resumed.resize(k);
+  state->measure_resume = schedule.num_devices() > 1 && !state->where->asynchronous();
   state->alone_ns.resize(n);
   state->together_ns.resize(n);
   state->fastest.resize(n);
@@ -280,13 +304,24 @@ sched::Status StageReplayer::round() {
     if (!s) return s.error();
     alone.push_back(std::move(s).value());
   }
+  std::vector<DeviceStep> resumed;
+  if (st.measure_resume) {
+    for (int d = 0; d < st.devices(); ++d) {
+      Executor& executor = *st.executors[static_cast<std::size_t>(d)];
+      executor.set_resume_pause(kResumePause);
+      auto s = st.step(d, seed);
+      executor.set_resume_pause(std::chrono::nanoseconds(0));
+      if (!s) return s.error();
+      resumed.push_back(std::move(s).value());
+    }
+  }
   std::vector<DeviceStep> at_once;
   if (st.devices() > 1) {
     auto t = st.together(seed);
     if (!t) return t.error();
     at_once = std::move(t).value();
   }
-  if (st.calls++ > 0) st.record(alone, at_once);  // the first round warms up
+  if (st.calls++ > 0) st.record(alone, resumed, at_once);  // the first round warms up
   return sched::Ok{};
 }
 
@@ -302,6 +337,12 @@ sched::Result<ScheduleReplay> StageReplayer::result() const {
     t.forward = summarize_timings(st.forward[s]);
     if (!st.recompute[s].empty()) t.recompute = summarize_timings(st.recompute[s]);
     t.backward = summarize_timings(st.backward[s]);
+    if (!st.forward_first[s].empty()) t.forward_first = summarize_timings(st.forward_first[s]);
+    if (!st.recompute_first[s].empty()) t.recompute_first = summarize_timings(st.recompute_first[s]);
+    if (!st.backward_first[s].empty()) t.backward_first = summarize_timings(st.backward_first[s]);
+    if (!st.forward_resumed[s].empty()) t.forward_resumed = summarize_timings(st.forward_resumed[s]);
+    if (!st.recompute_resumed[s].empty()) t.recompute_resumed = summarize_timings(st.recompute_resumed[s]);
+    if (!st.backward_resumed[s].empty()) t.backward_resumed = summarize_timings(st.backward_resumed[s]);
     out.stages.push_back(t);
   }
   const int devices = st.devices();

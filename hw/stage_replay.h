@@ -9,8 +9,12 @@
 //   alone (per device d, devices in turn)        at once (every device from one barrier)
 //   d0: F0 F1 F2 F3 B0 B1 B2 B3 |                d0: F0 F1 F2 F3 B0 B1 B2 B3 |
 //   d1:                          F0 F1 ... B3 |  d1: F0 F1 F2 F3 B0 B1 B2 B3 |
+//   resumed (K > 1, per device in turn, a sleep z before each action, outside its span)
+//   d0: z F0 z F1 z F2 ... z B3 |
 //
 //   stage times   = medians of each stage's F, R and B over rounds x micro-batches, alone
+//   resume costs  = max(0, median resumed - median alone) per stage and kind
+//   first costs   = medians of each stage's first F, R and B of a step, alone
 //   contention(d) = (sum of d's fastest at-once durations) / (the same actions' fastest alone),
 //                   >= 1, over the actions that ended while another device still computed
 //
@@ -20,6 +24,7 @@
 // overlaps (prediction.h).
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -37,7 +42,19 @@ struct StageTimes {
   Timing forward;    // F (without the graph when the schedule re-materializes the stage)
   Timing recompute;  // R; zeros when the schedule has none for the stage
   Timing backward;   // B
+  // The same actions each right after its worker slept (kResumePause), as a worker does that
+  // waited for data: the excess over the above is what resuming costs (sim::StageCost's
+  // resume_*_ns). Zeros with one device (nothing to wait for) and on asynchronous devices.
+  Timing forward_resumed, recompute_resumed, backward_resumed;
+  // The stage's first F / R / B of each replayed step (alone): cold after the step boundary, and
+  // the first B allocates the parameter gradients (sim::StageCost's first_*_ns).
+  Timing forward_first, recompute_first, backward_first;
 };
+
+// How long the replay's workers sleep before each action in the resumed mode. Found on this VM:
+// any blocking wait (5 us to 1 ms) made the next action 30-35 us slower on a small last stage,
+// more after the longest waits; the run's waits are mostly 10-300 us.
+inline constexpr std::chrono::microseconds kResumePause{50};
 
 struct ScheduleReplay {
   std::vector<StageTimes> stages;         // per stage, measured alone

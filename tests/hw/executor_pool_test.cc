@@ -53,6 +53,31 @@ TEST_CASE("executor pool: a fault stops the step, the next good step on the same
   }
 }
 
+TEST_CASE("executor: a resume pause sleeps before each compute action, outside its span, and changes no result") {
+  const Model model = build_model(tiny_mlp()).value();
+  const sched::Schedule schedule = lowered(ScheduleKind::kGPipe, 1, 2, false);
+  auto paused = make_executor(model, schedule, one_thread());
+  auto plain = make_executor(model, schedule, one_thread());
+  const MicroBatches batch = split_batch(make_batch(model.config, 8, 1), 2).value();
+  constexpr auto kPause = std::chrono::milliseconds(20);
+  paused->set_resume_pause(kPause);
+  auto a = paused->step(batch, 1);
+  auto b = plain->step(batch, 1);
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(a->loss == b->loss);
+  int compute = 0;
+  for (const sched::Span& span : a->timeline.spans) {
+    if (span.lane != sched::Lane::kCompute) continue;
+    ++compute;
+    CHECK(span.end_ns - span.start_ns < std::chrono::nanoseconds(kPause).count());  // the sleep is not in it
+  }
+  CHECK(compute == 4);
+  CHECK(a->step_ns >= compute * std::chrono::nanoseconds(kPause).count());  // but in the step
+  paused->set_resume_pause(std::chrono::nanoseconds(0));
+  CHECK(paused->step(batch, 2).ok());
+}
+
 TEST_CASE("executor pool: destroying executors never hangs (never stepped, stepped, failed)") {
   const Model model = build_model(tiny_mlp()).value();
   const sched::Schedule schedule = lowered(ScheduleKind::kOneFOneB, 4, 8, true);

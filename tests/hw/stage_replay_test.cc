@@ -65,6 +65,13 @@ TEST_CASE("stage replay: times for every stage's F, R and B, and a contention fa
     CHECK(t.backward.median_ns > 0);
     CHECK(t.forward.min_ns <= t.forward.median_ns);
     CHECK(t.forward.median_ns <= t.forward.max_ns);
+    // Two devices: the same actions after a sleep, every kind.
+    CHECK(t.forward_resumed.median_ns > 0);
+    CHECK(t.recompute_resumed.median_ns > 0);
+    CHECK(t.backward_resumed.median_ns > 0);
+    CHECK(t.forward_first.median_ns > 0);  // each stage's first of a step, every kind
+    CHECK(t.recompute_first.median_ns > 0);
+    CHECK(t.backward_first.median_ns > 0);
   }
   REQUIRE(replay->device_contention.size() == 2);
   for (double c : replay->device_contention) CHECK(c >= 1.0);
@@ -82,6 +89,9 @@ TEST_CASE("stage replay: times for every stage's F, R and B, and a contention fa
   CHECK(alone->device_contention == std::vector<double>{1.0});
   CHECK(alone->device_together.empty());
   CHECK(alone->stages[0].recompute.median_ns == 0);
+  CHECK(alone->stages[0].forward_resumed.median_ns == 0);  // one device never waits: not measured
+  CHECK(alone->stages[0].backward_resumed.median_ns == 0);
+  CHECK(alone->stages[0].forward_first.median_ns > 0);  // measured with one device too
 
   CHECK_FALSE(replay_schedule(config, *schedule, *partition, 0).ok());
   CHECK_FALSE(replay_schedule(config, *schedule, *one_partition, 1).ok());
@@ -192,8 +202,8 @@ TEST_CASE("a prediction with a replay takes its stage times and per-device conte
   cluster.inter_node = cluster.intra_node;
   ScheduleReplay replay;
   replay.rounds = 1;
-  replay.stages = {StageTimes{{1000, 1000, 1000}, {3000, 3000, 3000}, {2000, 2000, 2000}},
-                   StageTimes{{500, 500, 500}, {1500, 1500, 1500}, {700, 700, 700}}};
+  replay.stages = {StageTimes{{1000, 1000, 1000}, {3000, 3000, 3000}, {2000, 2000, 2000}, {}, {}, {}, {}, {}, {}},
+                   StageTimes{{500, 500, 500}, {1500, 1500, 1500}, {700, 700, 700}, {}, {}, {}, {}, {}, {}}};
   replay.device_contention = {1.0, 1.0};
   auto prediction = predict_run(config, *schedule, *partition, *spec, cluster, nullptr, &replay);
   REQUIRE(prediction.ok());
@@ -201,7 +211,26 @@ TEST_CASE("a prediction with a replay takes its stage times and per-device conte
   CHECK(prediction->costs.stages[0].recompute_ns == 3000);
   CHECK(prediction->costs.stages[0].backward_ns == 2000);
   CHECK(prediction->costs.stages[1].forward_ns == 500);
+  CHECK(prediction->costs.stages[1].resume_forward_ns == 0);  // none measured
   CHECK(prediction->device_slowdown == std::vector<double>{1.0, 1.0});
+
+  // Resumed figures: the excess over alone, never below 0.
+  ScheduleReplay resumed = replay;
+  resumed.stages[1].forward_resumed = {2620, 2600, 2700};
+  resumed.stages[1].backward_resumed = {690, 650, 800};  // faster than alone: no resume cost
+  resumed.stages[0].recompute_resumed = {3040, 3000, 3100};
+  resumed.stages[0].backward_first = {2500, 2500, 2500};
+  auto with_resume = predict_run(config, *schedule, *partition, *spec, cluster, nullptr, &resumed);
+  REQUIRE(with_resume.ok());
+  CHECK(with_resume->costs.stages[1].resume_forward_ns == 2120);
+  CHECK(with_resume->costs.stages[1].resume_backward_ns == 0);
+  CHECK(with_resume->costs.stages[0].resume_recompute_ns == 40);
+  CHECK(with_resume->costs.stages[0].resume_forward_ns == 0);
+  CHECK(with_resume->costs.stages[0].first_forward_ns == 0);  // none measured: as the others
+  CHECK(with_resume->costs.stages[0].first_backward_ns == 2500);
+  // Stage 1 waits for each input, so every F there resumes: its gradients reach stage 0 after
+  // stage 0's R3 ends (4 F + R3 = 7000 ns), no longer before.
+  CHECK(with_resume->result.makespan_ns > prediction->result.makespan_ns);
 
   // Contention 2x on device 1 only: it slows down where it overlaps device 0, device 0 never.
   replay.device_contention = {1.0, 2.0};
