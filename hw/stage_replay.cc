@@ -5,8 +5,8 @@
 #include <barrier>
 #include <limits>
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
