@@ -31,6 +31,15 @@ sim::SimResult run(const sched::Schedule& schedule, const sim::CostModel& model,
   return *result;
 }
 
+// Each compute span of a simulated timeline by its action ("1F0"): [start, end).
+std::map<std::string, std::pair<sched::Nanoseconds, sched::Nanoseconds>> compute_spans(const sim::SimResult& r) {
+  std::map<std::string, std::pair<sched::Nanoseconds, sched::Nanoseconds>> at;
+  for (const sched::Span& s : r.timeline.spans) {
+    if (s.lane == sched::Lane::kCompute) at[sched::to_string(s.action)] = {s.start_ns, s.end_ns};
+  }
+  return at;
+}
+
 // makespan == (M+K-1)(F+B) and, per device, idle/makespan == (K-1)/(M+K-1) as exact rationals.
 void check_ideal(const sim::SimResult& r, int k, int m, sim::Nanoseconds f, sim::Nanoseconds b) {
   CHECK(r.makespan_ns == (m + k - 1) * (f + b));
@@ -270,9 +279,7 @@ TEST_CASE("resume costs: an action that starts after its device idled costs its 
   CHECK(r.devices[0].busy_ns == 10 + 27);
   CHECK(r.devices[1].busy_ns == 13 + 20);
   std::vector<std::pair<sched::Nanoseconds, sched::Nanoseconds>> compute;
-  for (const sched::Span& s : r.timeline.spans) {
-    if (s.lane == sched::Lane::kCompute) compute.emplace_back(s.start_ns, s.end_ns);
-  }
+  for (const auto& [action, span] : compute_spans(r)) compute.push_back(span);
   std::sort(compute.begin(), compute.end());
   CHECK(compute == std::vector<std::pair<sched::Nanoseconds, sched::Nanoseconds>>{{0, 10}, {10, 23}, {23, 43}, {43, 70}});
 
@@ -297,10 +304,7 @@ TEST_CASE("first-of-step costs: a stage's first F, R and B of a step cost their 
   costs.stages[1].first_backward_ns = 26;
   costs.stages[1].resume_forward_ns = 3;
   const sim::SimResult r = run(schedule, costs, true);
-  std::map<std::string, std::pair<sched::Nanoseconds, sched::Nanoseconds>> at;
-  for (const sched::Span& s : r.timeline.spans) {
-    if (s.lane == sched::Lane::kCompute) at[sched::to_string(s.action)] = {s.start_ns, s.end_ns};
-  }
+  auto at = compute_spans(r);
   CHECK(at["1F0"] == std::pair<sched::Nanoseconds, sched::Nanoseconds>{10, 25});  // first: 15, no resume
   CHECK(at["1F1"] == std::pair<sched::Nanoseconds, sched::Nanoseconds>{25, 35});  // input there at 20: no wait
   CHECK(at["1B0"].second - at["1B0"].first + at["1B1"].second - at["1B1"].first == 26 + 20);
