@@ -25,13 +25,15 @@ sched::Result<at::Tensor> LoopbackTransport::recv(const sched::Action& recv, std
   if (!forward && recv.kind != sched::ActionKind::kRecvB) {
     return sched::Error{fmt::format("{} is not a receive", to_string(recv))};
   }
-  // RECV_F(s) gets stage s-1's output; RECV_B(s) the gradient of stage s's output.
+  // RECV_F(s, m) gets stage s-1's output of m; RECV_B(s, m) the gradient of stage s's output of m.
   const int from = forward ? recv.stage - 1 : recv.stage;
-  const std::vector<at::Tensor>& source = forward ? outputs_ : output_grads_;
-  if (from < 0 || static_cast<std::size_t>(from) >= source.size() || !source[static_cast<std::size_t>(from)].defined()) {
+  const auto& source = forward ? outputs_ : output_grads_;
+  if (from < 0 || static_cast<std::size_t>(from) >= source.size() || recv.microbatch < 0 ||
+      static_cast<std::size_t>(recv.microbatch) >= source[static_cast<std::size_t>(from)].size() ||
+      !source[static_cast<std::size_t>(from)][static_cast<std::size_t>(recv.microbatch)].defined()) {
     return sched::Error{fmt::format("{}: the loopback transport has no tensor for it", to_string(recv))};
   }
-  return source[static_cast<std::size_t>(from)];
+  return source[static_cast<std::size_t>(from)][static_cast<std::size_t>(recv.microbatch)];
 }
 
 void LoopbackTransport::abort(const std::string& reason) {

@@ -1,7 +1,8 @@
 // A Transport with no peer, for replaying one device's program alone (stage_replay.h): sends
 // are dropped, and every receive returns at once a fixed tensor of what the peer would send --
-// stage s-1's output for RECV_F(s, m), the gradient of stage s's output for RECV_B(s, m).
-// Receives of a stage it was given nothing for fail with an error naming the action.
+// stage s-1's output of micro-batch m for RECV_F(s, m), the gradient of stage s's output of
+// micro-batch m for RECV_B(s, m). Receives of a stage or micro-batch it was given nothing for
+// fail with an error naming the action.
 #pragma once
 
 #include <mutex>
@@ -14,8 +15,9 @@ namespace pipeworks::hw {
 
 class LoopbackTransport final : public Transport {
  public:
-  // outputs[s]: what stage s sends forward; output_grads[s]: what stage s receives backward.
-  LoopbackTransport(std::vector<at::Tensor> outputs, std::vector<at::Tensor> output_grads)
+  // outputs[s][m]: what stage s sends forward for micro-batch m; output_grads[s][m]: what stage s
+  // receives backward for it.
+  LoopbackTransport(std::vector<std::vector<at::Tensor>> outputs, std::vector<std::vector<at::Tensor>> output_grads)
       : outputs_(std::move(outputs)), output_grads_(std::move(output_grads)) {}
 
   sched::Status send(const sched::Action& send, const at::Tensor& tensor) override;
@@ -24,8 +26,8 @@ class LoopbackTransport final : public Transport {
   void reset() override;
 
  private:
-  std::vector<at::Tensor> outputs_;
-  std::vector<at::Tensor> output_grads_;
+  std::vector<std::vector<at::Tensor>> outputs_;
+  std::vector<std::vector<at::Tensor>> output_grads_;
   mutable std::mutex mutex_;  // abort() may come from another worker than the receiving one
   std::string aborted_;       // non-empty after abort(), until reset()
   std::string aborted() const;

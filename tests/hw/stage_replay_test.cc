@@ -28,19 +28,24 @@ RunConfig small_run(sched::ScheduleKind kind, int k, int m, bool recompute) {
   return config;
 }
 
-TEST_CASE("loopback transport: every receive gets its peer's tensor at once, sends are dropped") {
-  LoopbackTransport t({torch::ones({2, 3}), torch::ones({2, 5})}, {torch::zeros({2, 3}), torch::zeros({2, 5})});
+TEST_CASE("loopback transport: every receive gets its micro-batch's peer tensor at once, sends are dropped") {
+  // two micro-batches: stage 0's outputs [2,3] (m=0) and [4,3] (m=1); gradients of stage 1's output
+  LoopbackTransport t({{torch::ones({2, 3}), torch::ones({4, 3})}, {torch::ones({2, 5}), torch::ones({4, 5})}},
+                      {{torch::zeros({2, 3}), torch::zeros({4, 3})}, {torch::zeros({2, 5}), torch::zeros({4, 5})}});
   using sched::Action;
   using sched::ActionKind;
-  auto f = t.recv(Action{1, ActionKind::kRecvF, 3}, std::chrono::seconds(0));
+  auto f = t.recv(Action{1, ActionKind::kRecvF, 1}, std::chrono::seconds(0));
   REQUIRE(f.ok());
-  CHECK(f->sizes() == std::vector<std::int64_t>{2, 3});  // stage 0's output
+  CHECK(f->sizes() == std::vector<std::int64_t>{4, 3});  // stage 0's output of micro-batch 1
   auto b = t.recv(Action{1, ActionKind::kRecvB, 0}, std::chrono::seconds(0));
   REQUIRE(b.ok());
-  CHECK(b->sizes() == std::vector<std::int64_t>{2, 5});  // the gradient of stage 1's output
+  CHECK(b->sizes() == std::vector<std::int64_t>{2, 5});  // the gradient of stage 1's output of micro-batch 0
   CHECK(t.send(Action{0, ActionKind::kSendF, 0}, torch::ones({1})).ok());
   CHECK_FALSE(t.recv(Action{0, ActionKind::kRecvF, 0}, std::chrono::seconds(0)).ok());  // nothing before stage 0
   CHECK_FALSE(t.recv(Action{0, ActionKind::kForward, 0}, std::chrono::seconds(0)).ok());
+  const auto beyond = t.recv(Action{1, ActionKind::kRecvF, 2}, std::chrono::seconds(0));  // no micro-batch 2
+  REQUIRE_FALSE(beyond.ok());
+  CHECK_THAT(beyond.error().message, Catch::Matchers::Contains("1RECV_F2"));
   t.abort("peer failed");
   auto aborted = t.recv(Action{1, ActionKind::kRecvF, 0}, std::chrono::seconds(0));
   REQUIRE_FALSE(aborted.ok());
