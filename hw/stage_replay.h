@@ -1,7 +1,7 @@
 // Stage times in schedule order: every device's program of the very lowered schedule a run will
 // execute, replayed by the executor itself with nothing to wait for (a loopback transport hands
-// each RECV at once the true tensor of one real pass), first one device at a time, then all devices
-// at once. What a stage costs depends on what ran before it on its worker, not only on its
+// each RECV(s, m) at once micro-batch m's true tensor, from one real pass of every micro-batch),
+// first one device at a time, then all devices at once. What a stage costs depends on what ran before it on its worker, not only on its
 // layers: a GPipe backward reads a stash written M forwards ago (out of cache), a 1F1B backward
 // one written a forward ago, and a stage cycles through its own weights only (a working set a
 // whole-model profile overstates). LibTorch-free header.
