@@ -1,10 +1,11 @@
 // Stage times in schedule order: every device's program of the very lowered schedule a run will
 // execute, replayed by the executor itself with nothing to wait for (a loopback transport hands
 // each RECV(s, m) at once micro-batch m's true tensor, from one real pass of every micro-batch),
-// first one device at a time, then all devices at once. What a stage costs depends on what ran before it on its worker, not only on its
-// layers: a GPipe backward reads a stash written M forwards ago (out of cache), a 1F1B backward
-// one written a forward ago, and a stage cycles through its own weights only (a working set a
-// whole-model profile overstates). LibTorch-free header.
+// first one device at a time, then all devices at once. What a stage costs depends on what ran
+// before it on its worker, not only on its layers: a GPipe backward reads a stash written M
+// forwards ago (out of cache), a 1F1B backward one written a forward ago, and a stage cycles
+// through its own weights only (a working set a whole-model profile overstates). LibTorch-free
+// header.
 //
 //   alone (per device d, devices in turn)        at once (every device from one barrier)
 //   d0: F0 F1 F2 F3 B0 B1 B2 B3 |                d0: F0 F1 F2 F3 B0 B1 B2 B3 |
