@@ -218,8 +218,8 @@ void add_run_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--image-size", c.model.image_size, "convnet: image side in pixels")->capture_default_str();
   cmd->add_option("--dropout", c.model.dropout, "dropout probability (mlp, transformer)")->capture_default_str();
   cmd->add_option("--seed", c.model.seed, "seed of parameters and data")->capture_default_str();
-  cmd->add_option("--stages,-K", c.num_stages, "pipeline stages")->capture_default_str();
-  cmd->add_option("--microbatches,-M", c.num_microbatches, "micro-batches per mini-batch")->capture_default_str();
+  cmd->add_option("--stages,-K,-k", c.num_stages, "pipeline stages")->capture_default_str();
+  cmd->add_option("--microbatches,-M,-m", c.num_microbatches, "micro-batches per mini-batch")->capture_default_str();
   cmd->add_option("--batch", c.batch_size, "samples per mini-batch")->capture_default_str();
   cmd->add_option("--schedule", options->schedule, "gpipe | 1f1b")->capture_default_str();
   cmd->add_flag("--recompute", c.recompute, "re-materialize activations (R before each B)");

@@ -100,8 +100,8 @@ void add_schedule_command(CLI::App& app, CommandContext& context) {
   command->add_option("--kind", options->kind, "Schedule to generate")
       ->required()
       ->check(CLI::IsMember(std::vector<std::string>{"gpipe", "1f1b"}));
-  command->add_option("--stages,-k", options->stages, "Number of pipeline stages K")->required()->check(CLI::PositiveNumber);
-  command->add_option("--microbatches,-m", options->microbatches, "Number of micro-batches M")
+  command->add_option("--stages,-k,-K", options->stages, "Number of pipeline stages K")->required()->check(CLI::PositiveNumber);
+  command->add_option("--microbatches,-m,-M", options->microbatches, "Number of micro-batches M")
       ->required()
       ->check(CLI::PositiveNumber);
   command->add_option("--placement", options->placement, "Device of each stage, e.g. 0,0,1 (default: stage i on device i)")

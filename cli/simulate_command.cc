@@ -182,10 +182,10 @@ void add_simulate_command(CLI::App& app, CommandContext& context) {
       "simulate", "Predict a pipeline schedule's timeline, bubble, throughput and memory on a cluster");
   command->add_option("--model", o->model, "Model preset name or model spec JSON file")->capture_default_str();
   command->add_option("--cluster", o->cluster, "Cluster preset name or cluster spec JSON file")->capture_default_str();
-  command->add_option("--stages,-k", o->stages, "Number of pipeline stages K")
+  command->add_option("--stages,-k,-K", o->stages, "Number of pipeline stages K")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  command->add_option("--microbatches,-m", o->microbatches, "Number of micro-batches M")
+  command->add_option("--microbatches,-m,-M", o->microbatches, "Number of micro-batches M")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   command->add_option("--schedule", o->schedule, "Schedule kind")

@@ -82,3 +82,12 @@ TEST_CASE("simulate exit codes: 2 for bad usage, 1 for invalid input", "[simulat
   CHECK(run_simulate("--stages 9").exit_code == 1);  // 8 devices in dgx-h100
   CHECK(run_simulate("--json /nonexistent/dir/report.json").exit_code == 1);
 }
+
+TEST_CASE("simulate takes K and M as -k/-m or -K/-M, like run and schedule", "[simulate]") {
+  const auto lower = run_simulate("--model uniform --cluster cpu2 -k 2 -m 4 --schedule 1f1b");
+  const auto upper = run_simulate("--model uniform --cluster cpu2 -K 2 -M 4 --schedule 1f1b");
+  REQUIRE(lower.exit_code == 0);
+  REQUIRE(upper.exit_code == 0);
+  CHECK(lower.output == upper.output);
+  CHECK_THAT(upper.output, Catch::Matchers::Contains("K=2"));
+}
