@@ -70,6 +70,15 @@ Result<Schedule> generate(ScheduleKind kind, const ScheduleShape& shape) {
   return kind == ScheduleKind::kGPipe ? gpipe(shape) : one_f_one_b(shape);
 }
 
+std::vector<int> in_flight_microbatches(ScheduleKind kind, int num_stages, int num_microbatches) {
+  std::vector<int> counts(static_cast<std::size_t>(std::max(num_stages, 0)));
+  for (int s = 0; s < num_stages; ++s) {
+    counts[static_cast<std::size_t>(s)] =
+        kind == ScheduleKind::kGPipe ? num_microbatches : std::min(num_microbatches, num_stages - s);
+  }
+  return counts;
+}
+
 Result<Schedule> merge_stage_orders(int num_stages, int num_microbatches, const std::vector<int>& placement,
                                     const std::vector<Program>& stage_orders) {
   Schedule schedule;

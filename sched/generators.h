@@ -41,6 +41,11 @@ Result<Schedule> gpipe(const ScheduleShape& shape);
 Result<Schedule> one_f_one_b(const ScheduleShape& shape);
 Result<Schedule> generate(ScheduleKind kind, const ScheduleShape& shape);
 
+// Per stage, the most micro-batches whose activations it holds at once under `kind` (forwards
+// run, backwards not yet): GPipe M on every stage, 1F1B min(M, K - s). The memory model, the
+// balanced partition and the sweeps all take it from here.
+std::vector<int> in_flight_microbatches(ScheduleKind kind, int num_stages, int num_microbatches);
+
 // The per-stage orders a generator decides, merged into one program per device. Stages that
 // share a device are interleaved by a unit-time list schedule: at each step a device runs the
 // ready action of its stages that comes first in (stage-order position, stage). With one stage

@@ -24,14 +24,13 @@ struct StageCost {
   Nanoseconds recompute_ns = 0;        // R (a forward that keeps the graph; usually == forward_ns)
   // Added to an action of the kind that starts after its device idled since its previous compute
   // action (waited for data): a worker resuming from a blocking wait finds its caches and TLB
-  // cold (on this 2-core VM a last-stage F ran 35-57 us longer after any wait). 0: no such cost.
-  // B's also applies to I and W.
+  // cold. 0: no such cost. B's also applies to I and W.
   Nanoseconds resume_forward_ns = 0;
   Nanoseconds resume_recompute_ns = 0;
   Nanoseconds resume_backward_ns = 0;
   // What the stage's first F / R / B of a step (in its program) costs instead of the above; 0:
   // the usual cost. The first finds caches cold after the step boundary, and the first backward
-  // allocates the stage's parameter gradients (mlp 8x512, K=2: F0 +50%, the first B +20-30%).
+  // allocates the stage's parameter gradients.
   // No resume cost is added to a first action (its measurement already woke from the step start).
   Nanoseconds first_forward_ns = 0;
   Nanoseconds first_recompute_ns = 0;

@@ -67,8 +67,8 @@ Bytes transfer_bytes(const Action& a, const CostModel& model) {
 
 // Op id of every in-range action: one int32 per (stage, micro-batch, kind), -1 when absent. The
 // kinds of one (stage, micro-batch) sit together, so the look-ups of one op share cache lines.
-// (sched::ActionIndex answers the same questions through out-of-line calls; inlined here, the
-// whole compilation fell from ~475 to ~250 instructions per op under callgrind at K=64, M=1024.)
+// (sched::ActionIndex answers the same questions through out-of-line calls; this is the inlined
+// copy for the simulator's hot loop, as DESIGN.md allows where measured faster: bench/README.md.)
 class FlatIndex {
  public:
   FlatIndex(int num_stages, int num_microbatches)

@@ -62,8 +62,8 @@ double bottleneck_time(const PartitionProblem& problem, const Partition& partiti
 std::vector<Bytes> stage_memory_bytes(const PartitionProblem& problem, const Partition& partition);
 
 // Builds the problem from a model spec at a micro-batch size; training state from the
-// optimizer (optimizer.h); `in_flight` as the schedule implies it (GPipe: M for every stage,
-// 1F1B: K - s). Capacities and speeds are per stage (the device each stage will run on).
+// optimizer (optimizer.h); `in_flight` as the schedule implies it (sched::in_flight_microbatches).
+// Capacities and speeds are per stage (the device each stage will run on).
 struct BalanceOptions {
   int microbatch_size = 1;
   OptimizerKind optimizer = OptimizerKind::kAdam;

@@ -49,6 +49,17 @@ std::string percent(double fraction) { return fmt::format("{:.1f}%", fraction * 
 
 }  // namespace
 
+std::vector<StageLayers> stage_layers(const Partition& partition, const ModelSpec& model) {
+  std::vector<StageLayers> stages;
+  for (int s = 0; s < partition.num_stages(); ++s) {
+    const int b = partition.begin(s);
+    const int e = partition.end(s);
+    stages.push_back(StageLayers{b, e, model.layers[static_cast<std::size_t>(b)].name,
+                                 model.layers[static_cast<std::size_t>(e - 1)].name});
+  }
+  return stages;
+}
+
 double gpipe_closed_form_bubble(int num_stages, int num_microbatches) {
   const int denominator = num_microbatches + num_stages - 1;
   return denominator > 0 ? static_cast<double>(num_stages - 1) / denominator : 0.0;

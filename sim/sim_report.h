@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/model_spec.h"
+#include "sim/partition.h"
 #include "sim/simulator.h"
 
 namespace pipeworks::sim {
@@ -17,6 +19,9 @@ struct StageLayers {
   std::string first_layer;
   std::string last_layer;
 };
+
+// Each stage's layers under `partition` (which must fit `model`).
+std::vector<StageLayers> stage_layers(const Partition& partition, const ModelSpec& model);
 
 // The inputs of a simulation, echoed in the report.
 struct ReportInputs {

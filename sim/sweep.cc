@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/batch_split.h"
 #include "sim/parallel_for.h"
 #include "sim/pareto.h"
 
@@ -67,7 +68,7 @@ std::vector<SweepConfig> sweep_configs(const SweepSpec& spec, SkipCounts& skippe
           skipped.more_stages_than_devices += per_pair;
         } else if (stages > spec.model.num_layers()) {
           skipped.more_stages_than_layers += per_pair;
-        } else if (microbatches < 1 || batch % microbatches != 0) {
+        } else if (!microbatch_size(batch, microbatches)) {
           skipped.microbatches_not_dividing_batch += per_pair;
         } else {
           for (const auto schedule : spec.schedules) {

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "sched/generators.h"
 #include "sched/passes.h"
 #include "sim/cost_model_builder.h"
 #include "sim/simulator.h"
@@ -11,17 +12,6 @@
 
 namespace pipeworks::sim {
 namespace {
-
-// Micro-batches whose activations a stage holds at once: GPipe all M, 1F1B min(K - s, M).
-std::vector<int> in_flight_counts(const SweepConfig& c) {
-  std::vector<int> counts(static_cast<std::size_t>(c.num_stages));
-  for (int s = 0; s < c.num_stages; ++s) {
-    counts[static_cast<std::size_t>(s)] = c.schedule == sched::ScheduleKind::kGPipe
-                                              ? c.num_microbatches
-                                              : std::min(c.num_stages - s, c.num_microbatches);
-  }
-  return counts;
-}
 
 // Device memory and the sweep's cap, whichever is smaller (0: no limit).
 Bytes effective_capacity(Bytes device_bytes, const std::optional<Bytes>& cap) {
@@ -72,7 +62,7 @@ SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config) {
   balance.microbatch_size = config.microbatch_size();
   balance.optimizer = spec.optimizer;
   balance.recompute = config.recompute;
-  balance.in_flight = in_flight_counts(config);
+  balance.in_flight = sched::in_flight_microbatches(config.schedule, config.num_stages, config.num_microbatches);
   std::vector<Bytes> capacity;
   for (const int device : *placement) {
     const DeviceSpec& d = spec.cluster.devices[static_cast<std::size_t>(device)];

@@ -264,10 +264,6 @@ std::string format_duration(Nanoseconds ns) {
   return scaled(static_cast<double>(ns), {"ns", "us", "ms", "s", "ks"}, 1000.0);
 }
 
-std::string format_bytes(Bytes bytes) {
-  return scaled(static_cast<double>(bytes), {"B", "KiB", "MiB", "GiB", "TiB"}, 1024.0);
-}
-
 std::string format_bandwidth(double bytes_per_s) {
   return scaled(bytes_per_s, {"B/s", "kB/s", "MB/s", "GB/s", "TB/s"}, 1000.0);
 }

@@ -8,6 +8,7 @@
 
 #include "sched/result.h"
 #include "sched/timeline.h"
+#include "sched/units_text.h"
 
 namespace pipeworks::sim {
 
@@ -30,10 +31,10 @@ sched::Result<double> parse_bandwidth(std::string_view text);  // bytes per seco
 sched::Result<double> parse_flop_rate(std::string_view text);  // FLOP per second
 
 // For people: three significant-ish digits with the largest fitting unit.
-// format_duration(1'500'000) == "1.50 ms", format_bytes(1342177280) == "1.25 GiB",
-// format_bandwidth(450e9) == "450.00 GB/s".
+// format_duration(1'500'000) == "1.50 ms", format_bandwidth(450e9) == "450.00 GB/s";
+// bytes are sched::format_bytes (one formatter for the whole project).
 std::string format_duration(Nanoseconds ns);
-std::string format_bytes(Bytes bytes);
+using sched::format_bytes;
 std::string format_bandwidth(double bytes_per_s);
 std::string format_flop_rate(double flops_per_s);
 

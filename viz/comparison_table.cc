@@ -5,18 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "sched/units_text.h"
 #include "viz/time_units.h"
 
 namespace pipeworks::viz {
-
-std::string format_bytes_binary(sched::Bytes bytes) {
-  const double b = static_cast<double>(bytes);
-  const double magnitude = std::fabs(b);
-  if (magnitude >= 1024.0 * 1024 * 1024) return fmt::format("{:.2f} GiB", b / (1024.0 * 1024 * 1024));
-  if (magnitude >= 1024.0 * 1024) return fmt::format("{:.2f} MiB", b / (1024.0 * 1024));
-  if (magnitude >= 1024.0) return fmt::format("{:.1f} KiB", b / 1024.0);
-  return fmt::format("{} B", bytes);
-}
 
 std::string format_relative(double relative) {
   if (std::isnan(relative)) return "n/a";
@@ -29,7 +21,7 @@ namespace {
 std::string time_text(sched::Nanoseconds ns) { return format_duration(ns); }
 
 std::string spread_text(const Spread& s, bool bytes) {
-  if (bytes) return fmt::format("[{} .. {}]", format_bytes_binary(s.min), format_bytes_binary(s.max));
+  if (bytes) return fmt::format("[{} .. {}]", sched::format_bytes(s.min), sched::format_bytes(s.max));
   return fmt::format("[{} .. {}]", time_text(s.min), time_text(s.max));
 }
 
@@ -64,7 +56,7 @@ std::string comparison_table(const Comparison& c, const MeasuredSpreads& spreads
     row(out, name("bubble"), fmt::format("{:.1f}%", 100 * d.predicted_bubble),
         fmt::format("{:.1f}%", 100 * d.measured_bubble),
         fmt::format("{:+.1f} pp", 100 * (d.predicted_bubble - d.measured_bubble)));
-    row(out, name("peak act."), format_bytes_binary(d.predicted_peak_bytes), format_bytes_binary(d.measured_peak_bytes),
+    row(out, name("peak act."), sched::format_bytes(d.predicted_peak_bytes), sched::format_bytes(d.measured_peak_bytes),
         format_relative(relative_error(static_cast<double>(d.predicted_peak_bytes),
                                        static_cast<double>(d.measured_peak_bytes))));
   }

@@ -33,9 +33,6 @@ struct MeasuredSpreads {
 std::string comparison_table(const Comparison& comparison, const MeasuredSpreads& spreads = {},
                              std::size_t top_actions = 10);
 
-// "1.25 MiB", "512 B": binary units for memory figures.
-std::string format_bytes_binary(sched::Bytes bytes);
-
 // "+5.3%", "-inf%"; "n/a" for NaN.
 std::string format_relative(double relative);
 

@@ -1,6 +1,9 @@
 // The generators' pictures (the same ones drawn in sched/generators.h) and their closed forms.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <vector>
+
 #include "sched/generators.h"
 #include "sched/text_grid.h"
 #include "sched/unit_timing.h"
@@ -72,4 +75,29 @@ TEST_CASE("bad shapes are errors", "[generators]") {
   CHECK_FALSE(one_f_one_b(ScheduleShape{2, 2, {0}}).ok());
   CHECK_FALSE(one_f_one_b(ScheduleShape{2, 2, {0, 2}}).ok());
   CHECK_FALSE(one_f_one_b(ScheduleShape{2, 2, {0, -1}}).ok());
+}
+
+// The in-flight rule the memory model and the partitioner read, against the generated programs:
+// per stage, the most forwards run whose backward has not run yet.
+TEST_CASE("in-flight micro-batches per stage match the generated programs", "[generators]") {
+  for (const ScheduleKind kind : {ScheduleKind::kGPipe, ScheduleKind::kOneFOneB}) {
+    for (int k = 1; k <= 6; ++k) {
+      for (const int m : {1, 2, 3, 5, 8, 13}) {
+        auto schedule = generate(kind, ScheduleShape{k, m, {}});
+        REQUIRE(schedule.ok());
+        std::vector<int> held(static_cast<std::size_t>(k), 0), peak(static_cast<std::size_t>(k), 0);
+        for (const Program& program : schedule->programs) {
+          for (const Action& a : program) {
+            auto& h = held[static_cast<std::size_t>(a.stage)];
+            h += a.kind == ActionKind::kForward ? 1 : a.kind == ActionKind::kBackward ? -1 : 0;
+            peak[static_cast<std::size_t>(a.stage)] = std::max(peak[static_cast<std::size_t>(a.stage)], h);
+          }
+        }
+        INFO(schedule_kind_name(kind) << " K=" << k << " M=" << m);
+        CHECK(in_flight_microbatches(kind, k, m) == peak);
+      }
+    }
+  }
+  CHECK(in_flight_microbatches(ScheduleKind::kOneFOneB, 4, 8) == std::vector<int>{4, 3, 2, 1});
+  CHECK(in_flight_microbatches(ScheduleKind::kGPipe, 3, 8) == std::vector<int>{8, 8, 8});
 }
