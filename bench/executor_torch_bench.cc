@@ -4,10 +4,10 @@
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
 
-#include "hw/executor.h"
-#include "hw/model_zoo.h"
-#include "hw/reference.h"
-#include "hw/stage_cell.h"
+#include "hw/exec/executor.h"
+#include "hw/model/model_zoo.h"
+#include "hw/model/reference.h"
+#include "hw/model/stage_cell.h"
 #include "sched/generators.h"
 #include "sched/passes.h"
 

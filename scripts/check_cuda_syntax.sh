@@ -24,10 +24,10 @@ if [[ ! -f "$torch_include/c10/cuda/impl/cuda_cmake_macros.h" ]]; then
 fi
 status=0
 # hw/cuda/ itself, and the files that include it when PIPEWORKS_HAVE_CUDA is 1.
-for source in "$root"/hw/cuda/*.cc "$root"/hw/compute_devices.cc "$root"/hw/device_support.cc \
-              "$root"/tests/hw/cuda_test.cc; do
+for source in "$root"/hw/cuda/*.cc "$root"/hw/exec/compute_devices.cc "$root"/hw/exec/device_support.cc \
+              "$root"/hw/dist/rank_backend.cc "$root"/tests/hw/cuda/cuda_test.cc; do
   if g++ -fsyntax-only -std=c++20 -DPIPEWORKS_HAVE_TORCH=1 -DPIPEWORKS_HAVE_CUDA=1 -DUSE_C10D_GLOO -DUSE_C10D_NCCL -DUSE_DISTRIBUTED \
-       -DUSE_CUDA -I"$root" -isystem "$stub" -isystem "$torch_include/torch/csrc/api/include" \
+       -DUSE_CUDA -I"$root" -I"$root/tests" -isystem "$stub" -isystem "$torch_include/torch/csrc/api/include" \
        -isystem "$cuda_include" -Wall -Wextra -Wpedantic -Wshadow -Wold-style-cast -Wno-null-dereference \
        -Werror "$source"; then
     echo "ok   ${source#$root/}"

@@ -20,7 +20,7 @@
 
 #include <ATen/cuda/CUDAEvent.h>
 
-#include "hw/transport.h"
+#include "hw/exec/transport.h"
 
 namespace pipeworks::hw::cuda {
 

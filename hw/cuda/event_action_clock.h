@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
-#include "hw/action_clock.h"
 #include "hw/cuda/cuda_device.h"
+#include "hw/exec/action_clock.h"
 
 namespace pipeworks::hw::cuda {
 

@@ -6,7 +6,7 @@
 
 #include <chrono>
 
-#include "hw/c10d_group.h"
+#include "hw/dist/c10d_group.h"
 
 namespace pipeworks::hw::cuda {
 

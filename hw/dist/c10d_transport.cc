@@ -1,0 +1,169 @@
+// Header-checked c10d point-to-point transfers (see c10d_transport.h).
+#include "hw/dist/c10d_transport.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <torch/torch.h>
+
+#include <array>
+#include <climits>
+
+#include "sched/dependencies.h"
+
+namespace pipeworks::hw {
+namespace {
+
+using sched::Action;
+
+// Header layout (int64): magic, recv kind, stage, micro-batch, dtype, ndim, sizes...
+constexpr std::int64_t kMagic = 0x706970657773;  // "pipews"
+constexpr int kHeaderLength = 6 + kMaxTransferDims;
+
+long long millis(std::chrono::milliseconds t) { return static_cast<long long>(t.count()); }
+
+std::chrono::milliseconds at_least_1ms(std::chrono::nanoseconds t) {
+  return std::max(std::chrono::milliseconds(1), std::chrono::duration_cast<std::chrono::milliseconds>(t));
+}
+
+}  // namespace
+
+std::string to_string(const TensorMeta& meta) {
+  return fmt::format("{} ({})", c10::toString(meta.dtype), fmt::join(meta.sizes, ", "));
+}
+
+TensorMeta meta_of(const at::Tensor& tensor) {
+  return {tensor.scalar_type(), std::vector<std::int64_t>(tensor.sizes().begin(), tensor.sizes().end())};
+}
+
+C10dTransport::C10dTransport(c10::intrusive_ptr<C10dBackend> backend, C10dTransportOptions options)
+    : backend_(std::move(backend)), options_(std::move(options)) {}
+
+sched::Result<std::unique_ptr<C10dTransport>> C10dTransport::create(c10::intrusive_ptr<C10dBackend> backend,
+                                                                    C10dTransportOptions options) {
+  const auto k = static_cast<long long>(options.placement.size());
+  if (!backend) return sched::Error{"c10d transport: no backend"};
+  if (k < 1 || options.num_microbatches < 1) return sched::Error{"c10d transport: empty pipeline"};
+  if (4 * k * options.num_microbatches > INT_MAX) {
+    return sched::Error{
+        fmt::format("c10d transport: {} stages x {} micro-batches exceed the tag space", k, options.num_microbatches)};
+  }
+  return std::unique_ptr<C10dTransport>(new C10dTransport(std::move(backend), std::move(options)));
+}
+
+void C10dTransport::expect(const Action& recv, TensorMeta meta) { expected_[recv] = std::move(meta); }
+
+int C10dTransport::rank_of_stage(int stage) const { return options_.placement.at(static_cast<std::size_t>(stage)); }
+
+int C10dTransport::tag_of(const Action& recv, bool payload) const {
+  const int k = static_cast<int>(options_.placement.size());
+  const int direction = recv.kind == sched::ActionKind::kRecvF ? 0 : 1;
+  return ((direction * k + recv.stage) * options_.num_microbatches + recv.microbatch) * 2 + (payload ? 1 : 0);
+}
+
+std::optional<std::string> C10dTransport::aborted() const {
+  const std::lock_guard lock(mutex_);
+  return aborted_;
+}
+
+sched::Status C10dTransport::wait(const c10::intrusive_ptr<c10d::Work>& work, std::chrono::milliseconds timeout,
+                                  const std::string& what) {
+  try {
+    if (!work->wait(timeout)) return sched::Error{fmt::format("{}: the operation was aborted", what)};
+  } catch (const std::exception& e) {
+    return sched::Error{fmt::format("{}: failed (deadline {} ms): {}", what, millis(timeout), describe_c10d_exception(e))};
+  }
+  return sched::Ok{};
+}
+
+sched::Status C10dTransport::send(const Action& send, const at::Tensor& tensor) {
+  const int k = static_cast<int>(options_.placement.size());
+  if (!sched::is_send(send.kind)) return sched::Error{fmt::format("transport: {} is not a send", to_string(send))};
+  const auto peer = sched::comm_peer(send, k);
+  if (!peer) return sched::Error{fmt::format("transport: {} has no receiving stage", to_string(send))};
+  if (auto reason = aborted()) return sched::Error{fmt::format("transport aborted: {}", *reason)};
+  const int dst = rank_of_stage(peer->stage);
+  if (tensor.dim() > kMaxTransferDims) {
+    return sched::Error{fmt::format("{}: {} dimensions (at most {})", to_string(send), tensor.dim(), kMaxTransferDims)};
+  }
+  if (tensor.device() != options_.device) {
+    return sched::Error{fmt::format("{}: tensor on {} but this rank transfers from {}", to_string(send),
+                                    tensor.device().str(), options_.device.str())};
+  }
+  std::array<std::int64_t, kHeaderLength> fields{};
+  fields[0] = kMagic;
+  fields[1] = sched::kind_index(peer->kind);
+  fields[2] = peer->stage;
+  fields[3] = peer->microbatch;
+  fields[4] = static_cast<std::int64_t>(tensor.scalar_type());
+  fields[5] = tensor.dim();
+  for (int d = 0; d < tensor.dim(); ++d) fields[static_cast<std::size_t>(6 + d)] = tensor.size(d);
+  const std::string what =
+      fmt::format("rank {}: {} to rank {} ({})", options_.rank, to_string(send), dst, to_string(*peer));
+  try {
+    std::vector<at::Tensor> header{
+        torch::from_blob(fields.data(), {kHeaderLength}, torch::kInt64).clone().to(options_.device)};
+    if (auto s = wait(backend_->send(header, dst, tag_of(*peer, false)), options_.timeout, what + " header"); !s) {
+      return s;
+    }
+    std::vector<at::Tensor> payload{tensor.detach().contiguous()};
+    return wait(backend_->send(payload, dst, tag_of(*peer, true)), options_.timeout, what);
+  } catch (const std::exception& e) {
+    return sched::Error{fmt::format("{}: {}", what, describe_c10d_exception(e))};
+  }
+}
+
+sched::Result<at::Tensor> C10dTransport::recv(const Action& recv, std::chrono::nanoseconds timeout) {
+  const int k = static_cast<int>(options_.placement.size());
+  if (!sched::is_recv(recv.kind)) return sched::Error{fmt::format("transport: {} is not a receive", to_string(recv))};
+  const auto peer = sched::comm_peer(recv, k);
+  if (!peer) return sched::Error{fmt::format("transport: {} has no sending stage", to_string(recv))};
+  if (auto reason = aborted()) return sched::Error{fmt::format("transport aborted: {}", *reason)};
+  const int src = rank_of_stage(peer->stage);
+  const std::string what =
+      fmt::format("rank {}: {} waiting for rank {} ({})", options_.rank, to_string(recv), src, to_string(*peer));
+  const auto deadline = at_least_1ms(timeout);
+  try {
+    std::vector<at::Tensor> header{
+        torch::empty({kHeaderLength}, torch::TensorOptions(torch::kInt64).device(options_.device))};
+    if (auto s = wait(backend_->recv(header, src, tag_of(recv, false)), deadline, what + " (header)"); !s) {
+      return s.error();
+    }
+    const at::Tensor fields = header[0].to(torch::kCPU);
+    const std::int64_t* f = fields.data_ptr<std::int64_t>();
+    if (f[0] != kMagic || f[1] != sched::kind_index(recv.kind) || f[2] != recv.stage || f[3] != recv.microbatch) {
+      return sched::Error{
+          fmt::format("{}: the header received is not for this action (magic {:#x}, kind {}, "
+                      "stage {}, micro-batch {})",
+                      what, f[0], f[1], f[2], f[3])};
+    }
+    if (f[5] < 0 || f[5] > kMaxTransferDims || f[4] < 0 ||
+        f[4] >= static_cast<std::int64_t>(at::ScalarType::NumOptions)) {
+      return sched::Error{fmt::format("{}: malformed header (dtype {}, {} dimensions)", what, f[4], f[5])};
+    }
+    TensorMeta meta{static_cast<at::ScalarType>(f[4]), std::vector<std::int64_t>(f + 6, f + 6 + f[5])};
+    for (std::int64_t size : meta.sizes) {
+      if (size < 0) return sched::Error{fmt::format("{}: malformed header (negative size)", what)};
+    }
+    if (auto it = expected_.find(recv); it != expected_.end() && it->second != meta) {
+      return sched::Error{
+          fmt::format("{}: received {} but this stage expects {}", what, to_string(meta), to_string(it->second))};
+    }
+    std::vector<at::Tensor> payload{torch::empty(meta.sizes, torch::TensorOptions(meta.dtype).device(options_.device))};
+    if (auto s = wait(backend_->recv(payload, src, tag_of(recv, true)), deadline, what); !s) return s.error();
+    return payload[0];
+  } catch (const std::exception& e) {
+    return sched::Error{fmt::format("{}: {}", what, describe_c10d_exception(e))};
+  }
+}
+
+void C10dTransport::abort(const std::string& reason) {
+  const std::lock_guard lock(mutex_);
+  if (!aborted_) aborted_ = reason;
+}
+
+void C10dTransport::reset() {
+  const std::lock_guard lock(mutex_);
+  aborted_.reset();
+}
+
+}  // namespace pipeworks::hw

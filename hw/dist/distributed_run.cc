@@ -1,0 +1,244 @@
+// One rank of a multi-process run (see distributed_run.h): the in-process run's set-up
+// (run_setup.h) and devices (compute_devices.h), with a c10d transport between the ranks and
+// the rank reports merged on rank 0.
+#include "hw/dist/distributed_run.h"
+
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include "hw/dist/c10d_group.h"
+#include "hw/dist/c10d_transport.h"
+#include "hw/dist/die_at.h"
+#include "hw/dist/rank_backend.h"
+#include "hw/dist/rank_report.h"
+#include "hw/dist/rank_tensors.h"
+#include "hw/exec/compute_devices.h"
+#include "hw/exec/executor.h"
+#include "hw/exec/threads.h"
+#include "hw/model/model_zoo.h"
+#include "hw/model/reference.h"
+#include "hw/model/stage_cell.h"
+#include "hw/run/run_setup.h"
+
+namespace pipeworks::hw {
+namespace {
+
+using sched::Action;
+using sched::ActionKind;
+
+sched::Error rank_error(int rank, const std::string& message) {
+  return sched::Error{fmt::format("rank {}: {}", rank, message)};
+}
+
+// What a rank keeps from its set-up to its last step (members in the order they are built,
+// destroyed in reverse: the executor, and with it the transport, before the group).
+struct RankRun {
+  RunConfig config;
+  DistributedEnv env;
+  RunSetup setup;  // report (schedule, partition, spec) and reference; the cells are the executor's
+  std::unique_ptr<ComputeDevices> where;
+  C10dGroup group;
+  std::unique_ptr<Executor> executor;
+};
+
+// The dtype and shape of every stage's output for one micro-batch, from one forward of
+// micro-batch 0 of step 0 through all cells (eval mode, no graph): what RECV_F(s+1) and
+// RECV_B(s) expect.
+sched::Result<std::vector<TensorMeta>> stage_output_metas(const RunConfig& config, std::vector<StageCell>& cells) {
+  auto first = split_batch(make_batch(config.model, config.batch_size, step_seed(config.model, 0)),
+                           config.num_microbatches);
+  if (!first) return first.error();
+  const torch::NoGradGuard no_grad;
+  std::vector<TensorMeta> metas;
+  torch::Tensor x = first->inputs.front();
+  for (StageCell& c : cells) {
+    c.layers->eval();
+    x = c.forward(x);
+    metas.push_back(meta_of(x));
+    c.layers->train();
+  }
+  return metas;
+}
+
+// The c10d transport of this rank's program, expecting every receive's dtype and shape, wrapped
+// by the die-at hook when it names a SEND or RECV.
+sched::Result<std::unique_ptr<Transport>> rank_transport(const RankRun& run, const std::vector<TensorMeta>& metas,
+                                                         const DistributedOptions& options,
+                                                         const std::optional<Action>& die_at) {
+  const int rank = run.env.rank;
+  const sched::Schedule& schedule = run.setup.report.schedule;
+  C10dTransportOptions transport_options;
+  transport_options.rank = rank;
+  transport_options.placement = schedule.placement;
+  transport_options.num_microbatches = schedule.num_microbatches;
+  transport_options.timeout = options.timeout;
+  transport_options.device = run.where->device_of(rank);
+  auto c10d_transport = C10dTransport::create(run.group.backend, transport_options);
+  if (!c10d_transport) return rank_error(rank, c10d_transport.error().message);
+  for (const Action& a : schedule.programs[static_cast<std::size_t>(rank)]) {
+    if (a.kind == ActionKind::kRecvF) (*c10d_transport)->expect(a, metas[static_cast<std::size_t>(a.stage - 1)]);
+    if (a.kind == ActionKind::kRecvB) (*c10d_transport)->expect(a, metas[static_cast<std::size_t>(a.stage)]);
+  }
+  std::unique_ptr<Transport> transport = std::move(c10d_transport).value();
+  if (die_at && sched::is_comm(die_at->kind)) transport = dying_transport(std::move(transport), *die_at, rank);
+  return transport;
+}
+
+// The set-up every run makes (set_up_run), with a schedule of one device per process; then the
+// die-at hook, this rank's devices, the group of ranks, the transport and the executor that runs
+// this rank's program only. Errors in the order the steps are taken, each naming the rank.
+sched::Result<RankRun> set_up_rank(const RunConfig& config, const DistributedOptions& options) {
+  auto env = read_distributed_env();
+  if (!env) return env.error();
+  const int rank = env->rank;
+  if (auto s = check_backend(options.backend); !s) return rank_error(rank, s.error().message);
+  auto die_at = read_die_at();
+  if (!die_at) return rank_error(rank, die_at.error().message);
+  const ScheduleCheck one_process_per_device = [&](const sched::Schedule& schedule) -> sched::Status {
+    if (schedule.num_devices() == env->world_size) return sched::Ok{};
+    return sched::Error{fmt::format("the schedule has {} devices but WORLD_SIZE is {} (one process per device)",
+                                    schedule.num_devices(), env->world_size)};
+  };
+  auto setup = set_up_run(config, one_process_per_device);
+  if (!setup) return rank_error(rank, setup.error().message);
+  RankRun run{config, *env, std::move(setup).value(), nullptr, {}, nullptr};
+  if (*die_at) install_die_at(run.setup.cells, **die_at, rank);
+  auto metas = stage_output_metas(config, run.setup.cells);
+  if (!metas) return rank_error(rank, metas.error().message);
+  auto where = rank_compute_devices(*env, options.backend);
+  if (!where) return where.error();
+  run.where = std::move(where).value();
+  auto group = connect_backend(*env, options.backend, options.timeout);
+  if (!group) return group.error();
+  run.group = std::move(group).value();
+  auto transport = rank_transport(run, *metas, options, *die_at);
+  if (!transport) return transport.error();
+  ExecutorOptions executor_options = hw::executor_options(config);
+  executor_options.recv_timeout = options.timeout;
+  executor_options.only_device = rank;
+  auto executor = make_executor_on(*run.where, run.setup.report.schedule, std::move(run.setup.cells),
+                                   executor_options, std::move(transport).value());
+  if (!executor) return rank_error(rank, executor.error().message);
+  run.executor = std::move(executor).value();
+  return run;
+}
+
+// This rank's report of one step, and the step's timeline (this rank's device only).
+struct RankStepOutcome {
+  RankStep mine;
+  sched::Timeline timeline;
+};
+
+// The step's work on this rank between the barrier that opens it and the gather: its program,
+// the reference's step (with --check) and the comparison of the rank's own tensors.
+sched::Result<RankStepOutcome> run_rank_step(RankRun& run, StepMeter& meter, int step) {
+  const RunConfig& config = run.config;
+  const int rank = run.env.rank;
+  std::optional<Reference>& reference = run.setup.reference;
+  const std::uint64_t seed = step_seed(config.model, step);
+  auto microbatches = split_batch(make_batch(config.model, config.batch_size, seed), config.num_microbatches);
+  if (!microbatches) return rank_error(rank, microbatches.error().message);
+  const MicroBatches placed = place_batch(*run.where, *microbatches, run.setup.report.schedule);
+  if (auto s = store_barrier(run.group, fmt::format("step{}", step)); !s) return s.error();
+  meter.start();
+  auto result = run.executor->step(placed, seed);
+  if (!result) return rank_error(rank, fmt::format("step {}: {}", step, result.error().message));
+  RankStepOutcome out;
+  RankStep& mine = out.mine;
+  mine.rank = rank;
+  mine.step_ns = meter.finish(*result);
+  mine.loss_sum = result->loss * config.num_microbatches;
+  mine.peak_activation_bytes = result->peak_activation_bytes.at(static_cast<std::size_t>(rank));
+  for (const sched::Span& span : result->timeline.spans) {
+    if (span.device == rank) mine.spans.push_back(span);
+  }
+  for (const sched::MemorySample& sample : result->timeline.memory) {
+    if (sample.device == rank) mine.memory.push_back(sample);
+  }
+  out.timeline = std::move(result->timeline);
+  if (reference) {
+    auto loss = reference->step(*microbatches, seed, ReferenceMode::kMicrobatches);
+    if (!loss) return rank_error(rank, loss.error().message);
+  }
+  const RankTensors own = rank_tensors(run.executor->cells(), rank, reference ? &*reference : nullptr);
+  if (reference) mine.check = check_rank_tensors(own);
+  if (step + 1 == config.steps) {
+    if (auto s = dump_rank_tensors(own, rank); !s) return rank_error(rank, s.error().message);
+  }
+  return out;
+}
+
+// Rank 0: every rank's report of the step merged into one row and one timeline (rank_report.h).
+sched::Result<MergedStep> merge_gathered(const RankRun& run, const std::vector<std::string>& gathered, int step) {
+  std::vector<RankStep> steps;
+  for (const std::string& text : gathered) {
+    auto decoded = decode_rank_step(text);
+    if (!decoded) return rank_error(run.env.rank, decoded.error().message);
+    steps.push_back(std::move(decoded).value());
+  }
+  auto merged = merge_rank_steps(steps, run.setup.report.schedule, step, run.config.batch_size);
+  if (!merged) return rank_error(run.env.rank, merged.error().message);
+  return merged;
+}
+
+// Sends this rank's report of the step to rank 0 and adds the step to the run's report: on rank
+// 0 the merged one (then on_step), on the others their own.
+sched::Status record_step(RankRun& run, int step, RankStepOutcome outcome,
+                          const std::function<void(const StepStats&)>& on_step) {
+  RunReport& report = run.setup.report;
+  const RankStep& mine = outcome.mine;
+  auto gathered = gather_to_root(run.group, fmt::format("step{}", step), encode_rank_step(mine));
+  if (!gathered) return gathered.error();
+  if (run.env.rank != 0) {
+    StepStats stats;
+    stats.step = step;
+    stats.step_ns = mine.step_ns;
+    stats.loss = mine.loss_sum / run.config.num_microbatches;
+    stats.peak_activation_bytes = {mine.peak_activation_bytes};
+    report.steps.push_back(stats);
+    report.last_timeline = std::move(outcome.timeline);
+    if (mine.check) merge_check(report.check, *mine.check);
+    return sched::Ok{};
+  }
+  auto merged = merge_gathered(run, *gathered, step);
+  if (!merged) return merged.error();
+  report.steps.push_back(merged->stats);
+  report.last_timeline = std::move(merged->timeline);
+  if (merged->check) merge_check(report.check, *merged->check);
+  if (on_step) on_step(merged->stats);
+  return sched::Ok{};
+}
+
+}  // namespace
+
+sched::Result<DistributedReport> run_distributed(const RunConfig& config, const DistributedOptions& options,
+                                                 const std::function<void(const StepStats&)>& on_step) {
+  auto set_up = set_up_rank(config, options);
+  if (!set_up) return set_up.error();
+  RankRun& run = *set_up;
+  RunReport& report = run.setup.report;
+  // One worker per process: it gets the threads a single worker would get among all devices,
+  // as in the in-process run, so both runs reduce in the same order.
+  report.threads_per_worker = run.executor->threads_per_worker();
+  report.worker_cpus = run.executor->worker_cpus();  // the plan for every device (each rank makes the same)
+  if (run.setup.reference) {
+    set_worker_threads(run.executor->threads_per_worker());  // the reference runs here, as one worker would
+    run.where->use_exact_arithmetic();                        // compared with the CPU's arithmetic
+  }
+  StepMeter meter(*run.where, report.schedule.num_devices());
+  for (int step = 0; step < config.steps; ++step) {
+    auto outcome = run_rank_step(run, meter, step);
+    if (!outcome) return outcome.error();
+    if (auto s = record_step(run, step, std::move(outcome).value(), on_step); !s) return s.error();
+  }
+  if (auto s = store_barrier(run.group, "end"); !s) return s.error();
+  if (auto s = store_farewell(run.group); !s) return s.error();
+  return DistributedReport{run.env.rank, run.env.world_size, std::move(report)};
+}
+
+}  // namespace pipeworks::hw

@@ -1,0 +1,317 @@
+// Fork/exec of K ranks with output forwarding and fail-fast (see launcher.h).
+#include "hw/dist/launcher.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace pipeworks::hw {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// SIGINT/SIGTERM to the launcher: forwarded to every rank (then SIGKILL after the grace period),
+// so stopping the launcher never leaves ranks behind.
+volatile std::sig_atomic_t g_stop_signal = 0;
+extern "C" void remember_stop_signal(int sig) { g_stop_signal = sig; }
+
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+struct Child {
+  pid_t pid = -1;
+  int out_fd = -1;  // read ends
+  int err_fd = -1;
+  std::string out_buffer, err_buffer;
+  bool running = false;
+  bool signaled_by_us = false;
+  RankExit exit;
+};
+
+void default_sink(int rank, bool is_stderr, std::string_view line) {
+  std::FILE* f = is_stderr ? stderr : stdout;
+  std::fprintf(f, "[rank %d] %.*s\n", rank, static_cast<int>(line.size()), line.data());
+  std::fflush(f);
+}
+
+// Moves complete lines (or, at EOF, the rest) from `buffer` to the sink.
+void flush_lines(std::string& buffer, int rank, bool is_stderr, bool eof, const LineSink& sink) {
+  std::size_t start = 0;
+  for (std::size_t nl = buffer.find('\n'); nl != std::string::npos; nl = buffer.find('\n', start)) {
+    sink(rank, is_stderr, std::string_view(buffer).substr(start, nl - start));
+    start = nl + 1;
+  }
+  buffer.erase(0, start);
+  if (eof && !buffer.empty()) {
+    sink(rank, is_stderr, buffer);
+    buffer.clear();
+  }
+}
+
+std::string resolve_program(const std::string& program) {
+  if (program != "pipeworks") return program;
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? program : self.string();
+}
+
+[[noreturn]] void exec_child(const LaunchOptions& options, int rank, int port, int out_fd, int err_fd) {
+  ::dup2(out_fd, STDOUT_FILENO);
+  ::dup2(err_fd, STDERR_FILENO);
+  const std::string world = std::to_string(options.num_processes);
+  const std::string r = std::to_string(rank);
+  ::setenv("RANK", r.c_str(), 1);
+  ::setenv("LOCAL_RANK", r.c_str(), 1);
+  ::setenv("WORLD_SIZE", world.c_str(), 1);
+  ::setenv("LOCAL_WORLD_SIZE", world.c_str(), 1);
+  ::setenv("MASTER_ADDR", options.master_addr.c_str(), 1);
+  ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+  for (const auto& [name, value] : options.extra_env) ::setenv(name.c_str(), value.c_str(), 1);
+  const std::string program = resolve_program(options.command.front());
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(program.c_str()));
+  for (std::size_t i = 1; i < options.command.size(); ++i)
+    argv.push_back(const_cast<char*>(options.command[i].c_str()));
+  argv.push_back(nullptr);
+  ::execvp(argv[0], argv.data());
+  std::fprintf(stderr, "pipeworks launch: cannot run '%s': %s\n", argv[0], std::strerror(errno));
+  ::_exit(127);
+}
+
+void read_some(int& fd, std::string& buffer, int rank, bool is_stderr, const LineSink& sink) {
+  char chunk[4096];
+  const ssize_t n = ::read(fd, chunk, sizeof chunk);
+  if (n > 0) {
+    buffer.append(chunk, static_cast<std::size_t>(n));
+    flush_lines(buffer, rank, is_stderr, false, sink);
+  } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+    flush_lines(buffer, rank, is_stderr, true, sink);
+    ::close(fd);
+    fd = -1;
+  }
+}
+
+// Stops a rank that still runs, remembering that the launcher did.
+void stop(Child& c, int sig) {
+  if (c.running) {
+    ::kill(c.pid, sig);
+    c.signaled_by_us = true;
+  }
+}
+
+void stop_all(std::vector<Child>& children, int sig) {
+  for (Child& c : children) stop(c, sig);
+}
+
+// The checked options' rendezvous port: master_port, or a free one when it is 0.
+sched::Result<int> checked_port(const LaunchOptions& options) {
+  if (options.num_processes < 1 || options.num_processes > 1024) {
+    return sched::Error{fmt::format("launch: -n {} is out of range 1..1024", options.num_processes)};
+  }
+  if (options.command.empty()) return sched::Error{"launch: no command given (launch -n K -- COMMAND ...)"};
+  if (options.master_port < 0 || options.master_port > 65535) {
+    return sched::Error{fmt::format("launch: port {} is out of range", options.master_port)};
+  }
+  if (options.master_port != 0) return options.master_port;
+  return find_free_port(options.master_addr);
+}
+
+// Forks one child per rank, its stdout and stderr on pipes; on failure kills those started.
+sched::Status start_children(const LaunchOptions& options, int port, std::vector<Child>& children) {
+  for (int rank = 0; rank < options.num_processes; ++rank) {
+    int out_pipe[2];
+    int err_pipe[2];
+    if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
+      stop_all(children, SIGKILL);
+      return sched::Error{fmt::format("launch: pipe(): {}", std::strerror(errno))};
+    }
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      stop_all(children, SIGKILL);
+      return sched::Error{fmt::format("launch: fork(): {}", std::strerror(errno))};
+    }
+    if (pid == 0) exec_child(options, rank, port, out_pipe[1], err_pipe[1]);
+    ::close(out_pipe[1]);
+    ::close(err_pipe[1]);
+    Child& c = children[static_cast<std::size_t>(rank)];
+    c.pid = pid;
+    c.out_fd = out_pipe[0];
+    c.err_fd = err_pipe[0];
+    c.running = true;
+    c.exit.rank = rank;
+  }
+  return sched::Ok{};
+}
+
+// SIGINT/SIGTERM remembered (g_stop_signal) while it lives; the previous handlers afterwards.
+class StopSignalHandlers {
+ public:
+  StopSignalHandlers() {
+    g_stop_signal = 0;
+    struct sigaction action {};
+    action.sa_handler = remember_stop_signal;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGINT, &action, &old_int_);
+    ::sigaction(SIGTERM, &action, &old_term_);
+  }
+  ~StopSignalHandlers() {
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopSignalHandlers(const StopSignalHandlers&) = delete;
+  StopSignalHandlers& operator=(const StopSignalHandlers&) = delete;
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+// Forwards what the ranks wrote, waiting at most 50 ms for it. False once every pipe is closed
+// and no rank runs: the launch is over.
+bool forward_output(std::vector<Child>& children, const LineSink& sink) {
+  std::vector<pollfd> fds;
+  std::vector<std::pair<std::size_t, bool>> owners;  // (child, is stderr)
+  for (std::size_t i = 0; i < children.size(); ++i) {
+    if (children[i].out_fd >= 0) {
+      fds.push_back({children[i].out_fd, POLLIN, 0});
+      owners.emplace_back(i, false);
+    }
+    if (children[i].err_fd >= 0) {
+      fds.push_back({children[i].err_fd, POLLIN, 0});
+      owners.emplace_back(i, true);
+    }
+  }
+  bool any_running = false;
+  for (const Child& c : children) any_running = any_running || c.running;
+  if (fds.empty() && !any_running) return false;
+  if (fds.empty()) {
+    ::usleep(20000);
+    return true;
+  }
+  ::poll(fds.data(), fds.size(), 50);
+  for (std::size_t f = 0; f < fds.size(); ++f) {
+    if ((fds[f].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+    Child& c = children[owners[f].first];
+    const bool is_err = owners[f].second;
+    read_some(is_err ? c.err_fd : c.out_fd, is_err ? c.err_buffer : c.out_buffer, c.exit.rank, is_err, sink);
+  }
+  return true;
+}
+
+// When the launch started, when the first rank failed, when SIGTERM went to every rank.
+struct Supervision {
+  Clock::time_point started;
+  std::optional<Clock::time_point> first_failure, term_sent;
+};
+
+// Records the ranks that exited; the first failure stops the others unless keep_going.
+void reap_exits(std::vector<Child>& children, const LaunchOptions& options, Supervision& sup,
+                Clock::time_point now) {
+  for (Child& c : children) {
+    if (!c.running) continue;
+    int status = 0;
+    if (::waitpid(c.pid, &status, WNOHANG) != c.pid) continue;
+    c.running = false;
+    c.exit.signaled = WIFSIGNALED(status);
+    c.exit.exit_code = c.exit.signaled ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+    c.exit.stopped_by_launcher = c.signaled_by_us;
+    if (sup.first_failure) c.exit.seconds_after_first_failure = seconds_between(*sup.first_failure, now);
+    if (c.exit.exit_code != 0 && !sup.first_failure) {
+      sup.first_failure = now;
+      c.exit.seconds_after_first_failure = 0;
+      if (!options.keep_going) {
+        stop_all(children, SIGTERM);
+        sup.term_sent = now;
+      }
+    }
+  }
+}
+
+// kill_after_s running out stops every rank; SIGKILL follows SIGTERM after grace_s.
+void enforce_deadlines(std::vector<Child>& children, const LaunchOptions& options, LaunchResult& result,
+                       Supervision& sup, Clock::time_point now) {
+  if (options.kill_after_s > 0 && !result.timed_out && seconds_between(sup.started, now) > options.kill_after_s) {
+    result.timed_out = true;
+    if (!sup.first_failure) sup.first_failure = now;
+    stop_all(children, SIGTERM);
+    sup.term_sent = now;
+  }
+  if (sup.term_sent && seconds_between(*sup.term_sent, now) > options.grace_s) stop_all(children, SIGKILL);
+}
+
+// Forwards output and reaps ranks until every rank exited and every pipe closed.
+void supervise(std::vector<Child>& children, const LaunchOptions& options, const LineSink& sink,
+               LaunchResult& result) {
+  Supervision sup{Clock::now(), std::nullopt, std::nullopt};
+  const StopSignalHandlers handlers;
+  for (;;) {
+    if (g_stop_signal != 0 && !result.signaled) {
+      result.signaled = true;
+      stop_all(children, SIGTERM);
+      sup.term_sent = Clock::now();
+    }
+    if (!forward_output(children, sink)) break;
+    const Clock::time_point now = Clock::now();
+    reap_exits(children, options, sup, now);
+    enforce_deadlines(children, options, result, sup, now);
+  }
+}
+
+}  // namespace
+
+sched::Result<int> find_free_port(const std::string& host) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return sched::Error{fmt::format("launch: socket(): {}", std::strerror(errno))};
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = 0;
+  if (::inet_pton(AF_INET, host.c_str(), &address.sin_addr) != 1) {
+    ::close(fd);
+    return sched::Error{fmt::format("launch: '{}' is not an IPv4 address", host)};
+  }
+  socklen_t length = sizeof address;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    const std::string why = std::strerror(errno);
+    ::close(fd);
+    return sched::Error{fmt::format("launch: no free port on {}: {}", host, why)};
+  }
+  ::close(fd);
+  return static_cast<int>(ntohs(address.sin_port));
+}
+
+sched::Result<LaunchResult> launch(const LaunchOptions& options, const LineSink& sink_in) {
+  const LineSink sink = sink_in ? sink_in : LineSink(default_sink);
+  auto port = checked_port(options);
+  if (!port) return port.error();
+  std::vector<Child> children(static_cast<std::size_t>(options.num_processes));
+  if (auto s = start_children(options, *port, children); !s) return s.error();
+  LaunchResult result;
+  supervise(children, options, sink, result);
+  for (const Child& c : children) {
+    result.exits.push_back(c.exit);
+    if (c.exit.exit_code != 0) result.exit_code = 1;
+  }
+  if (result.timed_out || result.signaled) result.exit_code = 1;
+  return result;
+}
+
+}  // namespace pipeworks::hw

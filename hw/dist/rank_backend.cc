@@ -1,0 +1,49 @@
+// A rank's devices and group by backend (see rank_backend.h).
+#include "hw/dist/rank_backend.h"
+
+#include <fmt/format.h>
+
+#ifndef PIPEWORKS_HAVE_CUDA
+#define PIPEWORKS_HAVE_CUDA 0  // set to 1 by hw/CMakeLists.txt when the LibTorch has CUDA
+#endif
+#if PIPEWORKS_HAVE_CUDA
+#include "hw/cuda/gpu_devices.h"
+#include "hw/cuda/nccl_group.h"
+#endif
+
+namespace pipeworks::hw {
+
+sched::Status check_backend(const std::string& backend) {
+  if (backend != "gloo" && backend != "nccl") {
+    return sched::Error{fmt::format("unknown backend '{}' (gloo or nccl)", backend)};
+  }
+  if (backend == "nccl" && !PIPEWORKS_HAVE_CUDA) {
+    return sched::Error{"backend nccl needs a LibTorch with CUDA; this build has none (use gloo on the CPU)"};
+  }
+  return sched::Ok{};
+}
+
+sched::Result<std::unique_ptr<ComputeDevices>> rank_compute_devices(const DistributedEnv& env,
+                                                                    const std::string& backend) {
+  if (backend != "nccl") return make_compute_devices("cpu");
+#if PIPEWORKS_HAVE_CUDA
+  auto gpu = cuda::gpu_of_rank(env);
+  if (!gpu) return gpu.error();
+  return cuda::rank_gpu_devices(env.rank, *gpu);
+#else
+  return sched::Error{fmt::format("rank {}: no CUDA in this build", env.rank)};
+#endif
+}
+
+sched::Result<C10dGroup> connect_backend(const DistributedEnv& env, const std::string& backend,
+                                         std::chrono::milliseconds timeout) {
+  if (backend != "nccl") return connect_gloo(env, timeout);
+#if PIPEWORKS_HAVE_CUDA
+  return cuda::connect_nccl(env, timeout);
+#else
+  (void)timeout;
+  return sched::Error{fmt::format("rank {}: no CUDA in this build", env.rank)};
+#endif
+}
+
+}  // namespace pipeworks::hw

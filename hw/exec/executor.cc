@@ -1,0 +1,460 @@
+// The pipeline executor (see executor.h for what each action does).
+#include "hw/exec/executor.h"
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include "hw/exec/counting_allocator.h"
+#include "hw/exec/inprocess_transport.h"
+#include "hw/exec/recorder.h"
+#include "hw/exec/schedule_checks.h"
+#include "hw/exec/threads.h"
+#include "hw/exec/worker_pool.h"
+#include "hw/model/action_context.h"
+#include "sched/action_index.h"
+
+namespace pipeworks::hw {
+
+using sched::Action;
+using sched::ActionKind;
+
+namespace {
+
+// What one (stage, micro-batch) holds between its actions. Only the worker of the stage's
+// device touches it (a stage on the same device reads its neighbour's slot on that thread).
+struct Slot {
+  torch::Tensor input;        // stage input (a leaf that requires grad, except stage 0's data)
+  torch::Tensor output;       // stage output with its graph (last stage: the loss)
+  torch::Tensor grad_output;  // received gradient of the output (RECV_B)
+  torch::Tensor input_grad;   // input.grad() after B, for stage s-1
+};
+
+// A failure inside an action: the message gets the action's context added by the worker.
+struct ActionError {
+  std::string message;
+};
+
+std::string describe_exception(const std::exception& e) {
+  if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e)) return c10_error->what_without_backtrace();
+  return e.what();
+}
+
+// Runs `work`; what it threw as a message, nothing when it returned.
+template <class Work>
+std::optional<std::string> guarded(Work&& work) {
+  try {
+    work();
+  } catch (const ActionError& e) {
+    return e.message;
+  } catch (const std::exception& e) {
+    return describe_exception(e);
+  } catch (...) {
+    return std::string("unknown exception");
+  }
+  return std::nullopt;
+}
+
+// The step's first failure, set by whichever worker fails first; the others see failed() and
+// stop.
+class FirstError {
+ public:
+  void reset() {
+    failed_.store(false);
+    error_.reset();
+  }
+  void set(const std::string& message) {
+    {
+      const std::lock_guard lock(mutex_);
+      if (!error_) error_ = sched::Error{message};
+    }
+    failed_.store(true);
+  }
+  bool failed() const { return failed_.load(); }
+  // After the step's workers finished.
+  const sched::Error& error() const { return *error_; }
+
+ private:
+  std::atomic<bool> failed_{false};
+  std::mutex mutex_;
+  std::optional<sched::Error> error_;
+};
+
+// Per (stage, micro-batch), whether the schedule holds the action of `kind` for it.
+std::vector<std::vector<char>> action_table(const sched::ActionIndex& index, int stages, int microbatches,
+                                            ActionKind kind) {
+  std::vector<std::vector<char>> t(static_cast<std::size_t>(stages),
+                                   std::vector<char>(static_cast<std::size_t>(microbatches)));
+  for (int s = 0; s < stages; ++s) {
+    for (int m = 0; m < microbatches; ++m) {
+      t[static_cast<std::size_t>(s)][static_cast<std::size_t>(m)] = index.contains({s, kind, m});
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+struct Executor::State {
+  sched::Schedule schedule;
+  std::vector<StageCell> cells;
+  ExecutorOptions options;
+  std::unique_ptr<Transport> transport;
+  std::vector<std::unique_ptr<torch::optim::Optimizer>> optimizers;  // one per cell
+  int threads = 1;
+  std::vector<std::vector<int>> worker_cpus;  // per device; empty: not pinned
+  Recorder recorder{0};
+  // Per (stage, micro-batch): does the schedule hold R / RECV_F / RECV_B for it.
+  std::vector<std::vector<char>> recompute, recv_f, recv_b;
+  std::vector<int> local_devices;              // the devices this process runs, one worker each
+  std::vector<std::vector<StageCell*>> own;    // per device, the cells its worker runs
+  std::vector<WorkerPool::Job> step_phases;    // the pool's round for one step
+
+  // Per step.
+  const MicroBatches* batch = nullptr;
+  std::uint64_t seed = 0;
+  FirstError first_error;
+  std::vector<std::vector<Slot>> slots;
+  std::vector<double> loss_sum;  // per device (only the last stage's device adds)
+  std::vector<sched::Bytes> peak_activation;
+
+  // Last: destroyed first, so the workers are joined before anything they use goes.
+  std::unique_ptr<WorkerPool> pool;
+
+  Slot& slot(int stage, int microbatch) {
+    return slots[static_cast<std::size_t>(stage)][static_cast<std::size_t>(microbatch)];
+  }
+  bool has(const std::vector<std::vector<char>>& table, int stage, int microbatch) const {
+    return table[static_cast<std::size_t>(stage)][static_cast<std::size_t>(microbatch)] != 0;
+  }
+  StageCell& cell(int stage) { return cells[static_cast<std::size_t>(stage)]; }
+
+  void fail(const std::string& message) {
+    first_error.set(message);
+    transport->abort(message);
+  }
+
+  void check_finite(const torch::Tensor& t, const char* what) const {
+    if (options.check_finite && t.defined() && t.is_floating_point() && !torch::isfinite(t).all().item<bool>()) {
+      throw ActionError{fmt::format("non-finite values in the {}", what)};
+    }
+  }
+
+  void forward(const Action& a, int device);
+  void recompute_forward(const Action& a);
+  void backward(const Action& a);
+  void run(const Action& a, int device);
+  std::optional<std::string> run_timed(const Action& a, int device, sched::Bytes baseline);
+  void run_program(int device);
+  void step_optimizers(int device);
+  void on_worker(int worker, void (State::*phase)(int device));
+  sched::Status start_workers();
+};
+
+void Executor::State::forward(const Action& a, int device) {
+  const int s = a.stage;
+  const int m = a.microbatch;
+  Slot& here = slot(s, m);
+  torch::Tensor input;
+  if (s == 0) {
+    input = batch->inputs[static_cast<std::size_t>(m)];
+  } else {
+    if (has(recv_f, s, m)) {
+      input = here.input;
+      if (!input.defined()) throw ActionError{fmt::format("input of {} was not received", to_string(a))};
+    } else {
+      Slot& previous = slot(s - 1, m);
+      if (!previous.output.defined()) {
+        throw ActionError{fmt::format("stage {} has not produced micro-batch {} on this device yet", s - 1, m)};
+      }
+      input = previous.output;
+      if (has(recompute, s - 1, m)) previous.output = torch::Tensor();
+    }
+    input = input.detach().requires_grad_(true);
+  }
+  here.input = input;
+  StageCell& c = cell(s);
+  torch::Tensor output;
+  {
+    std::optional<torch::NoGradGuard> no_grad;
+    if (has(recompute, s, m)) no_grad.emplace();
+    output = c.forward(input);
+    check_finite(output, "stage output");
+    if (c.is_last) {
+      output = compute_loss(c.loss, output, batch->targets[static_cast<std::size_t>(m)]);
+      check_finite(output, "loss");
+      loss_sum[static_cast<std::size_t>(device)] += output.item<double>();
+    }
+  }
+  here.output = output;
+}
+
+void Executor::State::recompute_forward(const Action& a) {
+  Slot& here = slot(a.stage, a.microbatch);
+  if (!here.input.defined()) throw ActionError{"no stage input kept for re-materialization (F did not run)"};
+  StageCell& c = cell(a.stage);
+  torch::Tensor output = c.forward(here.input);
+  if (c.is_last) output = compute_loss(c.loss, output, batch->targets[static_cast<std::size_t>(a.microbatch)]);
+  here.output = output;
+}
+
+void Executor::State::backward(const Action& a) {
+  const int s = a.stage;
+  const int m = a.microbatch;
+  Slot& here = slot(s, m);
+  if (!here.output.defined() || !here.output.requires_grad()) {
+    throw ActionError{"no forward graph to run backward through (F/R did not run)"};
+  }
+  torch::Tensor grad;
+  if (cell(s).is_last) {
+    grad = torch::full_like(here.output, 1.0 / schedule.num_microbatches);
+  } else if (has(recv_b, s, m)) {
+    grad = here.grad_output;
+  } else {
+    Slot& next = slot(s + 1, m);
+    grad = next.input_grad;
+    next.input_grad = torch::Tensor();
+  }
+  if (!grad.defined()) throw ActionError{"the gradient of the stage output has not arrived"};
+  torch::autograd::backward({here.output}, {grad});
+  if (s > 0) {
+    here.input_grad = here.input.grad();
+    check_finite(here.input_grad, "input gradient");
+  }
+  here.output = torch::Tensor();
+  here.input = torch::Tensor();
+  here.grad_output = torch::Tensor();
+}
+
+void Executor::State::run(const Action& a, int device) {
+  const ActionContext context{seed, a.microbatch, a.kind};
+  const ActionScope scope(context);
+  Slot& here = slot(a.stage, a.microbatch);
+  auto unwrap = [](sched::Status status) {
+    if (!status) throw ActionError{status.error().message};
+  };
+  switch (a.kind) {
+    case ActionKind::kForward:
+      forward(a, device);
+      break;
+    case ActionKind::kRecompute:
+      recompute_forward(a);
+      break;
+    case ActionKind::kBackward:
+      backward(a);
+      break;
+    case ActionKind::kSendF:
+      if (!here.output.defined()) throw ActionError{"nothing to send: F did not run"};
+      unwrap(transport->send(a, here.output.detach()));
+      if (has(recompute, a.stage, a.microbatch)) here.output = torch::Tensor();
+      break;
+    case ActionKind::kSendB:
+      if (!here.input_grad.defined()) throw ActionError{"nothing to send: B did not run"};
+      unwrap(transport->send(a, here.input_grad));
+      here.input_grad = torch::Tensor();
+      break;
+    case ActionKind::kRecvF: {
+      auto received = transport->recv(a, options.recv_timeout);
+      if (!received) throw ActionError{received.error().message};
+      here.input = std::move(received).value();
+      break;
+    }
+    case ActionKind::kRecvB: {
+      auto received = transport->recv(a, options.recv_timeout);
+      if (!received) throw ActionError{received.error().message};
+      here.grad_output = std::move(received).value();
+      break;
+    }
+    case ActionKind::kBackwardInput:
+    case ActionKind::kBackwardWeight:
+      throw ActionError{"split backward (I/W) is not supported"};
+  }
+}
+
+// Times `a` on its device's clock and records its span; what went wrong, if anything.
+std::optional<std::string> Executor::State::run_timed(const Action& a, int device, sched::Bytes baseline) {
+  const ClockMark start = recorder.mark(device);
+  std::optional<std::string> problem = guarded([&] { run(a, device); });
+  const ClockMark end = recorder.mark(device);
+  recorder.record(device, a, start, end);
+  if (!problem && sched::is_compute(a.kind) && options.measure_memory) {
+    recorder.sample_memory(device, end, live_bytes(device) - baseline);
+  }
+  return problem;
+}
+
+// The first phase of a step: `device`'s program, action by action, until it ends or any worker
+// failed.
+void Executor::State::run_program(int device) {
+  recorder.start_device(device);
+  for (StageCell* c : own[static_cast<std::size_t>(device)]) drop_grads(c->parameters());
+  const sched::Bytes baseline = live_bytes(device);
+  reset_peak(device);
+  for (const Action& a : schedule.programs[static_cast<std::size_t>(device)]) {
+    if (first_error.failed()) break;
+    std::optional<std::string> problem;
+    if (options.before_compute && sched::is_compute(a.kind)) problem = guarded([&] { options.before_compute(a); });
+    if (!problem) problem = run_timed(a, device, baseline);
+    if (problem) {
+      fail(fmt::format("stage {}, action {} (micro-batch {}) on device {}: {}", a.stage, to_string(a), a.microbatch,
+                       device, *problem));
+      break;
+    }
+  }
+  peak_activation[static_cast<std::size_t>(device)] = options.measure_memory ? peak_bytes(device) - baseline : 0;
+}
+
+// The second phase, once every program ended: `device`'s optimizers, unless the step failed.
+void Executor::State::step_optimizers(int device) {
+  if (first_error.failed()) return;
+  try {
+    for (StageCell* c : own[static_cast<std::size_t>(device)]) optimizers[static_cast<std::size_t>(c->stage)]->step();
+  } catch (const std::exception& e) {
+    fail(fmt::format("optimizer step on device {}: {}", device, describe_exception(e)));
+  }
+}
+
+// A phase on pool worker `worker`: its device's allocations are counted as that device's, and
+// anything the phase throws fails the step (and so stops the other workers).
+void Executor::State::on_worker(int worker, void (State::*phase)(int device)) {
+  const int device = local_devices[static_cast<std::size_t>(worker)];
+  const DeviceScope device_scope(device);
+  if (auto problem = guarded([&] { (this->*phase)(device); })) fail(fmt::format("device {}: {}", device, *problem));
+}
+
+// One worker per local device, each pinned to its device's cores when asked (before the first
+// step, so the OpenMP team a worker starts then inherits them).
+sched::Status Executor::State::start_workers() {
+  own.assign(static_cast<std::size_t>(schedule.num_devices()), {});
+  for (StageCell& c : cells) own[static_cast<std::size_t>(c.device)].push_back(&c);
+  step_phases = {[this](int worker) { on_worker(worker, &State::run_program); },
+                 [this](int worker) { on_worker(worker, &State::step_optimizers); }};
+  auto started = WorkerPool::create(static_cast<int>(local_devices.size()),
+                                    [n = threads](int) { set_worker_threads(n); });
+  if (!started) return sched::Error{"executor: " + started.error().message};
+  pool = std::move(started).value();
+  if (worker_cpus.empty()) return sched::Ok{};
+  for (std::size_t w = 0; w < local_devices.size(); ++w) {
+    const int d = local_devices[w];
+    if (auto pinned = pool->pin(static_cast<int>(w), worker_cpus[static_cast<std::size_t>(d)]); !pinned) {
+      return sched::Error{fmt::format("executor: device {}: {}", d, pinned.error().message)};
+    }
+  }
+  return sched::Ok{};
+}
+
+namespace {
+
+// The executor's preconditions on its inputs (see create()).
+sched::Status check_inputs(const sched::Schedule& schedule, const std::vector<StageCell>& cells,
+                           const ExecutorOptions& options) {
+  if (auto status = check_executable(schedule); !status) return sched::Error{"executor: " + status.error().message};
+  const int k = schedule.num_stages;
+  if (static_cast<int>(cells.size()) != k) {
+    return sched::Error{fmt::format("executor: {} cells for {} stages", cells.size(), k)};
+  }
+  for (int s = 0; s < k; ++s) {
+    const StageCell& c = cells[static_cast<std::size_t>(s)];
+    if (c.stage != s || c.device != schedule.device_of(s) || c.is_last != (s + 1 == k)) {
+      return sched::Error{fmt::format("executor: cell {} is stage {} on device {}, the schedule has stage {} on "
+                                      "device {}",
+                                      s, c.stage, c.device, s, schedule.device_of(s))};
+    }
+  }
+  if (options.measure_memory && schedule.num_devices() > kMaxCountedDevices) {
+    return sched::Error{fmt::format("executor: memory is counted for at most {} devices", kMaxCountedDevices)};
+  }
+  if (options.only_device && (*options.only_device < 0 || *options.only_device >= schedule.num_devices())) {
+    return sched::Error{fmt::format("executor: only_device {} is not one of the {} devices", *options.only_device,
+                                    schedule.num_devices())};
+  }
+  return sched::Ok{};
+}
+
+}  // namespace
+
+Executor::Executor(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Executor::~Executor() = default;
+
+sched::Result<std::unique_ptr<Executor>> Executor::create(sched::Schedule schedule, std::vector<StageCell> cells,
+                                                          ExecutorOptions options,
+                                                          std::unique_ptr<Transport> transport) {
+  if (auto status = check_inputs(schedule, cells, options); !status) return status.error();
+  const int k = schedule.num_stages;
+  if (options.measure_memory) install_counting_allocator();
+  auto state = std::make_unique<State>();
+  auto index = sched::ActionIndex::build(schedule);
+  if (!index) return index.error();
+  state->recompute = action_table(*index, k, schedule.num_microbatches, ActionKind::kRecompute);
+  state->recv_f = action_table(*index, k, schedule.num_microbatches, ActionKind::kRecvF);
+  state->recv_b = action_table(*index, k, schedule.num_microbatches, ActionKind::kRecvB);
+  state->threads = resolve_threads_per_worker(options.threads_per_worker, schedule.num_devices());
+  auto cpus = plan_worker_cpus(options.pin_workers, schedule.num_devices(), state->threads, usable_cpus());
+  if (!cpus) return sched::Error{"executor: " + cpus.error().message};
+  state->worker_cpus = std::move(cpus).value();
+  state->transport = transport ? std::move(transport) : std::make_unique<InProcessTransport>(k);
+  for (StageCell& c : cells) {
+    c.layers->train();
+    state->optimizers.push_back(make_optimizer(c.parameters(), options.optimizer));
+  }
+  state->schedule = std::move(schedule);
+  state->cells = std::move(cells);
+  state->options = std::move(options);
+  for (int d = 0; d < state->schedule.num_devices(); ++d) {
+    if (!state->options.only_device || *state->options.only_device == d) state->local_devices.push_back(d);
+  }
+  auto clocks = make_action_clocks(state->options.clock, state->schedule.num_devices(), state->local_devices);
+  if (!clocks) return clocks.error();
+  state->recorder = Recorder(std::move(clocks).value());
+  if (auto started = state->start_workers(); !started) return started.error();
+  return std::unique_ptr<Executor>(new Executor(std::move(state)));
+}
+
+sched::Result<StepResult> Executor::step(const MicroBatches& batch, std::uint64_t seed) {
+  State& st = *state_;
+  const int m = st.schedule.num_microbatches;
+  if (batch.size() != m || static_cast<int>(batch.targets.size()) != m) {
+    return sched::Error{fmt::format("executor: {} micro-batches given, the schedule has {}", batch.size(), m)};
+  }
+  const auto devices = static_cast<std::size_t>(st.schedule.num_devices());
+  st.batch = &batch;
+  st.seed = seed;
+  st.first_error.reset();
+  st.loss_sum.assign(devices, 0.0);
+  st.peak_activation.assign(devices, 0);
+  st.slots.assign(static_cast<std::size_t>(st.schedule.num_stages), std::vector<Slot>(static_cast<std::size_t>(m)));
+  st.transport->reset();
+  st.recorder.start_step();
+  const std::vector<sched::Status> outcomes = st.pool->run(st.step_phases);
+  const sched::Nanoseconds step_ns = st.recorder.now_ns();
+  // on_worker turns every failure into fail(); a failed outcome here would be one it missed.
+  for (std::size_t w = 0; w < outcomes.size(); ++w) {
+    if (!outcomes[w]) st.fail(fmt::format("device {}: {}", st.local_devices[w], outcomes[w].error().message));
+  }
+  st.slots.clear();
+  st.batch = nullptr;
+  if (st.first_error.failed()) {
+    st.transport->reset();
+    return st.first_error.error();
+  }
+  if (auto timed = st.recorder.finish_step(); !timed) return sched::Error{"executor: " + timed.error().message};
+  StepResult result;
+  result.timeline = st.recorder.timeline(st.schedule);
+  for (double l : st.loss_sum) result.loss += l;
+  result.loss /= m;
+  result.step_ns = step_ns;
+  result.peak_activation_bytes = st.peak_activation;
+  return result;
+}
+
+std::vector<StageCell>& Executor::cells() { return state_->cells; }
+const sched::Schedule& Executor::schedule() const { return state_->schedule; }
+int Executor::threads_per_worker() const { return state_->threads; }
+const std::vector<std::vector<int>>& Executor::worker_cpus() const { return state_->worker_cpus; }
+
+}  // namespace pipeworks::hw

@@ -1,0 +1,56 @@
+// What the executor adds on this machine beyond layer costs, measured rather than assumed:
+// the hand-off between workers (in-process transport: a waiting receiver woken by a send),
+// the per-action dispatch overhead of the executor, and how much slower a layer runs when K
+// workers compute at once (shared cores and caches). Turned into a sim::ClusterSpec.
+//
+//   hand-off      sender: t0 = now; send(x)      receiver (already waiting): recv returns at t1
+//                 latency(bytes) = t1 - t0, fitted as latency + bytes / bandwidth
+//   dispatch      (executor makespan - sum of profiled layer costs) / compute actions, on a tiny
+//                 one-stage model where the layers cost almost nothing
+//   contention    median over 5 alternating rounds of
+//                 median(F+B of the model, K workers at once) / median(F+B alone)
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hw/model/model_config.h"
+#include "hw/predict/cost_fit.h"
+#include "sched/result.h"
+#include "sim/cluster_spec.h"
+
+namespace pipeworks::hw {
+
+struct HandoffSample {
+  sched::Bytes bytes = 0;
+  Timing latency;
+};
+
+struct MachineProfile {
+  std::vector<HandoffSample> handoff;
+  sched::Nanoseconds handoff_latency_ns = 0;  // fitted intercept
+  double handoff_bandwidth_bytes_per_s = 0;   // fitted 1 / slope (kUnboundedBandwidth when flat)
+  sched::Nanoseconds dispatch_overhead_ns = 0;
+  Timing dispatch_samples;        // per-action overhead over the measured steps
+  double contention_factor = 1;   // >= 1
+  Timing contention_alone;        // per-round medians of F+B of the model, one worker
+  Timing contention_concurrent;   // the same with `workers` workers at once
+  int workers = 1;
+  int threads = 1;
+};
+
+// Tensors move by reference in process, so latency does not grow with size; the fit then says
+// "unbounded", written as this bandwidth (1 PB/s).
+inline constexpr double kUnboundedBandwidth = 1e15;
+
+// `model` is the workload of the contention measurement (at `microbatch_size` samples).
+sched::Result<MachineProfile> profile_machine(const ModelConfig& model, int microbatch_size, int workers,
+                                              int threads, int repetitions, std::vector<std::string>& notes);
+
+// `workers` devices (memory unknown, relative speed 1 / contention), one node, the fitted
+// hand-off as the link, eager mode (a send never blocks; a receive holds its worker until the data
+// has arrived, as the executor's in-process transport does), and
+// the dispatch overhead.
+sim::ClusterSpec cluster_from_machine(const MachineProfile& machine);
+
+}  // namespace pipeworks::hw

@@ -1,0 +1,32 @@
+// The executor's peak per device, predicted by walking the simulated activation timeline with
+// what the executor holds besides it: parameter gradients from the end of each stage's first
+// backward in the step (the executor drops them at the step's start), backward temporaries on
+// top while a backward runs (more in a stage's first backward, which makes the gradients layer
+// by layer as it frees the stash), a forward's temporaries above the level its end leaves, and
+// input gradients a stage made that the previous stage has not consumed yet. Under re-materialization a stage's F output (the simulator keeps it until the
+// stage's B) is freed when the next stage's B drops it as its input. LibTorch-free header.
+//
+//   d0 (K=1, GPipe, M=2):  F0      F1      [B0 first ......][B1 later ...]
+//   simulated level:       +stash  +stash                 -stash        -stash
+//   probe at B0's start:   level + first(s)                  (no gradients yet)
+//   probe at B1's start:   level + grads(s) + later(s)       (gradients exist from B0's end)
+//   probe at F0's end:     level + forward(s)                (forward_no_grad when R(s,.) exists)
+//   peak(d) = max(every level + grads + held input gradients, every probe)
+#pragma once
+
+#include <vector>
+
+#include "hw/predict/stage_memory.h"
+#include "sched/schedule.h"
+#include "sched/timeline.h"
+#include "sim/cost_model.h"
+
+namespace pipeworks::hw {
+
+// `timeline.memory` as the simulator writes it (per device in time order, the first sample the
+// device's static bytes at time 0); sizes from `costs` (grad_bytes, output_bytes); `extra` per
+// stage (zeros when unknown). Returns per device the peak above the step's start.
+std::vector<sched::Bytes> walk_peak_memory(const sched::Timeline& timeline, const sched::Schedule& schedule,
+                                           const sim::CostModel& costs, const std::vector<StageExtraBytes>& extra);
+
+}  // namespace pipeworks::hw

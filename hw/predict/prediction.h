@@ -1,0 +1,66 @@
+// The simulator's view of an executor run: builds the CostModel of exactly the lowered schedule,
+// partition and placement a run will execute, with what the executor does that a generic model
+// spec cannot say (forwards without the graph under re-materialization, where the executor's
+// memory is counted, gradients and forward and backward temporaries inside the measured peak), simulates
+// it and predicts each device's measured peak. LibTorch-free header.
+//
+//   stage costs      = the profiled layers summed per stage, or, given a ScheduleReplay of
+//                      exactly this schedule, each stage's F, R, B measured in schedule order
+//                      (stage_replay.h)
+//   measured peak(d) = the simulated activations (executor attribution) walked with gradients,
+//                      temporaries and held input gradients (peak_memory_walk.h); a
+//                      stage's temporaries are its own measurement when the profile has one for
+//                      this partition (stage_memory.h), else composed from the layers:
+//                        later: max over the stage's layers l of transient(l) + gradient of l's
+//                               output - stashes of the layers after l (freed by then)
+//                        first: the same + the parameter gradients of l and the layers after it
+//                        forward: 0 (the layer profile does not measure a forward's temporaries)
+#pragma once
+
+#include <vector>
+
+#include "hw/predict/profiler.h"
+#include "hw/predict/stage_replay.h"
+#include "hw/run/run.h"
+#include "sched/schedule.h"
+#include "sim/cluster_spec.h"
+#include "sim/cost_model.h"
+#include "sim/model_spec.h"
+#include "sim/partition.h"
+#include "sim/simulator.h"
+
+namespace pipeworks::hw {
+
+struct Prediction {
+  sim::CostModel costs;
+  sim::SimResult result;                         // timeline "predicted"
+  std::vector<sched::Bytes> peak_activation_bytes;  // per device, comparable with StepResult's
+  // Per device: the contention slow-down applied, 1 + (factor - 1) * overlap (1: none).
+  std::vector<double> device_slowdown;
+};
+
+// Per device: the share of its compute time during which another device also computes
+// (0 when it has none). Contention applies only there: a worker alone in a bubble runs at the
+// speed measured alone.
+std::vector<double> compute_overlap_fractions(const sched::Timeline& timeline);
+
+// Executor attribution of activation memory (the counting allocator charges an allocation to
+// the device whose worker made it): a stage's output is charged to its own device while the
+// next stage holds it, and the first stage's input (data made by the main thread) to nobody.
+// So under re-materialization, stage s "keeps" its output per micro-batch in flight (the last
+// stage keeps nothing but its loss): input_bytes(s) = output_bytes(s) for s < K-1, else 0.
+// Without re-materialization the stash already holds the output; nothing changes.
+void apply_executor_memory(sim::CostModel& costs, bool recompute);
+
+// `profile` (may be null) supplies forward-without-graph times and temporaries; the
+// cluster must have at least as many devices as the schedule. With a profile that measured a
+// contention factor c > 1 (its cluster's speeds are 1/c), the run is simulated at full speed,
+// then each device is slowed by 1 + (c - 1) * its overlap fraction and simulated again (twice).
+// `replay` (may be null; measured on this schedule and partition) replaces the stage times and
+// gives each device its own c; its times are this machine's, so the devices' speeds are 1.
+sched::Result<Prediction> predict_run(const RunConfig& config, const sched::Schedule& schedule,
+                                      const sim::Partition& partition, const sim::ModelSpec& spec,
+                                      const sim::ClusterSpec& cluster, const Profile* profile,
+                                      const ScheduleReplay* replay = nullptr);
+
+}  // namespace pipeworks::hw

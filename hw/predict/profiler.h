@@ -1,0 +1,88 @@
+// The profiler behind `pipeworks profile` and `pipeworks run --predict`: measures every layer of a
+// model-zoo model on this CPU (forward with and without the autograd graph, backward; warm-up,
+// repetitions, median and spread; output, stash and backward-transient bytes under the counting
+// allocator) at several micro-batch sizes, fits the simulator's fixed + per-sample shape, and
+// measures what the executor adds on this machine (machine_profile.h). LibTorch-free header.
+//
+//   per layer, per size:  F (graph kept) = what F and R cost     F (no graph) = F under recompute
+//                         B = backward from the output gradient (the last layer includes the loss)
+//   times:                each layer timed inside whole-model passes (layers back to back in
+//                         model order, backward in reverse), as a stage runs them; bytes from
+//                         the layer alone
+//   fit:                  time(size) = fixed + per_sample * size   (least squares, clamped >= 0)
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "hw/model/model_config.h"
+#include "hw/predict/cost_fit.h"
+#include "hw/predict/machine_profile.h"
+#include "hw/predict/stage_memory.h"
+#include "sched/result.h"
+#include "sim/cluster_spec.h"
+#include "sim/model_spec.h"
+
+namespace pipeworks::hw {
+
+struct ProfileOptions {
+  ModelConfig model;
+  std::vector<int> microbatch_sizes{1, 2, 4, 8};
+  int warmup = 2;
+  int repetitions = 7;
+  // Intra-op threads while timing; use the run's threads per worker so layers are timed the way
+  // the pipeline runs them.
+  int threads = 1;
+  // Devices of the cluster spec; with 2 or more, the contention factor of that many workers
+  // running at once is measured (machine_profile.h).
+  int workers = 2;
+  bool measure_machine = true;  // hand-off, dispatch overhead, contention
+};
+
+// One layer at one micro-batch size.
+struct LayerSample {
+  int microbatch_size = 1;
+  Timing forward;          // with the autograd graph kept (F; R under re-materialization)
+  Timing forward_no_grad;  // under NoGradGuard (F of a re-materializing stage)
+  Timing backward;
+  sched::Bytes output_bytes = 0;  // the layer's output (before the loss on the last layer)
+  sched::Bytes stash_bytes = 0;   // live after the forward: output + what autograd saved (+ loss)
+  sched::Bytes backward_transient_bytes = 0;  // peak during backward above its start (grads exist)
+};
+
+struct LayerProfile {
+  std::string name;
+  sched::Bytes param_bytes = 0;
+  std::vector<LayerSample> samples;        // one per micro-batch size, in the options' order
+  sim::ScaledDuration forward_no_grad;     // fitted; the spec holds forward and backward
+  sim::ScaledBytes backward_transient;     // fitted
+};
+
+struct Profile {
+  ProfileOptions options;
+  sim::ModelSpec spec;  // fitted: what `pipeworks simulate` reads
+  std::vector<LayerProfile> layers;
+  MachineProfile machine;   // zeros when not measured
+  sim::ClusterSpec cluster;  // `workers` devices of this machine (cluster_from_machine)
+  std::vector<std::string> notes;  // clamped fits and other things a reader should know
+  // Optional, per stage of the partition `stage_boundaries`: forward and backward temporaries,
+  // measured on each stage as a whole (stage_memory.h). predict_run uses them instead of the
+  // per-layer composition when it predicts a run with exactly that partition.
+  std::vector<int> stage_boundaries;
+  std::vector<StageExtraBytes> stage_extra_bytes;
+};
+
+// Errors name the layer and size that failed. `progress` gets one line per finished step.
+sched::Result<Profile> profile_model(const ProfileOptions& options,
+                                     const std::function<void(const std::string&)>& progress = {});
+
+// Times and bytes of one model's layers at the given sizes (no fitting, no machine figures).
+sched::Result<std::vector<LayerProfile>> profile_layers(const ModelConfig& model, const std::vector<int>& sizes,
+                                                        int warmup, int repetitions, int threads);
+
+// The parts of a fitted spec layer from its samples (forward, backward, bytes), with notes for
+// every clamped fit ("fc3 forward: negative fixed part clamped to 0").
+sched::Result<sim::LayerSpec> fit_layer(LayerProfile& layer, std::vector<std::string>& notes);
+
+}  // namespace pipeworks::hw

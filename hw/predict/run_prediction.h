@@ -1,0 +1,86 @@
+// hw/predict/ -- the prediction room: everything that turns measurements into the simulator's
+// costs and predicts a run from them. The layer profiler and its fits (profiler.h, cost_fit.h),
+// the machine's hand-off, dispatch and contention (machine_profile.h), each stage's temporaries
+// (stage_memory.h), the stage replay of a schedule (stage_replay.h, replay_and_measure.h), the
+// prediction of a run (prediction.h, peak_memory_walk.h), and `run --predict` as one report value
+// (this file). It builds on hw/run/ and sim/; it never changes how a run executes.
+//
+// `run --predict` as one value: the run's costs obtained (profiled now at the run's micro-batch
+// size, or given as specs), the schedule measured (with the stage replay taking turns with the
+// run's steps, or the run alone), and the prediction of exactly that schedule from those costs.
+// The CLI prints and writes what this returns; every decision about where costs come from is
+// here. LibTorch-free header.
+//
+//   costs    model spec given ? it : profile_model(run's micro-batch size) + stage temporaries
+//            cluster spec given ? it : the profile's machine (or profile_machine alone)
+//   measure  replay_and_measure (stage replay, when profiled and wanted) | measure_run
+//   predict  predict_run(schedule, partition, costs, profile, replay)
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hw/predict/prediction.h"
+#include "hw/predict/profiler.h"
+#include "hw/predict/stage_replay.h"
+#include "hw/run/measured_run.h"
+#include "hw/run/run.h"
+#include "sched/schedule.h"
+#include "sim/cluster_spec.h"
+#include "sim/model_spec.h"
+#include "sim/partition.h"
+
+namespace pipeworks::hw {
+
+struct PredictionSettings {
+  std::optional<sim::ModelSpec> model_spec;      // none: profile the model now
+  std::optional<sim::ClusterSpec> cluster_spec;  // none: measure this machine now
+  int warmup = 2;                                // run steps before the measured ones
+  int repetitions = 15;                          // timed repetitions per profiled layer
+  bool stage_replay = true;  // stage costs from replaying the schedule (when the model is profiled)
+  int replay_rounds = 5;     // at least; replay_rounds_for() raises it for small M
+};
+
+// What the run is about to do, known before any measurement.
+struct PredictionPlan {
+  sched::Schedule schedule;  // lowered
+  sim::Partition partition;
+  int threads_per_worker = 1;
+  std::vector<int> memory_domains;  // per device, the meter its memory is counted in
+};
+
+struct PredictionReport {
+  RunConfig config;
+  PredictionPlan plan;
+  sim::ModelSpec spec;
+  sim::ClusterSpec cluster;
+  std::optional<Profile> profile;        // when profiled now
+  std::optional<ScheduleReplay> replay;  // when the stage replay ran
+  MeasuredRun run;
+  Prediction prediction;
+  std::vector<sched::Bytes> predicted_peak_bytes;  // per device; devices sharing a GPU summed
+  std::vector<std::string> notes;                  // what a reader of the figures should know
+  int median_step = 0;                             // index into run.steps
+
+  const MeasuredStep& median() const { return run.steps[static_cast<std::size_t>(median_step)]; }
+  // The devices' speed the cost model ran at: the replay's times are this machine's (1), a
+  // profile's cluster carries the measured contention as a speed below 1.
+  double device_speed() const { return replay ? 1.0 : cluster.devices.front().relative_speed; }
+};
+
+// Progress as it happens, for a CLI to print; every member may be empty.
+struct PredictionObserver {
+  std::function<void(const PredictionPlan&)> on_plan;
+  std::function<void(const std::string&)> on_profile_line;
+  std::function<void(const Profile&)> on_profile;
+  OnMeasuredStep on_step;
+  std::function<void(const ScheduleReplay&)> on_replay;
+};
+
+// Errors name the bad setting or what failed; the settings are checked before any work starts.
+sched::Result<PredictionReport> run_with_prediction(const RunConfig& config, const PredictionSettings& settings,
+                                                    const PredictionObserver& observer = {});
+
+}  // namespace pipeworks::hw

@@ -1,0 +1,48 @@
+// Temporaries measured per pipeline stage, on the stage's layers run as one unit under the
+// counting allocator, rather than composed from per-layer measurements: the composition
+// over-estimates stages whose layers free or reuse buffers across layer boundaries (the
+// convnet's convolution backward) and knows nothing of a forward's own temporaries (the
+// transformer's attention, whose forward peak on top of the stash exceeds its backward's).
+// LibTorch-free header.
+//
+// A stage's backward behaves differently the first time in a step: the executor drops the
+// parameter gradients at the step's start, so its first backward makes them layer by layer
+// while it frees the stash, later backwards accumulate into gradients that already exist.
+//
+//   live before F --F(stage)--> live after F (stash)      forward = peak during F - live after F
+//   --grad of output--> b0
+//   first:  no grads  --B(stage)--> first = peak during B - b0   (grads made inside)
+//   later:  grads exist --B(stage)--> later = peak during B - b0
+//   the same forward without the graph (F under re-materialization):
+//                                    forward_no_grad = peak during F - live after F
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hw/model/model_config.h"
+#include "sched/result.h"
+#include "sched/timeline.h"
+#include "sim/partition.h"
+
+namespace pipeworks::hw {
+
+// Bytes above what a stage holds when an action of it ends, at the action's peak.
+struct StageExtraBytes {
+  sched::Bytes first = 0;            // the step's first backward of the stage (gradients made in it)
+  sched::Bytes later = 0;            // every later backward (gradients exist and accumulate)
+  sched::Bytes forward = 0;          // a forward that keeps the graph (F; R under re-materialization)
+  sched::Bytes forward_no_grad = 0;  // a forward without the graph (F under re-materialization)
+  friend bool operator==(const StageExtraBytes&, const StageExtraBytes&) = default;
+};
+
+// Per stage of `partition`, at `microbatch_size` samples: the largest of each over `repetitions`
+// (first, later) pairs of passes, after one warm-up pass. The last stage's backward starts from
+// its loss, as in the executor. On `device` ("cpu": the counting allocator; "cuda": one GPU's
+// caching allocator, whose kernels have temporaries of their own, e.g. convolution workspaces).
+sched::Result<std::vector<StageExtraBytes>> measure_stage_extra_bytes(const ModelConfig& config,
+                                                                      const sim::Partition& partition,
+                                                                      int microbatch_size, int repetitions,
+                                                                      const std::string& device = "cpu");
+
+}  // namespace pipeworks::hw

@@ -1,0 +1,91 @@
+// A whole training run (see run.h): model -> cells -> schedule -> executor, plus the check, on the
+// CPU or on GPUs (compute_devices.h).
+#include "hw/run/run.h"
+
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include "hw/exec/compute_devices.h"
+#include "hw/exec/executor.h"
+#include "hw/exec/threads.h"
+#include "hw/model/model_zoo.h"
+#include "hw/model/reference.h"
+#include "hw/model/stage_cell.h"
+#include "hw/run/reference_check.h"
+#include "hw/run/run_setup.h"
+#include "sched/passes.h"
+
+namespace pipeworks::hw {
+namespace {
+
+std::vector<torch::Tensor> gradients_of(const std::vector<torch::Tensor>& parameters) {
+  std::vector<torch::Tensor> out;
+  for (const torch::Tensor& p : parameters) out.push_back(p.grad());
+  return out;
+}
+
+}  // namespace
+
+sched::Result<sched::Schedule> build_schedule(const RunConfig& config) {
+  sched::ScheduleShape shape{config.num_stages, config.num_microbatches, config.placement};
+  auto schedule = sched::generate(config.schedule, shape);
+  if (!schedule) return schedule.error();
+  if (config.recompute) {
+    schedule = sched::add_recompute(*schedule);
+    if (!schedule) return schedule.error();
+  }
+  return sched::lower_comm(*schedule);
+}
+
+sched::Result<RunReport> run_training(const RunConfig& config, const std::function<void(const StepStats&)>& on_step) {
+  auto devices = make_compute_devices(config.device);
+  if (!devices) return devices.error();
+  const ComputeDevices& where = **devices;
+  auto setup = set_up_run(config);
+  if (!setup) return setup.error();
+  RunReport& report = setup->report;
+  std::optional<Reference>& reference = setup->reference;  // on the CPU
+  auto executor = make_executor_on(where, report.schedule, std::move(setup->cells), executor_options(config));
+  if (!executor) return executor.error();
+  Executor& ex = **executor;
+  report.threads_per_worker = ex.threads_per_worker();
+  report.worker_cpus = ex.worker_cpus();
+  if (reference) {
+    report.check = GradientCheck{};
+    set_worker_threads(ex.threads_per_worker());  // the reference runs here, as one worker would
+    where.use_exact_arithmetic();                 // compared at rtol/atol with the CPU's arithmetic
+  }
+  StepMeter meter(where, report.schedule.num_devices());
+
+  for (int step = 0; step < config.steps; ++step) {
+    const std::uint64_t seed = step_seed(config.model, step);
+    const Batch batch = make_batch(config.model, config.batch_size, seed);
+    auto microbatches = split_batch(batch, config.num_microbatches);
+    if (!microbatches) return microbatches.error();
+    const MicroBatches placed = place_batch(where, *microbatches, report.schedule);
+    meter.start();
+    auto result = ex.step(placed, seed);
+    if (!result) return sched::Error{fmt::format("step {}: {}", step, result.error().message)};
+    StepStats stats;
+    stats.step = step;
+    stats.step_ns = meter.finish(*result);
+    stats.samples_per_s = stats.step_ns > 0 ? config.batch_size * 1e9 / static_cast<double>(stats.step_ns) : 0;
+    stats.bubble_fraction = sched::compute_stats(result->timeline).bubble_fraction;
+    stats.loss = result->loss;
+    stats.peak_activation_bytes = result->peak_activation_bytes;
+    if (reference) {
+      auto loss = reference->step(*microbatches, seed, ReferenceMode::kMicrobatches);
+      if (!loss) return loss.error();
+      check_tensors(*report.check, gradients_of(cell_parameters(ex.cells())), reference->gradients());
+    }
+    report.steps.push_back(stats);
+    report.last_timeline = std::move(result->timeline);
+    if (on_step) on_step(stats);
+  }
+  if (reference) {
+    check_tensors(*report.check, cell_parameters(ex.cells()), reference->parameters());
+  }
+  return std::move(report);
+}
+
+}  // namespace pipeworks::hw

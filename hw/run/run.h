@@ -1,0 +1,86 @@
+// hw/run/ -- the run room: a whole training run from plain values. Its set-up (run_setup.h), its
+// steps and gradient check (this file, gradient_check.h, reference_check.h), the measured run
+// that `run --predict` compares with (measured_run.h), `--partition balanced` for a run
+// (layer_partition.h), the model's shape for the simulator (describe_model.h) and the run's
+// JSON report (run_report_json.h). It builds on hw/exec/ and hw/model/.
+//
+// One training run from plain values (LibTorch-free header, for the CLI and the profiler):
+// build the model, cut it into cells by a partition, generate and lower the schedule, execute
+// `steps` mini-batches and report per-step time, throughput, measured bubble and peak
+// activation bytes; optionally check gradients and parameters against the non-pipelined
+// reference fed the same micro-batches in the same order.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hw/exec/cpu_affinity.h"
+#include "hw/model/fail_at.h"
+#include "hw/model/model_config.h"
+#include "hw/model/optimizer_config.h"
+#include "hw/run/gradient_check.h"
+#include "sched/generators.h"
+#include "sched/schedule.h"
+#include "sched/timeline.h"
+#include "sim/model_spec.h"
+#include "sim/partition.h"
+
+namespace pipeworks::hw {
+
+struct RunConfig {
+  ModelConfig model;
+  int num_stages = 2;
+  int num_microbatches = 4;
+  int batch_size = 32;  // samples per mini-batch; a multiple of num_microbatches
+  sched::ScheduleKind schedule = sched::ScheduleKind::kOneFOneB;
+  bool recompute = false;
+  std::vector<int> placement;        // empty: stage i on device i
+  std::string partition = "uniform";  // "uniform" or per-stage layer counts "3,3,2"
+  int steps = 3;
+  bool check = false;         // compare with the micro-batch reference every step
+  bool check_finite = false;  // fail on NaN/Inf
+  int threads_per_worker = 0;  // 0: max(1, cores / devices), see threads.h
+  // Device d's worker (and its intra-op threads) on cores of its own (cpu_affinity.h); the
+  // measured run and the stage replay of `run --predict` then run a device on the same cores.
+  WorkerPinning pin_workers = WorkerPinning::kOff;
+  OptimizerConfig optimizer;
+  std::chrono::nanoseconds recv_timeout = std::chrono::seconds(60);
+  std::optional<FailAt> fail_at;  // test hook
+  // Where an in-process run computes: "cpu" (a worker thread per device) or "cuda" (device d on
+  // GPU d % gpus; needs a LibTorch with CUDA). See compute_devices.h.
+  std::string device = "cpu";
+};
+
+struct StepStats {
+  int step = 0;
+  sched::Nanoseconds step_ns = 0;
+  double samples_per_s = 0;
+  double bubble_fraction = 0;  // measured: idle compute time over devices x makespan
+  double loss = 0;
+  std::vector<sched::Bytes> peak_activation_bytes;  // per device
+};
+
+struct RunReport {
+  sched::Schedule schedule;  // lowered
+  sim::Partition partition;
+  sim::ModelSpec spec;  // the model in the simulator's shape (times 0)
+  int threads_per_worker = 1;
+  std::vector<std::vector<int>> worker_cpus;  // per device, its worker's cores; empty: not pinned
+  std::vector<StepStats> steps;
+  sched::Timeline last_timeline;  // "measured", of the last step
+  // Pipeline vs reference: maxima over every step's gradients and the final parameters (a
+  // multi-process run compares every step's parameters too: distributed_run.h).
+  std::optional<GradientCheck> check;
+};
+
+// Errors name what failed (bad config, schedule, or the stage/action/micro-batch of a failure).
+sched::Result<RunReport> run_training(const RunConfig& config,
+                                      const std::function<void(const StepStats&)>& on_step = {});
+
+// The lowered schedule a config runs (generator, optional recompute, lower_comm).
+sched::Result<sched::Schedule> build_schedule(const RunConfig& config);
+
+}  // namespace pipeworks::hw

@@ -1,0 +1,172 @@
+// Multi-process runs end to end: `pipeworks run --distributed` started K times by the launcher
+// (hw/dist/launcher.h) produces, rank by rank, parameters and gradients bit-identical to the
+// in-process executor on the same schedule, and rank 0 reports one merged timeline.
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include "hw/dist/launcher.h"
+#include "hw/exec/executor.h"
+#include "hw/model/model_zoo.h"
+#include "hw/model/stage_cell.h"
+#include "hw/run/layer_partition.h"
+#include "hw/run/run.h"
+#include "sim/partition_text.h"
+
+namespace pipeworks::hw {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string pipeworks_exe() { return std::string(PIPEWORKS_BINARY_DIR) + "/cli/pipeworks"; }
+
+struct Launched {
+  LaunchResult result;
+  std::string out, err;  // every rank's lines, prefixed "[rank r] "
+};
+
+Launched launch_run(int ranks, const std::vector<std::string>& run_args, LaunchOptions options = {}) {
+  REQUIRE(fs::exists(pipeworks_exe()));  // build the `pipeworks` target with the hw tests
+  options.num_processes = ranks;
+  options.kill_after_s = options.kill_after_s > 0 ? options.kill_after_s : 120;
+  options.command = {pipeworks_exe(), "run", "--distributed"};
+  options.command.insert(options.command.end(), run_args.begin(), run_args.end());
+  Launched launched;
+  auto result = launch(options, [&](int rank, bool is_stderr, std::string_view line) {
+    (is_stderr ? launched.err : launched.out) += "[rank " + std::to_string(rank) + "] " + std::string(line) + "\n";
+  });
+  REQUIRE(result.ok());
+  launched.result = *result;
+  return launched;
+}
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("pipeworks_dist_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// The in-process executor on the same config (one intra-op thread per worker, as --threads 1).
+std::vector<StageCell> run_in_process(const RunConfig& config) {
+  const Model model = build_model(config.model).value();
+  const sched::Schedule schedule = build_schedule(config).value();
+  const sim::Partition partition =
+      sim::parse_partition(config.partition, static_cast<int>(model.layers.size()), config.num_stages).value();
+  ExecutorOptions options;
+  options.threads_per_worker = 1;
+  options.optimizer = config.optimizer;
+  auto executor = Executor::create(schedule, make_cells(model, partition, schedule.placement).value(), options);
+  REQUIRE(executor.ok());
+  for (int step = 0; step < config.steps; ++step) {
+    const std::uint64_t seed = step_seed(config.model, step);
+    const MicroBatches mb = split_batch(make_batch(config.model, config.batch_size, seed), config.num_microbatches)
+                                .value();
+    REQUIRE((*executor)->step(mb, seed).ok());
+  }
+  return std::move((*executor)->cells());
+}
+
+// Each rank's dump holds its cells' parameters, then their gradients, in stage order.
+void require_bit_identical(const fs::path& dir, const std::vector<StageCell>& cells, int ranks) {
+  for (int r = 0; r < ranks; ++r) {
+    std::vector<torch::Tensor> dumped;
+    torch::load(dumped, (dir / ("rank" + std::to_string(r) + ".pt")).string());
+    std::vector<torch::Tensor> params, grads;
+    for (const StageCell& c : cells) {
+      if (c.device != r) continue;
+      for (const torch::Tensor& p : c.parameters()) {
+        params.push_back(p);
+        grads.push_back(p.grad());
+      }
+    }
+    REQUIRE(dumped.size() == 2 * params.size());
+    REQUIRE_FALSE(params.empty());
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      INFO("rank " << r << " parameter " << i);
+      CHECK(torch::equal(dumped[i], params[i]));
+      REQUIRE(grads[i].defined());
+      CHECK(torch::equal(dumped[params.size() + i], grads[i]));
+    }
+  }
+}
+
+struct Case {
+  std::string name;
+  RunConfig config;
+  std::vector<std::string> args;
+};
+
+Case make_case(const std::string& name, int k, int m, sched::ScheduleKind kind, bool recompute, double dropout,
+               std::vector<int> placement = {}) {
+  Case c;
+  c.name = name;
+  c.config.model.kind = ModelKind::kMlp;
+  c.config.model.depth = 6;
+  c.config.model.width = 16;
+  c.config.model.dropout = dropout;
+  c.config.num_stages = k;
+  c.config.num_microbatches = m;
+  c.config.batch_size = 2 * m;
+  c.config.schedule = kind;
+  c.config.recompute = recompute;
+  c.config.placement = placement;
+  c.config.steps = 2;
+  c.args = {"--model", "mlp", "--depth", "6", "--width", "16", "--dropout", std::to_string(dropout), "-K",
+            std::to_string(k), "-M", std::to_string(m), "--batch", std::to_string(2 * m), "--schedule",
+            kind == sched::ScheduleKind::kGPipe ? "gpipe" : "1f1b", "--steps", "2", "--threads", "1",
+            "--timeout", "30", "--check"};
+  if (recompute) c.args.push_back("--recompute");
+  if (!placement.empty()) {
+    c.args.push_back("--placement");
+    for (int d : placement) c.args.push_back(std::to_string(d));
+  }
+  return c;
+}
+
+TEST_CASE("distributed run: K = 2 and 4 Gloo ranks match the in-process executor bit for bit", "[distributed]") {
+  const std::vector<Case> cases = {
+      make_case("k2_1f1b_dropout", 2, 4, sched::ScheduleKind::kOneFOneB, false, 0.1),
+      make_case("k4_gpipe_recompute", 4, 4, sched::ScheduleKind::kGPipe, true, 0.1),
+      make_case("k4_on_2_ranks", 4, 2, sched::ScheduleKind::kOneFOneB, false, 0.0, {0, 0, 1, 1}),
+  };
+  for (const Case& c : cases) {
+    SECTION(c.name) {
+      const int ranks = build_schedule(c.config).value().num_devices();
+      const fs::path dir = fresh_dir(c.name);
+      LaunchOptions options;
+      options.extra_env = {{"PIPEWORKS_TEST_DUMP_DIR", dir.string()}};
+      std::vector<std::string> args = c.args;
+      args.insert(args.end(), {"--json", (dir / "report.json").string()});
+      const Launched launched = launch_run(ranks, args, options);
+      INFO(launched.out << launched.err);
+      REQUIRE(launched.result.exit_code == 0);
+      require_bit_identical(dir, run_in_process(c.config), ranks);
+      // Rank 0 alone prints the merged table and writes the report.
+      CHECK_THAT(launched.out, Catch::Contains("[rank 0] check vs micro-batch reference"));
+      CHECK_THAT(launched.out, Catch::Contains("exactly equal"));
+      CHECK_THAT(launched.out, !Catch::Contains("[rank 1] check"));
+      std::ifstream in(dir / "report.json");
+      const auto report = nlohmann::json::parse(in);
+      REQUIRE(report.at("steps").size() == 2);
+      CHECK(report.at("steps")[0].at("peak_activation_bytes").size() == static_cast<std::size_t>(ranks));
+      CHECK(report.at("check").at("exactly_equal").get<bool>());
+      fs::remove_all(dir);
+    }
+  }
+}
+
+TEST_CASE("distributed run: WORLD_SIZE must match the schedule's devices", "[distributed]") {
+  const Launched launched = launch_run(3, {"-K", "2", "-M", "2", "--batch", "4", "--steps", "1", "--timeout", "10"});
+  INFO(launched.out << launched.err);
+  CHECK(launched.result.exit_code == 1);
+  CHECK_THAT(launched.err, Catch::Contains("the schedule has 2 devices but WORLD_SIZE is 3"));
+}
+
+}  // namespace
+}  // namespace pipeworks::hw

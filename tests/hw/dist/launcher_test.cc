@@ -1,0 +1,120 @@
+// The launcher behind `pipeworks launch`: the rendezvous variables each rank gets, output
+// forwarded line by line per rank, the first failure stopping the others, and SIGTERM to the
+// launcher reaching every rank.
+#include <signal.h>
+
+#include <cerrno>
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "hw/dist/launcher.h"
+
+namespace pipeworks::hw {
+namespace {
+
+std::string pipeworks_exe() { return std::string(PIPEWORKS_BINARY_DIR) + "/cli/pipeworks"; }
+
+struct Lines {
+  std::map<int, std::vector<std::string>> out, err;
+};
+
+LineSink collect(Lines& lines) {
+  return [&lines](int rank, bool is_stderr, std::string_view line) {
+    (is_stderr ? lines.err : lines.out)[rank].emplace_back(line);
+  };
+}
+
+TEST_CASE("launcher: each rank gets torchrun's variables and its own output lines") {
+  LaunchOptions options;
+  options.num_processes = 3;
+  options.extra_env = {{"PIPEWORKS_LAUNCH_TEST", "x"}};
+  options.command = {"sh", "-c",
+                     "echo \"$RANK $LOCAL_RANK $WORLD_SIZE $LOCAL_WORLD_SIZE $MASTER_ADDR $PIPEWORKS_LAUNCH_TEST\"; "
+                     "printf 'no newline' >&2"};
+  Lines lines;
+  auto result = launch(options, collect(lines));
+  REQUIRE(result.ok());
+  CHECK(result->exit_code == 0);
+  REQUIRE(result->exits.size() == 3);
+  for (int r = 0; r < 3; ++r) {
+    const std::string rank = std::to_string(r);
+    CHECK(lines.out[r] == std::vector<std::string>{rank + " " + rank + " 3 3 127.0.0.1 x"});
+    CHECK(lines.err[r] == std::vector<std::string>{"no newline"});
+    CHECK(result->exits[static_cast<std::size_t>(r)].exit_code == 0);
+    CHECK(result->exits[static_cast<std::size_t>(r)].seconds_after_first_failure < 0);
+  }
+}
+
+TEST_CASE("launcher: the first failing rank stops the others, --keep-going does not") {
+  LaunchOptions options;
+  options.num_processes = 3;
+  // A generous grace period: on a loaded machine a rank may take a while to act on SIGTERM,
+  // and the test is about SIGTERM, not the SIGKILL escalation.
+  options.grace_s = 15;
+  options.command = {"sh", "-c", "if [ \"$RANK\" = 1 ]; then exit 5; fi; exec sleep 60"};
+  const auto start = std::chrono::steady_clock::now();
+  auto result = launch(options);
+  REQUIRE(result.ok());
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
+  CHECK(result->exit_code == 1);
+  CHECK(result->exits[1].exit_code == 5);
+  CHECK_FALSE(result->exits[1].stopped_by_launcher);
+  for (std::size_t r : {0U, 2U}) {
+    CHECK(result->exits[r].stopped_by_launcher);
+    CHECK(result->exits[r].signaled);
+    CHECK(result->exits[r].exit_code == 128 + SIGTERM);
+  }
+  options.keep_going = true;
+  // Rank 0 outlives rank 1's failure by a margin that survives a loaded machine.
+  options.command = {"sh", "-c", "if [ \"$RANK\" = 1 ]; then exit 5; fi; sleep 2"};
+  result = launch(options);
+  REQUIRE(result.ok());
+  CHECK(result->exit_code == 1);
+  CHECK(result->exits[0].exit_code == 0);
+  CHECK_FALSE(result->exits[0].stopped_by_launcher);
+  CHECK(result->exits[0].seconds_after_first_failure >= 0);
+}
+
+TEST_CASE("launcher: SIGTERM to `pipeworks launch` stops every rank") {
+  // The outer launcher runs `pipeworks launch -n 2 -- sh ...` and SIGTERMs it after 1.5 s.
+  LaunchOptions outer;
+  outer.num_processes = 1;
+  outer.kill_after_s = 1.5;
+  outer.command = {pipeworks_exe(), "launch", "-n", "2", "--", "sh", "-c", "echo $$; exec sleep 30"};
+  Lines lines;
+  auto result = launch(outer, collect(lines));
+  REQUIRE(result.ok());
+  CHECK(result->timed_out);
+  CHECK(result->exits[0].exit_code == 1);  // the inner launcher's own verdict, not a kill
+  INFO(lines.err[0].size());
+  REQUIRE(lines.out[0].size() == 2);
+  for (const std::string& line : lines.out[0]) {
+    const pid_t pid = std::stoi(line.substr(line.find("] ") + 2));
+    CHECK(::kill(pid, 0) == -1);
+    CHECK(errno == ESRCH);
+  }
+}
+
+TEST_CASE("launcher: bad options are errors before anything starts") {
+  LaunchOptions options;
+  options.command = {};
+  CHECK_FALSE(launch(options).ok());
+  options.command = {"true"};
+  options.num_processes = 0;
+  CHECK_FALSE(launch(options).ok());
+  options.num_processes = 1;
+  options.master_addr = "not-an-address";
+  CHECK_FALSE(launch(options).ok());
+  options.master_addr = "127.0.0.1";
+  options.command = {"/nonexistent/program"};
+  auto result = launch(options);
+  REQUIRE(result.ok());
+  CHECK(result->exits[0].exit_code == 127);
+}
+
+}  // namespace
+}  // namespace pipeworks::hw

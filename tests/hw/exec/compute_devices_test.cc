@@ -1,0 +1,114 @@
+// Where runs compute (hw/exec/compute_devices.h): the CPU's devices, the choice by name, the memory
+// domains of devices sharing a GPU, and the step meter's arithmetic for devices whose work is
+// queued and whose allocator, not the executor, counts memory (the GPU branch, driven here by a
+// scripted stand-in so it runs without a GPU).
+#include "hw/hw_test_support.h"  // first: LibTorch (glog's CHECK is undefined there for Catch's)
+
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "hw/exec/compute_devices.h"
+#include "hw/exec/device_support.h"
+
+namespace pipeworks::hw {
+namespace {
+
+// Queued like a GPU, metered by its allocator: live and peak bytes per domain are scripted.
+class ScriptedDevices final : public ComputeDevices {
+ public:
+  std::string name() const override { return "scripted"; }
+  torch::Device device_of(int /*device*/) const override { return torch::kCPU; }
+  bool asynchronous() const override { return true; }
+  void configure(ExecutorOptions& options) const override { options.measure_memory = false; }
+  std::unique_ptr<Transport> transport(const std::vector<StageCell>& /*cells*/) const override { return nullptr; }
+  void synchronize() const override { ++synchronized; }
+  void use_exact_arithmetic() const override {}
+  sched::Bytes live_bytes(int device) const override { return live.at(memory_domain(device)); }
+  sched::Bytes peak_bytes(int device) const override { return peak.at(memory_domain(device)); }
+  void reset_peak(int device) const override { peak[memory_domain(device)] = live.at(memory_domain(device)); }
+  int memory_domain(int device) const override { return device / 2; }  // two devices per "GPU"
+  bool executor_meters_memory() const override { return false; }
+
+  mutable std::map<int, sched::Bytes> live, peak;
+  mutable int synchronized = 0;
+};
+
+TEST_CASE("compute devices: the CPU is what the executor does by default") {
+  auto cpu = make_compute_devices("cpu");
+  REQUIRE(cpu.ok());
+  const ComputeDevices& d = **cpu;
+  CHECK(d.name() == "cpu");
+  CHECK(d.device_of(3) == torch::Device(torch::kCPU));
+  CHECK_FALSE(d.asynchronous());
+  CHECK(d.executor_meters_memory());
+  CHECK(d.memory_domain(2) == 2);
+  ExecutorOptions options;
+  options.measure_memory = false;
+  d.configure(options);
+  CHECK(options.measure_memory);
+  CHECK_FALSE(options.clock);  // the host clock
+  CHECK(d.transport({}) == nullptr);
+
+  // Batches stay where they are: the very tensors, no copies.
+  MicroBatches batch;
+  batch.inputs = {torch::ones({2, 3})};
+  batch.targets = {torch::zeros({2, 1})};
+  sched::Schedule schedule;
+  schedule.placement = {0, 1};
+  const MicroBatches placed = place_batch(d, batch, schedule);
+  CHECK(placed.inputs.front().data_ptr() == batch.inputs.front().data_ptr());
+
+  // The step meter leaves the executor's step time and peaks alone.
+  StepMeter meter(d, 2);
+  meter.start();
+  StepResult result;
+  result.step_ns = 1234;
+  result.peak_activation_bytes = {10, 20};
+  CHECK(meter.finish(result) == 1234);
+  CHECK(result.peak_activation_bytes == std::vector<sched::Bytes>{10, 20});
+}
+
+TEST_CASE("compute devices: unknown names and CUDA without CUDA are clear errors") {
+  auto tpu = make_compute_devices("tpu");
+  REQUIRE_FALSE(tpu.ok());
+  CHECK_THAT(tpu.error().message, Catch::Contains("device 'tpu' is not supported (cpu or cuda)"));
+  if (!built_with_cuda()) {
+    auto cuda = make_compute_devices("cuda");
+    REQUIRE_FALSE(cuda.ok());
+    CHECK_THAT(cuda.error().message, Catch::Contains("LibTorch without CUDA"));
+    REQUIRE_FALSE(memory_domains("cuda", 2).ok());
+  }
+}
+
+TEST_CASE("compute devices: devices sharing a GPU are compared by the GPU's peak") {
+  auto cpu = memory_domains("cpu", 3);
+  REQUIRE(cpu.ok());
+  CHECK(*cpu == std::vector<int>{0, 1, 2});
+  CHECK(shared_peaks({5, 7, 9}, *cpu) == std::vector<sched::Bytes>{5, 7, 9});
+  // Devices 0, 2 on GPU 0 and device 1 on GPU 1 (3 devices on 2 GPUs).
+  CHECK(shared_peaks({5, 7, 9}, {0, 1, 0}) == std::vector<sched::Bytes>{14, 7, 14});
+}
+
+TEST_CASE("compute devices: a queued device's step is timed to its synchronize and metered by its allocator") {
+  ScriptedDevices d;
+  d.live = {{0, 1000}, {1, 500}};
+  d.peak = {{0, 4000}, {1, 9000}};  // before the step: must not count
+  StepMeter meter(d, 4);            // devices 0, 1 on domain 0; 2, 3 on domain 1
+  meter.start();
+  CHECK(d.synchronized == 1);
+  CHECK(d.peak == std::map<int, sched::Bytes>{{0, 1000}, {1, 500}});  // new peak windows
+  // The step: domain 0 peaks 3000 above its start, domain 1 allocates and frees 200.
+  d.peak = {{0, 4000}, {1, 700}};
+  d.live = {{0, 1200}, {1, 500}};
+  StepResult result;
+  result.step_ns = 1;  // the host's return from the step, long before queued work ends
+  result.peak_activation_bytes = {0, 0, 0, 0};
+  const sched::Nanoseconds ns = meter.finish(result);
+  CHECK(d.synchronized == 2);
+  CHECK(ns > 0);
+  CHECK(result.peak_activation_bytes == std::vector<sched::Bytes>{3000, 3000, 200, 200});
+}
+
+}  // namespace
+}  // namespace pipeworks::hw

@@ -1,0 +1,326 @@
+// The profiler's output is a spec the simulator accepts, and a prediction of a run lines up with
+// the measured run action by action. Timing accuracy is checked by bench/accuracy, not here.
+#include "hw/hw_test_support.h"
+
+#include <catch2/catch.hpp>
+
+#include "hw/exec/malloc_tuning.h"
+#include "hw/predict/cost_fit.h"
+#include "hw/predict/prediction.h"
+#include "hw/predict/profiler.h"
+#include "hw/predict/stage_memory.h"
+#include "hw/run/layer_partition.h"
+#include "hw/run/measured_run.h"
+#include "sim/cost_model_builder.h"
+#include "sim/partition_text.h"
+#include "sim/simulator.h"
+#include "viz/comparison.h"
+
+namespace pipeworks::hw {
+namespace {
+
+ProfileOptions quick_profile(const ModelConfig& model) {
+  ProfileOptions o;
+  o.model = model;
+  o.microbatch_sizes = {1, 2};
+  o.warmup = 1;
+  o.repetitions = 2;
+  o.threads = 1;
+  o.workers = 2;
+  return o;
+}
+
+// A run's lowered schedule, uniform partition and profile (at `sizes`, no machine figures).
+struct Prepared {
+  sched::Schedule schedule;
+  sim::Partition partition;
+  Profile profile;
+};
+
+Prepared prepare(const RunConfig& config, std::vector<int> sizes = {1, 2}) {
+  auto schedule = build_schedule(config);
+  REQUIRE(schedule.ok());
+  auto partition = sim::parse_partition("uniform", num_model_layers(config.model), config.num_stages);
+  REQUIRE(partition.ok());
+  ProfileOptions po = quick_profile(config.model);
+  po.microbatch_sizes = std::move(sizes);
+  po.measure_machine = false;
+  auto profile = profile_model(po);
+  REQUIRE(profile.ok());
+  return {*schedule, *partition, *profile};
+}
+
+TEST_CASE("fit_linear: least squares with clamped parts") {
+  auto exact = fit_linear({{1, 10}, {2, 14}, {4, 22}});
+  REQUIRE(exact.ok());
+  CHECK(exact->fixed == Approx(6));
+  CHECK(exact->per_sample == Approx(4));
+  CHECK_FALSE(exact->clamped_fixed);
+  CHECK(to_scaled_duration(*exact) == sim::ScaledDuration{6, 4});
+
+  // Least squares gives 4x - 3; the intercept is clamped and the slope refit through 0: 63/21.
+  auto negative_fixed = fit_linear({{1, 1}, {2, 5}, {4, 13}});
+  REQUIRE(negative_fixed.ok());
+  CHECK(negative_fixed->clamped_fixed);
+  CHECK(negative_fixed->fixed == 0);
+  CHECK(negative_fixed->per_sample == Approx(3));
+
+  auto negative_slope = fit_linear({{1, 10}, {2, 8}});
+  REQUIRE(negative_slope.ok());
+  CHECK(negative_slope->clamped_per_sample);
+  CHECK(negative_slope->fixed == Approx(9));
+  CHECK(negative_slope->per_sample == 0);
+
+  auto single = fit_linear({{4, 20}});
+  REQUIRE(single.ok());
+  CHECK(single->per_sample == Approx(5));
+  CHECK(single->fixed == 0);
+
+  CHECK_FALSE(fit_linear({}).ok());
+  CHECK_FALSE(fit_linear({{0, 1}}).ok());
+
+  const Timing t = summarize_timings({5, 1, 3, 2});
+  CHECK(t.median_ns == 2);  // (2 + 3) / 2 in integer ns
+  CHECK(t.min_ns == 1);
+  CHECK(t.max_ns == 5);
+}
+
+TEST_CASE("executor memory attribution moves a re-materialized stage's kept bytes to its output") {
+  sim::CostModel costs = sim::uniform_cost_model(3, 1, 2);
+  for (std::size_t s = 0; s < 3; ++s) {
+    costs.stages[s].input_bytes = 7;
+    costs.stages[s].output_bytes = 10 * static_cast<sched::Bytes>(s + 1);
+  }
+  sim::CostModel unchanged = costs;
+  apply_executor_memory(unchanged, false);
+  CHECK(unchanged.stages[1].input_bytes == 7);
+  apply_executor_memory(costs, true);
+  CHECK(costs.stages[0].input_bytes == 10);
+  CHECK(costs.stages[1].input_bytes == 20);
+  CHECK(costs.stages[2].input_bytes == 0);
+}
+
+TEST_CASE("the profiler writes a model spec and a cluster spec the simulator accepts unchanged") {
+  auto profile = profile_model(quick_profile(testing::tiny_mlp()));
+  REQUIRE(profile.ok());
+  CHECK(profile->spec.num_layers() == num_model_layers(testing::tiny_mlp()));
+  for (const LayerProfile& l : profile->layers) {
+    REQUIRE(l.samples.size() == 2);
+    CHECK(l.samples[0].forward.median_ns > 0);
+    CHECK(l.samples[1].backward.median_ns > 0);
+    CHECK(l.samples[1].stash_bytes > 0);
+  }
+  auto parsed = sim::parse_model_spec(sim::model_spec_to_json(profile->spec), "profiled.json");
+  REQUIRE(parsed.ok());
+  CHECK(*parsed == profile->spec);
+  auto cluster = sim::parse_cluster_spec(sim::cluster_spec_to_json(profile->cluster), "cluster.json");
+  REQUIRE(cluster.ok());
+  CHECK(cluster->num_devices() == 2);
+  CHECK(cluster->devices[0].relative_speed <= 1.0);
+  CHECK(cluster->comm_mode == sim::CommMode::kEager);
+
+  auto partition = sim::uniform_partition(parsed->num_layers(), 2);
+  REQUIRE(partition.ok());
+  auto costs = sim::build_cost_model(*parsed, *cluster, *partition, {0, 1}, 2, sim::OptimizerKind::kSgd);
+  REQUIRE(costs.ok());
+  const sched::Schedule schedule = testing::lowered(sched::ScheduleKind::kGPipe, 2, 4, false);
+  auto result = sim::simulate(schedule, *costs);
+  REQUIRE(result.ok());
+  CHECK(result->makespan_ns > 0);
+  CHECK(result->timeline.spans.size() == schedule.num_actions());
+}
+
+TEST_CASE("a predicted run and its measurement hold the same actions") {
+  RunConfig config;
+  config.model = testing::tiny_mlp();
+  config.num_stages = 2;
+  config.num_microbatches = 4;
+  config.batch_size = 8;
+  config.schedule = sched::ScheduleKind::kOneFOneB;
+  config.recompute = true;
+  config.steps = 2;
+  config.threads_per_worker = 1;
+  const Prepared p = prepare(config);
+  auto prediction = predict_run(config, p.schedule, p.partition, p.profile.spec, p.profile.cluster, &p.profile);
+  REQUIRE(prediction.ok());
+  REQUIRE(prediction->peak_activation_bytes.size() == 2);
+  CHECK(prediction->peak_activation_bytes[0] > 0);
+
+  auto run = measure_run(config, p.schedule, p.partition, 1);
+  REQUIRE(run.ok());
+  REQUIRE(run->warmup.size() == 1);
+  REQUIRE(run->steps.size() == 2);
+  const MeasuredStep& median = run->steps[static_cast<std::size_t>(median_step(run->steps))];
+  auto comparison = viz::compare_timelines(prediction->result.timeline, median.timeline);
+  REQUIRE(comparison.ok());
+  CHECK(comparison->same_actions());
+  CHECK(comparison->actions.size() == p.schedule.num_actions());
+
+  // A spec with fewer layers than the partition cuts is refused, not simulated.
+  sim::ModelSpec short_spec = p.profile.spec;
+  short_spec.layers.pop_back();
+  CHECK_FALSE(predict_run(config, p.schedule, p.partition, short_spec, p.profile.cluster, nullptr).ok());
+}
+
+
+TEST_CASE("overlap fractions: the share of a device's compute time while another device computes") {
+  //   device 0  [0,10)      [20,30)                      compute 20, shared 5 + 5 = 10  -> 1/2
+  //   device 1       [5 ......... 25)   [40,50)          compute 30, shared 5 + 5 = 10  -> 1/3
+  //   device 2                                [100,110)  compute 10, shared 0           -> 0
+  //   (device 1's send span [0,100) is not compute and counts for nobody)
+  sched::Timeline t;
+  t.num_devices = 3;
+  const auto span = [](int device, sched::Lane lane, sched::Nanoseconds start, sched::Nanoseconds end) {
+    sched::Span s;
+    s.device = device;
+    s.lane = lane;
+    s.start_ns = start;
+    s.end_ns = end;
+    return s;
+  };
+  t.spans = {span(0, sched::Lane::kCompute, 0, 10),   span(0, sched::Lane::kCompute, 20, 30),
+             span(1, sched::Lane::kCompute, 5, 25),   span(1, sched::Lane::kCompute, 40, 50),
+             span(2, sched::Lane::kCompute, 100, 110), span(1, sched::Lane::kSend, 0, 100)};
+  const std::vector<double> f = compute_overlap_fractions(t);
+  REQUIRE(f.size() == 3);
+  CHECK(f[0] == Approx(0.5));
+  CHECK(f[1] == Approx(1.0 / 3.0));
+  CHECK(f[2] == 0.0);
+}
+
+TEST_CASE("contention slows a device only where it overlaps another: GPipe with one micro-batch never does") {
+  RunConfig config;
+  config.model = testing::tiny_mlp();
+  config.num_stages = 2;
+  config.num_microbatches = 1;
+  config.batch_size = 4;
+  config.schedule = sched::ScheduleKind::kGPipe;
+  config.threads_per_worker = 1;
+  const Prepared p = prepare(config);
+  auto alone = predict_run(config, p.schedule, p.partition, p.profile.spec, p.profile.cluster, &p.profile);
+  REQUIRE(alone.ok());
+  // The same profile with a measured contention of 2x: its cluster says speed 1/2 everywhere.
+  Profile contended = p.profile;
+  contended.machine.contention_factor = 2.0;
+  for (sim::DeviceSpec& d : contended.cluster.devices) d.relative_speed = 0.5;
+  auto prediction = predict_run(config, p.schedule, p.partition, contended.spec, contended.cluster, &contended);
+  REQUIRE(prediction.ok());
+  CHECK(prediction->device_slowdown == std::vector<double>{1.0, 1.0});
+  CHECK(prediction->result.makespan_ns == alone->result.makespan_ns);
+  // With 4 micro-batches under GPipe both devices overlap: the slow-down lies in (1, 2].
+  config.num_microbatches = 4;
+  config.batch_size = 8;
+  auto schedule4 = build_schedule(config);
+  REQUIRE(schedule4.ok());
+  auto overlapped = predict_run(config, *schedule4, p.partition, contended.spec, contended.cluster, &contended);
+  REQUIRE(overlapped.ok());
+  for (double s : overlapped->device_slowdown) {
+    CHECK(s > 1.0);
+    CHECK(s <= 2.0);
+  }
+}
+
+TEST_CASE("stage temporaries: measured per stage (forward, first and later backward), used for that partition only") {
+  const ModelConfig model = testing::tiny_mlp();
+  auto partition = sim::parse_partition("uniform", num_model_layers(model), 2);
+  REQUIRE(partition.ok());
+  auto extra = measure_stage_extra_bytes(model, *partition, 2, 2);
+  REQUIRE(extra.ok());
+  REQUIRE(extra->size() == 2);
+  for (const StageExtraBytes& b : *extra) {
+    CHECK(b.later >= 0);
+    CHECK(b.first > 0);  // the first backward makes the stage's parameter gradients
+    CHECK(b.forward >= 0);
+    CHECK(b.forward_no_grad >= 0);
+  }
+  CHECK_FALSE(measure_stage_extra_bytes(model, sim::uniform_partition(6, 2).value(), 2, 2).ok());
+  CHECK_FALSE(measure_stage_extra_bytes(model, *partition, 0, 2).ok());
+
+  RunConfig config;
+  config.model = model;
+  config.num_stages = 2;
+  config.num_microbatches = 2;
+  config.batch_size = 4;
+  auto schedule = build_schedule(config);
+  REQUIRE(schedule.ok());
+  ProfileOptions po = quick_profile(model);
+  po.measure_machine = false;
+  auto profile = profile_model(po);
+  REQUIRE(profile.ok());
+  const auto predict_with = [&](std::vector<int> boundaries, std::vector<StageExtraBytes> bytes) {
+    Profile p = *profile;
+    p.stage_boundaries = std::move(boundaries);
+    p.stage_extra_bytes = std::move(bytes);
+    return predict_run(config, *schedule, *partition, p.spec, p.cluster, &p).value().peak_activation_bytes;
+  };
+  // Huge temporaries decide each device's peak: exactly the stash at that backward's start above
+  // the zero case's level there, so the difference of two such predictions is the difference.
+  const std::vector<sched::Bytes> big = predict_with(partition->boundaries, {{1 << 20, 0}, {3 << 20, 0}});
+  const std::vector<sched::Bytes> bigger = predict_with(partition->boundaries, {{2 << 20, 0}, {5 << 20, 0}});
+  CHECK(bigger[0] - big[0] == 1 << 20);
+  CHECK(bigger[1] - big[1] == 2 << 20);
+  // Another partition's figures are ignored: the per-layer composition applies.
+  const std::vector<sched::Bytes> composed = predict_with({}, {});
+  CHECK(predict_with({0, 1, 4}, {{1 << 20, 0}, {3 << 20, 0}}) == composed);
+}
+
+TEST_CASE("predicted peaks equal the executor's measured peaks, small mlp and transformer (bytes are exact)") {
+  // Every schedule, with and without re-materialization, M = 1 (the first backward's gradients,
+  // or the transformer's forward temporaries, decide the peak) and M = 4. The counting allocator
+  // makes bytes exact; times play no part.
+  ModelConfig mlp = testing::tiny_mlp();
+  mlp.width = 64;
+  ModelConfig transformer = testing::tiny_transformer();
+  transformer.seq_len = 16;
+  transformer.model_width = 32;
+  for (const ModelConfig& model : {mlp, transformer}) {
+    for (const auto kind : {sched::ScheduleKind::kGPipe, sched::ScheduleKind::kOneFOneB}) {
+      for (const bool recompute : {false, true}) {
+        for (const int m : {1, 4}) {
+          RunConfig config;
+          config.model = model;
+          config.num_stages = 2;
+          config.num_microbatches = m;
+          config.batch_size = 16;
+          config.schedule = kind;
+          config.recompute = recompute;
+          config.steps = 1;
+          config.threads_per_worker = 1;
+          Prepared p = prepare(config, {16 / m});
+          auto extra = measure_stage_extra_bytes(model, p.partition, 16 / m, 1);
+          REQUIRE(extra.ok());
+          p.profile.stage_boundaries = p.partition.boundaries;
+          p.profile.stage_extra_bytes = *extra;
+          auto prediction = predict_run(config, p.schedule, p.partition, p.profile.spec, p.profile.cluster, &p.profile);
+          REQUIRE(prediction.ok());
+          auto run = measure_run(config, p.schedule, p.partition, 1);
+          REQUIRE(run.ok());
+          const std::vector<sched::Bytes>& measured = run->steps.front().peak_activation_bytes;
+          INFO(model_kind_name(model.kind) << " schedule " << sched::schedule_kind_name(kind) << " recompute "
+                                            << recompute << " M " << m);
+          REQUIRE(measured.size() == 2);
+          for (std::size_t d = 0; d < 2; ++d) {
+            INFO("device " << d << ": predicted " << prediction->peak_activation_bytes[d] << ", measured "
+                           << measured[d]);
+            // 5%; 7% for the transformer, whose re-materializing forward is predicted up to 6.2% high
+            // (GPipe, M = 4): R's temporaries are taken from a forward measured on the stage alone.
+            const double tolerance = model.kind == ModelKind::kTransformer ? 0.07 : 0.05;
+            CHECK(static_cast<double>(prediction->peak_activation_bytes[d]) ==
+                  Approx(static_cast<double>(measured[d])).epsilon(tolerance));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("malloc thresholds are raised on glibc (allocation costs independent of history)") {
+#if defined(__GLIBC__)
+  CHECK(stabilize_malloc());
+#else
+  CHECK_FALSE(stabilize_malloc());
+#endif
+}
+
+}  // namespace
+}  // namespace pipeworks::hw
