@@ -1,5 +1,5 @@
 // `pipeworks launch -n K -- COMMAND ...`: runs K ranks of a multi-process run on this machine
-// (hw/launcher.h), e.g. `pipeworks launch -n 4 -- pipeworks run -K 4 --distributed`.
+// (hw/dist/launcher.h), e.g. `pipeworks launch -n 4 -- pipeworks run -K 4 --distributed`.
 #include <iostream>
 #include <string>
 #include <vector>
@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/command_list.h"
-#include "hw/launcher.h"
+#include "hw/dist/launcher.h"
 
 namespace pipeworks::cli {
 

@@ -6,7 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "hw/model_config.h"
+#include "hw/model/model_config.h"
 
 namespace pipeworks::cli {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "hw/profiler.h"
+#include "hw/predict/profiler.h"
 
 namespace pipeworks::cli {
 

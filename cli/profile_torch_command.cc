@@ -11,7 +11,7 @@
 
 #include "cli/command_list.h"
 #include "cli/model_options.h"
-#include "hw/threads.h"
+#include "hw/exec/threads.h"
 #include "sim/units.h"
 
 namespace pipeworks::cli {

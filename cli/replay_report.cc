@@ -1,5 +1,7 @@
-// Text and JSON of the stage replay (see replay_report.h).
+// The text of the stage replay (see replay_report.h).
 #include "cli/replay_report.h"
+
+#include <chrono>
 
 #include <fmt/format.h>
 
@@ -14,8 +16,10 @@ std::string timing_text(const hw::Timing& t) {
                      sim::format_duration(t.max_ns));
 }
 
-nlohmann::json timing_json(const hw::Timing& t) {
-  return {{"median", t.median_ns}, {"min", t.min_ns}, {"max", t.max_ns}};
+// "F ...  R ...  B ..." under one condition.
+std::string kinds_text(const hw::StageTimes& t, hw::ReplayCondition c) {
+  return fmt::format("F {}  R {}  B {}", timing_text(t.forward[c]), timing_text(t.recompute[c]),
+                     timing_text(t.backward[c]));
 }
 
 }  // namespace
@@ -23,19 +27,15 @@ nlohmann::json timing_json(const hw::Timing& t) {
 std::string replay_summary(const hw::ScheduleReplay& replay) {
   std::string out = fmt::format("stage replay in schedule order ({} rounds, each device alone, then all at once)\n",
                                 replay.rounds);
+  const std::string pause = sim::format_duration(std::chrono::nanoseconds(hw::kResumePause).count());
   for (std::size_t s = 0; s < replay.stages.size(); ++s) {
     const hw::StageTimes& t = replay.stages[s];
-    out += fmt::format("  stage {}: F {}  R {}  B {}\n", s, timing_text(t.forward), timing_text(t.recompute),
-                       timing_text(t.backward));
-    if (t.forward_first.median_ns > 0) {
-      out += fmt::format("           first of a step: F {}  R {}  B {}\n", timing_text(t.forward_first),
-                         timing_text(t.recompute_first), timing_text(t.backward_first));
+    out += fmt::format("  stage {}: {}\n", s, kinds_text(t, hw::ReplayCondition::kAlone));
+    if (t.forward.first.median_ns > 0) {
+      out += fmt::format("           first of a step: {}\n", kinds_text(t, hw::ReplayCondition::kFirst));
     }
-    if (t.forward_resumed.median_ns > 0) {
-      out += fmt::format("           after a {} sleep: F {}  R {}  B {}\n",
-                         sim::format_duration(std::chrono::nanoseconds(hw::kResumePause).count()),
-                         timing_text(t.forward_resumed), timing_text(t.recompute_resumed),
-                         timing_text(t.backward_resumed));
+    if (t.forward.resumed.median_ns > 0) {
+      out += fmt::format("           after a {} sleep: {}\n", pause, kinds_text(t, hw::ReplayCondition::kResumed));
     }
   }
   for (std::size_t d = 0; d < replay.device_contention.size(); ++d) {
@@ -47,22 +47,6 @@ std::string replay_summary(const hw::ScheduleReplay& replay) {
     out += "\n";
   }
   return out;
-}
-
-nlohmann::json replay_json(const hw::ScheduleReplay& replay) {
-  nlohmann::json stages = nlohmann::json::array();
-  for (const hw::StageTimes& t : replay.stages) {
-    stages.push_back({{"forward_ns", timing_json(t.forward)},
-                      {"recompute_ns", timing_json(t.recompute)},
-                      {"backward_ns", timing_json(t.backward)},
-                      {"resumed_forward_ns", timing_json(t.forward_resumed)},
-                      {"resumed_recompute_ns", timing_json(t.recompute_resumed)},
-                      {"resumed_backward_ns", timing_json(t.backward_resumed)},
-                      {"first_forward_ns", timing_json(t.forward_first)},
-                      {"first_recompute_ns", timing_json(t.recompute_first)},
-                      {"first_backward_ns", timing_json(t.backward_first)}});
-  }
-  return {{"rounds", replay.rounds}, {"stages", stages}, {"device_contention", replay.device_contention}};
 }
 
 }  // namespace pipeworks::cli

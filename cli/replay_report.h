@@ -1,19 +1,14 @@
-// What `pipeworks run --predict` prints and writes about the stage replay (hw/stage_replay.h):
-// each stage's F, R and B in schedule order with their spread, and each device's contention.
+// What `pipeworks run --predict` prints about the stage replay (hw/predict/stage_replay.h): each
+// stage's F, R and B in schedule order with their spread, and each device's contention. Its JSON
+// is hw::replay_json (hw/predict/stage_replay_json.h).
 #pragma once
 
 #include <string>
 
-#include <nlohmann/json.hpp>
-
-#include "hw/stage_replay.h"
+#include "hw/predict/stage_replay.h"
 
 namespace pipeworks::cli {
 
 std::string replay_summary(const hw::ScheduleReplay& replay);
-
-// {"rounds", "stages": [{"forward_ns", "recompute_ns", "backward_ns"} as {median, min, max}],
-//  "device_contention": [...]} (docs/accuracy.md)
-nlohmann::json replay_json(const hw::ScheduleReplay& replay);
 
 }  // namespace pipeworks::cli

@@ -7,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "hw/run.h"
+#include "hw/run/run.h"
 
 namespace pipeworks::cli {
 
@@ -33,8 +33,8 @@ struct RunOutputs {
 // and --replay-rounds to `cmd`.
 void add_predict_options(CLI::App* cmd, PredictOptions& options);
 
-// Runs config.steps measured steps after `warmup`; returns the exit code (0, 1 on any error).
-int run_with_prediction(const hw::RunConfig& config, const PredictOptions& predict, const RunOutputs& outputs,
-                        const std::string& model_name, const std::string& schedule_name);
+// Runs config.steps measured steps after `warmup` (hw::run_with_prediction) and prints and writes
+// the comparison; returns the exit code (0, 1 on any error).
+int run_with_prediction(const hw::RunConfig& config, const PredictOptions& predict, const RunOutputs& outputs);
 
 }  // namespace pipeworks::cli

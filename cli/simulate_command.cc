@@ -2,7 +2,6 @@
 // optional re-materialization) lowered to SEND/RECV; simulated; printed as an aligned summary,
 // optionally written as a JSON report, a Chrome trace, an SVG Gantt chart or a terminal grid.
 #include <algorithm>
-#include <charconv>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -16,9 +15,11 @@
 #include "cli/planning_args.h"
 #include "sched/generators.h"
 #include "sched/passes.h"
+#include "sim/batch_split.h"
 #include "sim/cluster_spec.h"
 #include "sim/cost_model_builder.h"
 #include "sim/partition.h"
+#include "sim/partition_text.h"
 #include "sim/sim_report.h"
 #include "sim/simulator.h"
 #include "viz/chrome_trace.h"
@@ -56,50 +57,26 @@ struct Failure {
 std::optional<Failure> usage(std::string message) { return Failure{kExitUsage, std::move(message)}; }
 std::optional<Failure> invalid(std::string message) { return Failure{kExitInvalid, std::move(message)}; }
 
-// "uniform", "balanced", or per-stage layer counts "7,6,6,7".
-sched::Result<sim::Partition> make_partition(const SimulateOptions& o, const sim::ModelSpec& model,
-                                             const sim::ClusterSpec& cluster, const std::vector<int>& placement,
-                                             int microbatch_size, sim::OptimizerKind optimizer, bool& usage_error) {
-  usage_error = false;
-  const int k = o.stages;
-  if (o.partition == "uniform") return sim::uniform_partition(model.num_layers(), k);
-  if (o.partition == "balanced") {
-    sim::BalanceOptions b;
-    b.microbatch_size = microbatch_size;
-    b.optimizer = optimizer;
-    b.recompute = o.recompute;
-    for (int s = 0; s < k; ++s) {
-      const auto& device = cluster.devices[static_cast<std::size_t>(placement[static_cast<std::size_t>(s)])];
-      b.stage_speed.push_back(device.relative_speed);
-      b.capacity_bytes.push_back(device.memory_bytes);
-      b.in_flight.push_back(o.schedule == "gpipe" ? o.microbatches : std::min(o.microbatches, k - s));
+// "uniform", "balanced" (over the cluster's speeds and memory) or layer counts "7,6,6,7"; a
+// malformed text or a stage count other than --stages is a usage error.
+std::optional<Failure> make_partition(const SimulateOptions& o, const sim::ModelSpec& model,
+                                      const sim::ClusterSpec& cluster, const std::vector<int>& placement,
+                                      sim::PartitionContext context, std::optional<sim::Partition>& out) {
+  if (o.partition != "uniform" && o.partition != "balanced") {
+    auto counts = sim::parse_layer_counts(o.partition);
+    if (!counts) return usage("--" + counts.error().message);
+    if (static_cast<int>(counts->size()) != o.stages) {
+      return usage(fmt::format("--partition names {} stages but --stages is {}", counts->size(), o.stages));
     }
-    return sim::balanced_partition(model, k, b);
   }
-  std::vector<int> boundaries = {0};
-  std::size_t at = 0;
-  while (at <= o.partition.size()) {
-    const std::size_t comma = std::min(o.partition.find(',', at), o.partition.size());
-    const std::string token = o.partition.substr(at, comma - at);
-    int count = 0;
-    const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), count);
-    if (token.empty() || ec != std::errc{} || end != token.data() + token.size() || count < 1) {
-      usage_error = true;
-      return sched::Error{fmt::format("--partition '{}': expected uniform, balanced or positive layer counts "
-                                      "per stage such as 7,6,6,7 (bad entry '{}')",
-                                      o.partition, token)};
-    }
-    count = std::min(count, model.num_layers() + 1);  // too many either way; keeps the sum small
-    boundaries.push_back(boundaries.back() + count);
-    at = comma + 1;
+  for (const int device : placement) {
+    context.stage_speed.push_back(cluster.devices[static_cast<std::size_t>(device)].relative_speed);
+    context.capacity_bytes.push_back(cluster.devices[static_cast<std::size_t>(device)].memory_bytes);
   }
-  if (static_cast<int>(boundaries.size()) - 1 != k) {
-    usage_error = true;
-    return sched::Error{fmt::format("--partition names {} stages but --stages is {}", boundaries.size() - 1, k)};
-  }
-  auto p = sim::explicit_partition(boundaries, model.num_layers());
-  if (!p) return sched::Error{fmt::format("--partition: {} (the model has {} layers)", p.error().message, model.num_layers())};
-  return p;
+  auto partition = sim::choose_partition(o.partition, model, o.stages, context);
+  if (!partition) return invalid(o.partition == "balanced" ? partition.error().message : "--" + partition.error().message);
+  out = std::move(partition).value();
+  return std::nullopt;
 }
 
 std::optional<Failure> write_outputs(const SimulateOptions& o, const sim::SimResult& result,
@@ -124,10 +101,9 @@ std::optional<Failure> run(const SimulateOptions& o) {
   const auto kind = sched::parse_schedule_kind(o.schedule);
   if (!kind) return usage(kind.error().message);
   const int batch = o.batch.value_or(o.microbatches * kDefaultMicrobatchSize);
-  if (batch % o.microbatches != 0) {
-    return usage(fmt::format("--batch {} is not a multiple of --microbatches {}", batch, o.microbatches));
-  }
-  const int microbatch_size = batch / o.microbatches;
+  const auto split = sim::microbatch_size(batch, o.microbatches);
+  if (!split) return usage(fmt::format("--batch {} and --microbatches {}: {}", batch, o.microbatches, split.error().message));
+  const int microbatch_size = *split;
   auto optimizer = sim::parse_optimizer(o.optimizer);
   if (!optimizer) return usage(optimizer.error().message);
 
@@ -142,9 +118,9 @@ std::optional<Failure> run(const SimulateOptions& o) {
   }
   auto placement = sim::default_placement(o.stages, *cluster);
   if (!placement) return invalid(placement.error().message);
-  bool partition_usage = false;
-  auto partition = make_partition(o, *model, *cluster, *placement, microbatch_size, *optimizer, partition_usage);
-  if (!partition) return Failure{partition_usage ? kExitUsage : kExitInvalid, partition.error().message};
+  std::optional<sim::Partition> partition;
+  const sim::PartitionContext context{*kind, o.microbatches, microbatch_size, *optimizer, o.recompute, {}, {}};
+  if (auto failure = make_partition(o, *model, *cluster, *placement, context, partition)) return failure;
   auto costs = sim::build_cost_model(*model, *cluster, *partition, *placement, microbatch_size, *optimizer);
   if (!costs) return invalid(costs.error().message);
 
@@ -159,13 +135,7 @@ std::optional<Failure> run(const SimulateOptions& o) {
   if (!result) return invalid(fmt::format("simulation failed: {}", result.error().message));
 
   sim::ReportInputs inputs{model->name, cluster->name, o.schedule, o.stages, o.microbatches, microbatch_size,
-                           o.recompute, true, {}};
-  for (int s = 0; s < partition->num_stages(); ++s) {
-    const int b = partition->begin(s);
-    const int e = partition->end(s);
-    inputs.stages.push_back(sim::StageLayers{b, e, model->layers[static_cast<std::size_t>(b)].name,
-                                             model->layers[static_cast<std::size_t>(e - 1)].name});
-  }
+                           o.recompute, true, sim::stage_layers(*partition, *model)};
   std::cout << fmt::format("{} on {}: {}, K={} stages, M={} micro-batches of {} samples, {} comm{}\n\n",
                            model->name, cluster->name, o.schedule, o.stages, o.microbatches, microbatch_size,
                            sim::comm_mode_name(costs->comm_mode), o.recompute ? ", re-materialization" : "")

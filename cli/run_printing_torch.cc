@@ -1,0 +1,52 @@
+// What `pipeworks run` prints (see run_printing.h).
+#include "cli/run_printing.h"
+
+#include <cstdio>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "hw/exec/cpu_affinity.h"
+#include "sched/units_text.h"
+#include "sim/partition.h"
+
+namespace pipeworks::cli {
+
+void print_step(const hw::StepStats& s) {
+  std::vector<std::string> peaks;
+  for (sched::Bytes b : s.peak_activation_bytes) peaks.push_back(sched::format_bytes(b));
+  fmt::print("{:>4}  {:>10.3f}  {:>10.1f}  {:>6.1f}%  {:>10.5f}  {}\n", s.step, static_cast<double>(s.step_ns) / 1e6,
+             s.samples_per_s, 100.0 * s.bubble_fraction, s.loss, fmt::join(peaks, ", "));
+  std::fflush(stdout);
+}
+
+void print_run_header(const std::string& model, const hw::RunConfig& c, bool distributed) {
+  fmt::print("pipeworks run: {} on {}{}, {} stages x {} micro-batches (batch {}), {}{}\n", model, c.device,
+             distributed ? " (multi-process)" : "", c.num_stages, c.num_microbatches, c.batch_size,
+             sched::schedule_kind_name(c.schedule), c.recompute ? " + recompute" : "");
+  fmt::print("{:>4}  {:>10}  {:>10}  {:>7}  {:>10}  {}\n", "step", "time (ms)", "samples/s", "bubble", "loss",
+             "peak activation bytes per device");
+}
+
+bool print_summary(const hw::RunReport& report, int batch_size) {
+  fmt::print("partition {} ({} layers), {} intra-op thread(s) per worker, workers {}\n",
+             sim::to_string(report.partition), report.spec.num_layers(), report.threads_per_worker,
+             hw::describe_worker_cpus(report.worker_cpus));
+  if (report.steps.size() > 1) {
+    double total_ns = 0;
+    for (std::size_t i = 1; i < report.steps.size(); ++i) total_ns += static_cast<double>(report.steps[i].step_ns);
+    const double mean_ns = total_ns / static_cast<double>(report.steps.size() - 1);
+    fmt::print("mean of steps 1..{}: {:.3f} ms/step, {:.1f} samples/s\n", report.steps.size() - 1, mean_ns / 1e6,
+               batch_size * 1e9 / mean_ns);
+  }
+  if (!report.check) return true;
+  const hw::GradientCheck& k = *report.check;
+  fmt::print("check vs micro-batch reference (gradients every step, final parameters): max abs diff {:.3g}, max "
+             "rel diff {:.3g}{} (rtol {:g}, atol {:g}): {}\n",
+             k.max_abs_diff, k.max_rel_diff, k.exactly_equal ? ", exactly equal" : "", k.rtol, k.atol,
+             k.passed ? "PASS" : "FAIL");
+  return k.passed;
+}
+
+}  // namespace pipeworks::cli
