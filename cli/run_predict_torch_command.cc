@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -39,8 +40,8 @@ void add_predict_options(CLI::App* cmd, PredictOptions& o) {
   cmd->add_option("--profile-repetitions", o.repetitions, "--predict: timed repetitions per profiled layer")
       ->capture_default_str();
   cmd->add_flag("!--no-stage-replay", o.stage_replay,
-                "--predict: stage costs from the layer profile alone, without replaying each device's program in "
-                "schedule order");
+                "--predict: skip the stage replay (each device's program replayed in schedule order), which gives "
+                "the calibrated prediction beside the headline one from the specs");
   cmd->add_option("--replay-rounds", o.replay_rounds,
                   "--predict: measured rounds of the stage replay (at least; more when M is small, so every "
                   "stage's F and B get 16 samples)")
@@ -123,6 +124,8 @@ viz::MeasuredSpreads spreads_of(const hw::MeasuredRun& run) {
 
 void print_cost_model(const hw::PredictionReport& r) {
   const sim::CostModel& cm = r.prediction.costs;
+  fmt::print("\npredicted from the model spec{} and the cluster spec{} (the headline)",
+             r.profile ? " (profiled now at this run's micro-batch size)" : "", r.profile ? "" : " given");
   fmt::print("\ncost model: dispatch {} per compute action, hand-off {}, device speed {:.3f}, contention slow-down "
              "where workers overlap {:.3f}x per device, {} comm\nstep time = pipeline makespan (first action start "
              "to last action end); measured = median step (step {})\n\n",
@@ -132,8 +135,33 @@ void print_cost_model(const hw::PredictionReport& r) {
              r.median().step);
 }
 
+// The replay-calibrated prediction against the same measured step, when the stage replay ran.
+sched::Result<std::optional<viz::Comparison>> calibrated_comparison(const hw::PredictionReport& r) {
+  if (!r.calibrated) return std::optional<viz::Comparison>{};
+  viz::ComparisonOptions compare;
+  compare.predicted_peak_bytes = r.calibrated_peak_bytes;
+  compare.measured_peak_bytes = r.median().peak_activation_bytes;
+  auto comparison = viz::compare_timelines(r.calibrated->result.timeline, r.median().timeline, compare);
+  if (!comparison) return comparison.error();
+  return std::optional<viz::Comparison>(std::move(comparison).value());
+}
+
+void print_calibrated(const viz::Comparison& headline, const viz::Comparison& calibrated) {
+  const auto pct = [](double e) { return fmt::format("{:+.1f}%", 100 * e); };
+  fmt::print("\ncalibrated by the stage replay (this schedule's stage times and contention measured):\n"
+             "  step time {} (error {}): the composition's error; the headline's {} less it is the cost model's\n",
+             sim::format_duration(calibrated.predicted_step_ns), pct(calibrated.step_error()),
+             pct(headline.step_error()));
+  for (const viz::DeviceComparison& d : calibrated.devices) {
+    fmt::print("  device {} peak act. {} (error {})\n", d.device, sched::format_bytes(d.predicted_peak_bytes),
+               pct(viz::relative_error(static_cast<double>(d.predicted_peak_bytes),
+                                       static_cast<double>(d.measured_peak_bytes))));
+  }
+}
+
 sched::Status write_outputs(const hw::PredictionReport& r, const viz::Comparison& comparison,
-                            const viz::MeasuredSpreads& spreads, const RunOutputs& outputs) {
+                            const std::optional<viz::Comparison>& calibrated, const viz::MeasuredSpreads& spreads,
+                            const RunOutputs& outputs) {
   const sched::Timeline& predicted = r.prediction.result.timeline;
   const sched::Timeline& measured = r.median().timeline;
   const std::vector<const sched::Timeline*> both{&predicted, &measured};
@@ -146,6 +174,7 @@ sched::Status write_outputs(const hw::PredictionReport& r, const viz::Comparison
   if (outputs.json.empty()) return sched::Ok{};
   nlohmann::json j = viz::comparison_json(comparison, spreads);
   j.update(hw::prediction_report_json(r));
+  j["calibrated"] = calibrated ? viz::comparison_json(*calibrated, spreads) : nlohmann::json(nullptr);
   j["predicted"] = viz::timeline_records(predicted);
   j["measured"] = viz::timeline_records(measured);
   return write_text_file(outputs.json, j.dump(2) + "\n");
@@ -167,9 +196,12 @@ int run_with_prediction(const hw::RunConfig& config, const PredictOptions& optio
   compare.measured_peak_bytes = r.median().peak_activation_bytes;
   auto comparison = viz::compare_timelines(r.prediction.result.timeline, r.median().timeline, compare);
   if (!comparison) return fail(comparison.error().message);
+  auto calibrated = calibrated_comparison(r);
+  if (!calibrated) return fail(calibrated.error().message);
   print_cost_model(r);
   fmt::print("{}", viz::comparison_table(*comparison, spreads));
-  if (auto s = write_outputs(r, *comparison, spreads, outputs); !s) return fail(s.error().message);
+  if (*calibrated) print_calibrated(*comparison, **calibrated);
+  if (auto s = write_outputs(r, *comparison, *calibrated, spreads, outputs); !s) return fail(s.error().message);
   return comparison->same_actions() ? kExitOk : fail("the predicted and measured action sets differ");
 }
 

@@ -91,6 +91,9 @@ sched::Status check_cluster_spec(const ClusterSpec& spec) {
     return error(who + ": inter_node link needs a positive bandwidth and a non-negative latency");
   }
   if (spec.dispatch_overhead_ns < 0) return error(who + ": dispatch overhead must not be negative");
+  if (!(spec.contention_factor >= 1.0 && spec.contention_factor <= 1000.0)) {
+    return error(fmt::format("{}: contention {} must be from 1 to 1000", who, spec.contention_factor));
+  }
   return sched::Ok{};
 }
 
@@ -103,7 +106,7 @@ sched::Result<ClusterSpec> parse_cluster_spec(std::string_view json_text, std::s
   if (!reader.expect_object(root, "")) return reader.error();
   reader.allow_keys(root, "", {"name", "description", "devices", "device", "devices_per_node",
                                "intra_node", "inter_node", "comm_mode", "dispatch_overhead",
-                               "dispatch_overhead_ns"});
+                               "dispatch_overhead_ns", "contention"});
   spec.name = reader.string(root, "", "name", std::nullopt);
   spec.description = reader.string(root, "", "description", std::string());
   if (reader.ok() && !root.contains("devices")) reader.fail("/devices", nullptr, "missing required field");
@@ -158,6 +161,10 @@ sched::Result<ClusterSpec> parse_cluster_spec(std::string_view json_text, std::s
     }
   }
   spec.dispatch_overhead_ns = reader.duration(root, "", "dispatch_overhead", Nanoseconds{0});
+  spec.contention_factor = reader.positive_number(root, "", "contention", 1.0);
+  if (reader.ok() && !(spec.contention_factor >= 1.0 && spec.contention_factor <= 1000.0)) {
+    reader.fail("/contention", &root["contention"], "must be from 1 (no contention) to 1000");
+  }
   if (!reader.ok()) return reader.error();
   return spec;
 }
@@ -186,6 +193,7 @@ std::string cluster_spec_to_json(const ClusterSpec& spec) {
   if (spec.num_nodes() > 1) root["inter_node"] = link_json(spec.inter_node);
   root["comm_mode"] = std::string(comm_mode_name(spec.comm_mode));
   root["dispatch_overhead"] = exact_duration_string(spec.dispatch_overhead_ns);
+  if (spec.contention_factor != 1.0) root["contention"] = spec.contention_factor;
   return root.dump(2) + "\n";
 }
 

@@ -35,6 +35,10 @@ struct ClusterSpec {
   LinkSpec inter_node;       // leaving a node (one egress link per node, shared by its devices)
   CommMode comm_mode = CommMode::kOverlap;
   Nanoseconds dispatch_overhead_ns = 0;  // added to every compute action
+  // Devices of one node that compute at the same time each run up to this factor slower (CPU
+  // workers sharing cores, caches and memory bandwidth); 1: independent devices (GPUs). The
+  // simulator applies it to the overlapping share only (contention.h).
+  double contention_factor = 1;
 
   int num_devices() const { return static_cast<int>(devices.size()); }
   int num_nodes() const {
@@ -48,7 +52,8 @@ std::string_view comm_mode_name(CommMode mode);  // "overlap", "blocking", "eage
 sched::Result<CommMode> parse_comm_mode(std::string_view text);
 
 // Checks >= 1 device, devices_per_node >= 1 dividing the count, positive speeds and
-// bandwidths (inter-node only when there are several nodes), non-negative sizes and times.
+// bandwidths (inter-node only when there are several nodes), non-negative sizes and times, a
+// contention factor in [1, 1000].
 sched::Status check_cluster_spec(const ClusterSpec& spec);
 
 // JSON in, errors with JSON pointers: "cluster.json: /intra_node/latency: \"3 parsecs\": ...".

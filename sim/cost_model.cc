@@ -49,6 +49,7 @@ sched::Status check_stage(const StageCost& c, std::size_t s) {
       {c.backward_input_ns, 0, "backward_input_ns"},
       {c.backward_weight_ns, 0, "backward_weight_ns"},
       {c.recompute_ns, 0, "recompute_ns"},
+      {c.forward_no_grad_ns, 0, "forward_no_grad_ns"},
       {c.resume_forward_ns, 0, "resume_forward_ns"},
       {c.resume_recompute_ns, 0, "resume_recompute_ns"},
       {c.resume_backward_ns, 0, "resume_backward_ns"},
@@ -64,6 +65,25 @@ sched::Status check_stage(const StageCost& c, std::size_t s) {
   };
   for (const auto& f : fields) {
     if (auto st = check_value(f.value, f.minimum, fmt::format("stages[{}].{}", s, f.name)); !st) return st;
+  }
+  return sched::Ok{};
+}
+
+sched::Status check_contention(const CostModel& model) {
+  const auto d = static_cast<std::size_t>(model.num_devices);
+  if (!model.contention_factor.empty() && model.contention_factor.size() != d) {
+    return sched::Error{fmt::format("cost model: contention_factor has {} entries for {} devices",
+                                    model.contention_factor.size(), d)};
+  }
+  if (!model.contention_group.empty() && model.contention_group.size() != d) {
+    return sched::Error{fmt::format("cost model: contention_group has {} entries for {} devices",
+                                    model.contention_group.size(), d)};
+  }
+  for (std::size_t i = 0; i < model.contention_factor.size(); ++i) {
+    const double f = model.contention_factor[i];
+    if (!(std::isfinite(f) && f >= 1.0 && f <= 1000.0)) {
+      return sched::Error{fmt::format("cost model: contention_factor[{}] is {}, must be in [1, 1000]", i, f)};
+    }
   }
   return sched::Ok{};
 }
@@ -120,7 +140,7 @@ sched::Status check_cost_model(const CostModel& model) {
       }
     }
   }
-  return sched::Ok{};
+  return check_contention(model);
 }
 
 CostModel uniform_cost_model(int num_stages, Nanoseconds forward_ns, Nanoseconds backward_ns, Nanoseconds transfer_ns,

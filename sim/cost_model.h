@@ -22,6 +22,9 @@ struct StageCost {
   Nanoseconds backward_input_ns = 0;   // I
   Nanoseconds backward_weight_ns = 0;  // W
   Nanoseconds recompute_ns = 0;        // R (a forward that keeps the graph; usually == forward_ns)
+  // F of a micro-batch the stage re-materializes (R of it is in the schedule): a forward that
+  // keeps no graph. 0: forward_ns.
+  Nanoseconds forward_no_grad_ns = 0;
   // Added to an action of the kind that starts after its device idled since its previous compute
   // action (waited for data): a worker resuming from a blocking wait finds its caches and TLB
   // cold. 0: no such cost. B's also applies to I and W.
@@ -69,6 +72,13 @@ struct CostModel {
   // nowhere else.
   Nanoseconds per_action_overhead_ns = 0;
   int microbatch_size = 1;  // samples per micro-batch, for throughput
+  // Devices that compute at the same time slow each other down (shared cores, caches, memory
+  // bandwidth: pipeline workers on one CPU). Per device: its compute runs this factor slower
+  // while a device of the same contention group computes too (1: never slowed); empty: 1 for
+  // all. The simulator applies it per device as 1 + (factor - 1) x the share of the device's
+  // compute time that overlaps the group's other devices (contention.h).
+  std::vector<double> contention_factor;
+  std::vector<int> contention_group;  // per device (empty: all devices in one group)
 
   const Link* link(int src, int dst) const {
     if (src < 0 || dst < 0 || src >= num_devices || dst >= num_devices) return nullptr;

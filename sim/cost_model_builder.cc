@@ -36,6 +36,16 @@ sched::Result<Nanoseconds> scaled_by_speed(sched::Result<Nanoseconds> ns, double
   return static_cast<Nanoseconds>(value);
 }
 
+// Layers [begin, end) forward without the graph (each layer's forward_no_grad, else its
+// forward); 0 when no layer of the stage states one (the simulator then uses forward_ns).
+sched::Result<Nanoseconds> no_grad_forward(const ModelSpec& model, int begin, int end, int m, double speed) {
+  bool stated = false;
+  for (int l = begin; l < end; ++l) stated = stated || model.layers[static_cast<std::size_t>(l)].forward_no_grad;
+  if (!stated) return Nanoseconds{0};
+  return scaled_by_speed(
+      sum_at(model, begin, end, m, [](const LayerSpec& l) { return l.forward_no_grad.value_or(l.forward); }), speed);
+}
+
 sched::Result<StageCost> stage_cost(const ModelSpec& model, int begin, int end, int m, double speed,
                                     OptimizerKind optimizer) {
   StageCost cost;
@@ -56,6 +66,11 @@ sched::Result<StageCost> stage_cost(const ModelSpec& model, int begin, int end, 
   cost.backward_input_ns = *input_grad;
   cost.backward_weight_ns = *weight_grad;
   cost.recompute_ns = *forward;
+  if (auto no_grad = no_grad_forward(model, begin, end, m, speed); !no_grad) {
+    return no_grad.error();
+  } else {
+    cost.forward_no_grad_ns = *no_grad;
+  }
   cost.input_bytes = *input;
   cost.output_bytes = *output;
   cost.stash_bytes = *stash;
@@ -101,6 +116,10 @@ sched::Result<CostModel> build_cost_model(const ModelSpec& model, const ClusterS
   const int D = *std::max_element(placement.begin(), placement.end()) + 1;
   cost.num_devices = D;
   for (int d = 0; d < D; ++d) cost.device_memory_bytes.push_back(cluster.devices[static_cast<std::size_t>(d)].memory_bytes);
+  if (cluster.contention_factor > 1.0) {
+    cost.contention_factor.assign(static_cast<std::size_t>(D), cluster.contention_factor);
+    for (int d = 0; d < D; ++d) cost.contention_group.push_back(cluster.node_of(d));
+  }
 
   // Links in order of first use, scanning (a, b) row by row.
   std::vector<int> egress(static_cast<std::size_t>(cluster.num_nodes()), -1);

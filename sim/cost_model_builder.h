@@ -19,6 +19,8 @@ namespace pipeworks::sim {
 //   backward_input_ns   round(sum backward_input(m) / speed_d), likewise backward_weight_ns
 //   backward_ns         backward_input_ns + backward_weight_ns
 //   recompute_ns        forward_ns
+//   forward_no_grad_ns  round(sum forward_no_grad(m) / speed_d) (forward where a layer has none);
+//                       0 when no layer of the stage has one
 //   input_bytes         output of layer b-1 (the model's input_bytes for stage 0)
 //   output_bytes        output of layer e-1
 //   stash_bytes         sum stash(m); param_bytes sum params
@@ -29,7 +31,8 @@ namespace pipeworks::sim {
 //   same node        its own link with the intra-node bandwidth and latency
 //   different nodes  the sending node's egress link (one per node, inter-node bandwidth and
 //                    latency), shared by every transfer leaving that node
-// comm_mode and per_action_overhead_ns come from the cluster.
+// comm_mode and per_action_overhead_ns come from the cluster; a contention factor above 1 goes to
+// every device, one contention group per node.
 sched::Result<CostModel> build_cost_model(const ModelSpec& model, const ClusterSpec& cluster,
                                           const Partition& partition,
                                           const std::vector<int>& placement, int microbatch_size,

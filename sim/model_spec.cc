@@ -1,6 +1,9 @@
 // ModelSpec's arithmetic (costs at a micro-batch size, with overflow checks) and its checks.
 #include "sim/model_spec.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <set>
 
 #include <fmt/format.h>
@@ -8,41 +11,85 @@
 namespace pipeworks::sim {
 namespace {
 
-template <class T>
-sched::Result<T> linear(T fixed, T per_sample, int microbatch_size) {
-  if (microbatch_size < 1) {
-    return sched::Error{fmt::format("micro-batch size must be at least 1, got {}", microbatch_size),
-                        std::nullopt};
-  }
-  T scaled = 0;
-  T total = 0;
-  if (__builtin_mul_overflow(per_sample, static_cast<T>(microbatch_size), &scaled) ||
-      __builtin_add_overflow(fixed, scaled, &total)) {
-    return sched::Error{fmt::format("cost {} + {} x {} overflows 64 bits", fixed, per_sample,
-                                    microbatch_size),
-                        std::nullopt};
+sched::Error error(std::string message) { return sched::Error{std::move(message), std::nullopt}; }
+
+// a + b * n, overflow-checked.
+sched::Result<std::int64_t> line_at(std::int64_t a, std::int64_t b, std::int64_t n) {
+  std::int64_t scaled = 0;
+  std::int64_t total = 0;
+  if (__builtin_mul_overflow(b, n, &scaled) || __builtin_add_overflow(a, scaled, &total)) {
+    return error(fmt::format("cost {} + {} x {} overflows 64 bits", a, b, n));
   }
   return total;
 }
 
-}  // namespace
-
-sched::Result<Nanoseconds> ScaledDuration::at(int microbatch_size) const {
-  return linear(fixed_ns, per_sample_ns, microbatch_size);
+// The straight line through p and q (p.size < size < q.size), rounded to nearest.
+std::int64_t between(const SizePoint& p, const SizePoint& q, int size) {
+  const long double t = static_cast<long double>(size - p.size) / static_cast<long double>(q.size - p.size);
+  const long double v = static_cast<long double>(p.value) + t * (static_cast<long double>(q.value) - p.value);
+  return static_cast<std::int64_t>(std::llround(static_cast<double>(v)));
 }
 
-sched::Result<Bytes> ScaledBytes::at(int microbatch_size) const {
-  return linear(fixed_bytes, per_sample_bytes, microbatch_size);
+std::int64_t saturated_sum(std::int64_t a, std::int64_t b) {
+  std::int64_t sum = 0;
+  return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<std::int64_t>::max() : sum;
+}
+
+// Every size either table measured, in order.
+std::vector<int> measured_sizes(const std::vector<SizePoint>& a, const std::vector<SizePoint>& b) {
+  std::set<int> sizes;
+  for (const SizePoint& p : a) sizes.insert(p.size);
+  for (const SizePoint& p : b) sizes.insert(p.size);
+  return {sizes.begin(), sizes.end()};
+}
+
+}  // namespace
+
+sched::Result<std::int64_t> scaled_value(std::int64_t fixed, std::int64_t per_sample,
+                                         const std::vector<SizePoint>& measured, int microbatch_size) {
+  if (microbatch_size < 1) return error(fmt::format("micro-batch size must be at least 1, got {}", microbatch_size));
+  if (measured.empty()) return line_at(fixed, per_sample, microbatch_size);
+  const auto above = std::lower_bound(measured.begin(), measured.end(), microbatch_size,
+                                      [](const SizePoint& p, int size) { return p.size < size; });
+  if (above != measured.end() && above->size == microbatch_size) return above->value;
+  if (above != measured.begin() && above != measured.end()) return between(*(above - 1), *above, microbatch_size);
+  // Outside the table: the nearest measured value, moved along the fitted slope.
+  const SizePoint& edge = above == measured.end() ? measured.back() : measured.front();
+  auto value = line_at(edge.value, per_sample, static_cast<std::int64_t>(microbatch_size) - edge.size);
+  if (!value) return value;
+  return std::max<std::int64_t>(0, *value);
+}
+
+sched::Status check_size_points(const std::vector<SizePoint>& measured) {
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    if (measured[i].size < 1) return error(fmt::format("measured size {} must be at least 1", measured[i].size));
+    if (measured[i].value < 0) return error(fmt::format("measured value at size {} is negative", measured[i].size));
+    if (i > 0 && measured[i].size <= measured[i - 1].size) {
+      return error(fmt::format("measured sizes must increase ({} after {})", measured[i].size, measured[i - 1].size));
+    }
+  }
+  return sched::Ok{};
 }
 
 ScaledDuration operator+(const ScaledDuration& a, const ScaledDuration& b) {
-  return ScaledDuration{a.fixed_ns + b.fixed_ns, a.per_sample_ns + b.per_sample_ns};
+  ScaledDuration sum{saturated_sum(a.fixed_ns, b.fixed_ns), saturated_sum(a.per_sample_ns, b.per_sample_ns), {}};
+  if (a.measured.empty() && b.measured.empty()) return sum;
+  for (int size : measured_sizes(a.measured, b.measured)) {
+    auto x = a.at(size);
+    auto y = b.at(size);
+    sum.measured.push_back(SizePoint{size, x && y ? saturated_sum(*x, *y) : std::numeric_limits<std::int64_t>::max()});
+  }
+  return sum;
 }
 
 void LayerSpec::set_backward(const ScaledDuration& backward) {
   backward_input = ScaledDuration{backward.fixed_ns - backward.fixed_ns / 2,
-                                  backward.per_sample_ns - backward.per_sample_ns / 2};
-  backward_weight = ScaledDuration{backward.fixed_ns / 2, backward.per_sample_ns / 2};
+                                  backward.per_sample_ns - backward.per_sample_ns / 2, {}};
+  backward_weight = ScaledDuration{backward.fixed_ns / 2, backward.per_sample_ns / 2, {}};
+  for (const SizePoint& p : backward.measured) {
+    backward_input.measured.push_back(SizePoint{p.size, p.value - p.value / 2});
+    backward_weight.measured.push_back(SizePoint{p.size, p.value / 2});
+  }
   backward_split = false;
 }
 
@@ -63,13 +110,66 @@ Bytes ModelSpec::total_param_bytes() const {
   return total;
 }
 
+namespace {
+
+// Non-negative parts and a valid table; `what` names the quantity in the message.
+sched::Status check_scaled(std::int64_t fixed, std::int64_t per_sample, const std::vector<SizePoint>& measured,
+                           std::string_view what) {
+  if (fixed < 0 || per_sample < 0) return error(fmt::format("{} is negative", what));
+  if (auto status = check_size_points(measured); !status) return error(fmt::format("{}: {}", what, status.error().message));
+  return sched::Ok{};
+}
+
+sched::Status check_layer(const LayerSpec& l) {
+  const ScaledDuration no_grad = l.forward_no_grad.value_or(ScaledDuration{});
+  const std::pair<const ScaledDuration*, const char*> durations[] = {
+      {&l.forward, "forward"}, {&l.backward_input, "backward_input"}, {&l.backward_weight, "backward_weight"},
+      {&no_grad, "forward_no_grad"}};
+  for (const auto& [d, what] : durations) {
+    if (auto s = check_scaled(d->fixed_ns, d->per_sample_ns, d->measured, what); !s) return s;
+  }
+  const std::pair<const ScaledBytes*, const char*> sizes[] = {
+      {&l.output_bytes, "output_bytes"}, {&l.stash_bytes, "stash_bytes"},
+      {&l.backward_transient_bytes, "backward_transient_bytes"}};
+  for (const auto& [b, what] : sizes) {
+    if (auto s = check_scaled(b->fixed_bytes, b->per_sample_bytes, b->measured, what); !s) return s;
+  }
+  if (l.param_bytes < 0) return error("param_bytes is negative");
+  return sched::Ok{};
+}
+
+sched::Status check_temporaries(const ModelSpec& spec) {
+  std::set<std::pair<int, int>> ranges;
+  for (const StageTemporaries& t : spec.stage_temporaries) {
+    const std::string where = fmt::format("stage temporaries of layers [{}, {})", t.begin, t.end);
+    if (t.begin < 0 || t.end <= t.begin || t.end > spec.num_layers()) {
+      return error(fmt::format("{}: not a range of the {} layers", where, spec.num_layers()));
+    }
+    if (!ranges.emplace(t.begin, t.end).second) return error(where + ": given twice");
+    for (const ScaledBytes* b : {&t.forward, &t.forward_no_grad, &t.first_backward, &t.later_backward}) {
+      if (auto s = check_scaled(b->fixed_bytes, b->per_sample_bytes, b->measured, where); !s) return s;
+    }
+  }
+  return sched::Ok{};
+}
+
+}  // namespace
+
+const StageTemporaries* ModelSpec::temporaries_of(int begin, int end) const {
+  for (const StageTemporaries& t : stage_temporaries) {
+    if (t.begin == begin && t.end == end) return &t;
+  }
+  return nullptr;
+}
+
 sched::Status check_model_spec(const ModelSpec& spec) {
   auto fail = [&](std::string message) -> sched::Status {
     return sched::Error{fmt::format("model '{}': {}", spec.name, message), std::nullopt};
   };
   if (spec.layers.empty()) return fail("needs at least one layer");
-  if (spec.input_bytes.fixed_bytes < 0 || spec.input_bytes.per_sample_bytes < 0) {
-    return fail("input_bytes must not be negative");
+  const ScaledBytes& input = spec.input_bytes;
+  if (auto s = check_scaled(input.fixed_bytes, input.per_sample_bytes, input.measured, "input_bytes"); !s) {
+    return fail(s.error().message);
   }
   std::set<std::string_view> names;
   for (std::size_t i = 0; i < spec.layers.size(); ++i) {
@@ -78,15 +178,9 @@ sched::Status check_model_spec(const ModelSpec& spec) {
     if (!names.insert(layer.name).second) {
       return fail(fmt::format("layer {}: duplicate layer name '{}'", i, layer.name));
     }
-    const bool negative =
-        layer.forward.fixed_ns < 0 || layer.forward.per_sample_ns < 0 ||
-        layer.backward_input.fixed_ns < 0 || layer.backward_input.per_sample_ns < 0 ||
-        layer.backward_weight.fixed_ns < 0 || layer.backward_weight.per_sample_ns < 0 ||
-        layer.output_bytes.fixed_bytes < 0 || layer.output_bytes.per_sample_bytes < 0 ||
-        layer.stash_bytes.fixed_bytes < 0 || layer.stash_bytes.per_sample_bytes < 0 ||
-        layer.param_bytes < 0;
-    if (negative) return fail(fmt::format("layer {} ('{}') has a negative cost", i, layer.name));
+    if (auto s = check_layer(layer); !s) return fail(fmt::format("layer {} ('{}'): {}", i, layer.name, s.error().message));
   }
+  if (auto s = check_temporaries(spec); !s) return fail(s.error().message);
   return sched::Ok{};
 }
 

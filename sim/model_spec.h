@@ -1,12 +1,20 @@
 // What a model costs, layer by layer, independent of any partition or device: the input of
 // partitioning and of the cost-model builder. Costs scale with the micro-batch size as
-// fixed + per_sample * size, so changing the number of micro-batches rescales everything.
-// The JSON form is documented in docs/model_spec.md.
+// fixed + per_sample * size, or, where a profile measured them, through a table of sizes
+// interpolated piecewise linearly (kernels change shape between sizes: a line fitted over
+// 1..32 misses small sizes by tens of percent). The JSON form is documented in docs/model_spec.md.
+//
+//   value |           x        measured sizes (x): exact; between them: the straight line
+//         |        x /         through the two neighbours; outside them: the nearest measured
+//         |  x---x'            value plus per_sample * the distance (the fitted slope)
+//         +------------------ micro-batch size
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sched/result.h"
@@ -14,23 +22,52 @@
 
 namespace pipeworks::sim {
 
-// A duration that grows linearly with the micro-batch size.
+// A value measured at one micro-batch size.
+struct SizePoint {
+  int size = 1;             // >= 1
+  std::int64_t value = 0;   // ns or bytes, >= 0
+  friend bool operator==(const SizePoint&, const SizePoint&) = default;
+};
+
+// The value at `microbatch_size` from the line fixed + per_sample * size and, when `measured` is
+// not empty (sizes strictly increasing), from the table as drawn above; never below 0. An error
+// when the size is below 1 or the arithmetic overflows int64.
+sched::Result<std::int64_t> scaled_value(std::int64_t fixed, std::int64_t per_sample,
+                                         const std::vector<SizePoint>& measured, int microbatch_size);
+
+// Checks sizes >= 1 and strictly increasing, values >= 0.
+sched::Status check_size_points(const std::vector<SizePoint>& measured);
+
+// A duration that grows with the micro-batch size.
 struct ScaledDuration {
+  ScaledDuration() = default;
+  ScaledDuration(Nanoseconds fixed, Nanoseconds per_sample, std::vector<SizePoint> table = {})
+      : fixed_ns(fixed), per_sample_ns(per_sample), measured(std::move(table)) {}
   Nanoseconds fixed_ns = 0;
   Nanoseconds per_sample_ns = 0;
-  // fixed + per_sample * microbatch_size; an error when that overflows int64.
-  sched::Result<Nanoseconds> at(int microbatch_size) const;
+  std::vector<SizePoint> measured;  // optional table (profiled sizes)
+  sched::Result<Nanoseconds> at(int microbatch_size) const {
+    return scaled_value(fixed_ns, per_sample_ns, measured, microbatch_size);
+  }
   friend bool operator==(const ScaledDuration&, const ScaledDuration&) = default;
 };
 
-// A byte count that grows linearly with the micro-batch size.
+// A byte count that grows with the micro-batch size.
 struct ScaledBytes {
+  ScaledBytes() = default;
+  ScaledBytes(Bytes fixed, Bytes per_sample, std::vector<SizePoint> table = {})
+      : fixed_bytes(fixed), per_sample_bytes(per_sample), measured(std::move(table)) {}
   Bytes fixed_bytes = 0;
   Bytes per_sample_bytes = 0;
-  sched::Result<Bytes> at(int microbatch_size) const;
+  std::vector<SizePoint> measured;  // optional table (profiled sizes)
+  sched::Result<Bytes> at(int microbatch_size) const {
+    return scaled_value(fixed_bytes, per_sample_bytes, measured, microbatch_size);
+  }
   friend bool operator==(const ScaledBytes&, const ScaledBytes&) = default;
 };
 
+// Parts added; the table holds the sum at every size either table measured (a line alone counts
+// as measured everywhere). Saturates rather than overflow (check_model_spec rejects such specs).
 ScaledDuration operator+(const ScaledDuration& a, const ScaledDuration& b);
 
 struct LayerSpec {
@@ -45,11 +82,32 @@ struct LayerSpec {
   ScaledBytes output_bytes;  // the activation sent to the next layer / across a stage boundary
   ScaledBytes stash_bytes;   // activations kept from forward until backward
   Bytes param_bytes = 0;
+  // The forward of a micro-batch the stage will re-materialize runs without keeping the autograd
+  // graph; what that costs when measured (none: the same as `forward`).
+  std::optional<ScaledDuration> forward_no_grad;
+  // Temporaries of the layer's backward above what it starts with (its output gradient and
+  // stash), at their peak: workspaces, the input gradient being made. Default 0.
+  ScaledBytes backward_transient_bytes;
 
   ScaledDuration backward() const { return backward_input + backward_weight; }
-  // Sets an unsplit backward B: I = B - B/2, W = B/2 (fixed and per-sample parts separately).
+  // Sets an unsplit backward B: I = B - B/2, W = B/2 (fixed and per-sample parts and every
+  // measured point separately).
   void set_backward(const ScaledDuration& backward);
   friend bool operator==(const LayerSpec&, const LayerSpec&) = default;
+};
+
+// Temporaries of a stage made of layers [begin, end), measured on those layers run as one unit:
+// bytes above what the stage holds when the action ends, at the action's peak. Summing layers
+// measured alone misses buffers freed or reused across layer boundaries and a forward's own
+// temporaries; a profile measures every contiguous range, so any partition finds its stages.
+struct StageTemporaries {
+  int begin = 0;  // first layer
+  int end = 0;    // one past the last
+  ScaledBytes forward;          // a forward that keeps the graph (F; R under re-materialization)
+  ScaledBytes forward_no_grad;  // a forward without it (F of a micro-batch re-materialized later)
+  ScaledBytes first_backward;   // the step's first backward (the parameter gradients made in it)
+  ScaledBytes later_backward;   // every later backward (gradients exist and accumulate)
+  friend bool operator==(const StageTemporaries&, const StageTemporaries&) = default;
 };
 
 // Storage precision of parameters; decides the optimizer's master copy (see optimizer.h).
@@ -63,13 +121,17 @@ struct ModelSpec {
   ParamDtype param_dtype = ParamDtype::kFp32;
   ScaledBytes input_bytes;  // the first layer's input (what the first stage receives)
   std::vector<LayerSpec> layers;
+  std::vector<StageTemporaries> stage_temporaries;  // optional, any number of ranges
 
   int num_layers() const { return static_cast<int>(layers.size()); }
+  // The measured temporaries of layers [begin, end); null when the spec has none for that range.
+  const StageTemporaries* temporaries_of(int begin, int end) const;
   Bytes total_param_bytes() const;
   friend bool operator==(const ModelSpec&, const ModelSpec&) = default;
 };
 
-// Checks at least one layer, unique non-empty names, non-negative costs.
+// Checks at least one layer, unique non-empty names, non-negative costs, valid tables, stage
+// temporaries on distinct ranges inside the model.
 sched::Status check_model_spec(const ModelSpec& spec);
 
 // Loads a spec from JSON text; errors start with `source` and name the field by JSON pointer:

@@ -331,6 +331,7 @@ sched::Result<OpTable> build_op_table(const sched::Schedule& schedule, const Cos
       }
       table.kind[i] = a.kind;
       Nanoseconds& cost = duration[static_cast<std::size_t>(a.stage) * kKinds + static_cast<std::size_t>(sched::kind_index(a.kind))];
+      bool no_graph = false;  // an F without the graph (its micro-batch is re-materialized)
       if (sched::is_comm(a.kind)) {
         const Action peer = partner(a);
         const bool peer_in_range = peer.stage >= 0 && peer.stage < k;
@@ -363,11 +364,15 @@ sched::Result<OpTable> build_op_table(const sched::Schedule& schedule, const Cos
         }
       } else {
         const int m = a.microbatch;
+        const StageCost& stage = model.stages[static_cast<std::size_t>(a.stage)];
+        const bool rematerialized = index.find(a.stage, ActionKind::kRecompute, m) >= 0;
         table.memory_delta_bytes[i] = activation_delta_bytes(
-            a.kind, model.stages[static_cast<std::size_t>(a.stage)], index.find(a.stage, ActionKind::kRecompute, m) >= 0,
-            index.find(a.stage, ActionKind::kBackwardWeight, m) >= 0);
+            a.kind, stage, rematerialized, index.find(a.stage, ActionKind::kBackwardWeight, m) >= 0);
+        no_graph = a.kind == ActionKind::kForward && rematerialized && stage.forward_no_grad_ns > 0;
       }
-      table.duration_ns[i] = cost;
+      table.duration_ns[i] = no_graph ? model.stages[static_cast<std::size_t>(a.stage)].forward_no_grad_ns +
+                                            model.per_action_overhead_ns
+                                      : cost;
       if (sched::is_compute(a.kind)) {
         const StageCost& stage = model.stages[static_cast<std::size_t>(a.stage)];
         char& first = seen[static_cast<std::size_t>(a.stage) * kKinds + static_cast<std::size_t>(sched::kind_index(a.kind))];

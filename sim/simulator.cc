@@ -2,7 +2,9 @@
 #include "sim/simulator.h"
 
 #include <algorithm>
+#include <cmath>
 
+#include "sim/contention.h"
 #include "sim/engine.h"
 #include "sim/op_table.h"
 
@@ -38,12 +40,53 @@ sched::Timeline build_timeline(const sched::Schedule& schedule, const OpTable& t
   return tl;
 }
 
+// Per device, the compute ops' intervals of an engine run.
+std::vector<std::vector<BusyInterval>> busy_intervals(const OpTable& table, const EngineOutput& out,
+                                                      std::size_t num_devices) {
+  std::vector<std::vector<BusyInterval>> busy(num_devices);
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    if (!sched::is_compute(table.kind[i])) continue;
+    busy[static_cast<std::size_t>(table.device[i])].push_back(BusyInterval{out.start_ns[i], out.end_ns[i]});
+  }
+  return busy;
+}
+
+// The engine's run with every device slowed by its contention (contention.h), refined
+// kContentionRounds times from the durations `table` was built with; `slowdown` per device.
+sched::Result<EngineOutput> run_contended(OpTable& table, const sched::Schedule& schedule, const CostModel& model,
+                                          bool record_memory, std::vector<double>& slowdown) {
+  const auto devices = static_cast<std::size_t>(schedule.num_devices());
+  slowdown.assign(devices, 1.0);
+  const bool contended = has_contention(model);
+  auto out = run_engine(table, schedule, model.links.size(), model.comm_mode, record_memory && !contended);
+  if (!out || !contended) return out;
+  const std::vector<Nanoseconds> duration = table.duration_ns;
+  const std::vector<Nanoseconds> resume = table.resume_ns;
+  for (int round = 0; round < kContentionRounds; ++round) {
+    slowdown = contention_slowdowns(model, overlap_fractions(busy_intervals(table, *out, devices), model.contention_group));
+    for (std::size_t i = 0; i < table.size(); ++i) {
+      if (!sched::is_compute(table.kind[i])) continue;
+      const double f = slowdown[static_cast<std::size_t>(table.device[i])];
+      const double d = std::round(static_cast<double>(duration[i]) * f);
+      const double r = std::round(static_cast<double>(resume[i]) * f);
+      if (!(d < 1e15 && r < 1e15)) return sched::Error{"contention: a slowed action exceeds the simulator's time range"};
+      table.duration_ns[i] = static_cast<Nanoseconds>(d);
+      table.resume_ns[i] = static_cast<Nanoseconds>(r);
+    }
+    out = run_engine(table, schedule, model.links.size(), model.comm_mode,
+                     record_memory && round + 1 == kContentionRounds);
+    if (!out) return out;
+  }
+  return out;
+}
+
 }  // namespace
 
 sched::Result<SimResult> simulate(const sched::Schedule& schedule, const CostModel& model, const SimOptions& options) {
   auto table = build_op_table(schedule, model);
   if (!table) return table.error();
-  auto out = run_engine(*table, schedule, model.links.size(), model.comm_mode, options.build_timeline);
+  std::vector<double> slowdown;
+  auto out = run_contended(*table, schedule, model, options.build_timeline, slowdown);
   if (!out) return out.error();
 
   SimResult result;
@@ -64,6 +107,7 @@ sched::Result<SimResult> simulate(const sched::Schedule& schedule, const CostMod
     DeviceResult& dr = result.devices[d];
     dr.device = static_cast<int>(d);
     dr.busy_ns = busy[d];
+    dr.contention_slowdown = slowdown[d];
     dr.idle_ns = result.makespan_ns - dr.busy_ns;
     dr.bubble_fraction =
         result.makespan_ns > 0 ? static_cast<double>(dr.idle_ns) / static_cast<double>(result.makespan_ns) : 0.0;

@@ -5,7 +5,8 @@
 //
 // A schedule without SEND/RECV runs with ideal communication (data is available on another
 // device the moment it is produced). A lowered schedule (sched::lower_comm) pays for every
-// transfer on its link, in CostModel::comm_mode (see engine.h for the exact rules).
+// transfer on its link, in CostModel::comm_mode (see engine.h for the exact rules). Devices with
+// a contention factor are slowed where they compute at the same time (contention.h).
 //
 //   GPipe K=2 M=2, F=1 B=2, ideal comm:      t: 0  1  2  3  4  5  6  7  8
 //                                           d0: F0 F1 .  .  .  B0 B0 B1 B1
@@ -34,6 +35,7 @@ struct DeviceResult {
   Nanoseconds busy_ns = 0;  // compute lane only; time held by blocking SEND/RECV counts as idle
   Nanoseconds idle_ns = 0;  // makespan - busy
   double bubble_fraction = 0;
+  double contention_slowdown = 1;  // its compute ran this much slower for sharing (contention.h)
   MemoryReport memory;
 };
 

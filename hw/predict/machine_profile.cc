@@ -247,7 +247,6 @@ sim::ClusterSpec cluster_from_machine(const MachineProfile& machine) {
       machine.workers, machine.threads, machine.contention_factor, machine.handoff_latency_ns,
       machine.dispatch_overhead_ns);
   sim::DeviceSpec device;
-  device.relative_speed = 1.0 / machine.contention_factor;
   cluster.devices.assign(static_cast<std::size_t>(std::max(1, machine.workers)), device);
   cluster.devices_per_node = std::max(1, machine.workers);
   const double bandwidth =
@@ -256,6 +255,7 @@ sim::ClusterSpec cluster_from_machine(const MachineProfile& machine) {
   cluster.inter_node = cluster.intra_node;
   cluster.comm_mode = sim::CommMode::kEager;  // mailbox sends, blocking receives in program order
   cluster.dispatch_overhead_ns = machine.dispatch_overhead_ns;
+  cluster.contention_factor = std::max(1.0, machine.contention_factor);
   return cluster;
 }
 

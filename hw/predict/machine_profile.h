@@ -47,7 +47,7 @@ inline constexpr double kUnboundedBandwidth = 1e15;
 sched::Result<MachineProfile> profile_machine(const ModelConfig& model, int microbatch_size, int workers,
                                               int threads, int repetitions, std::vector<std::string>& notes);
 
-// `workers` devices (memory unknown, relative speed 1 / contention), one node, the fitted
+// `workers` devices (memory unknown, speed 1) on one node with the measured contention, the fitted
 // hand-off as the link, eager mode (a send never blocks; a receive holds its worker until the data
 // has arrived, as the executor's in-process transport does), and
 // the dispatch overhead.

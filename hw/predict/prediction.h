@@ -1,16 +1,16 @@
 // The simulator's view of an executor run: builds the CostModel of exactly the lowered schedule,
 // partition and placement a run will execute, with what the executor does that a generic model
-// spec cannot say (forwards without the graph under re-materialization, where the executor's
-// memory is counted, gradients and forward and backward temporaries inside the measured peak), simulates
-// it and predicts each device's measured peak. LibTorch-free header.
+// spec does not say (where the executor's memory is counted, gradients and forward and backward
+// temporaries inside the measured peak), simulates it and predicts each device's measured peak.
+// LibTorch-free header.
 //
-//   stage costs      = the profiled layers summed per stage, or, given a ScheduleReplay of
+//   stage costs      = the spec's layers summed per stage (sim/cost_model_builder.h), or, given a ScheduleReplay of
 //                      exactly this schedule, each stage's F, R, B measured in schedule order
 //                      (stage_replay.h)
 //   measured peak(d) = the simulated activations (executor attribution) walked with gradients,
 //                      temporaries and held input gradients (peak_memory_walk.h); a
 //                      stage's temporaries are its own measurement when the profile has one for
-//                      this partition (stage_memory.h), else composed from the layers:
+//                      this partition (stage_memory.h), else composed from the spec's layers:
 //                        later: max over the stage's layers l of transient(l) + gradient of l's
 //                               output - stashes of the layers after l (freed by then)
 //                        first: the same + the parameter gradients of l and the layers after it
@@ -35,14 +35,9 @@ struct Prediction {
   sim::CostModel costs;
   sim::SimResult result;                         // timeline "predicted"
   std::vector<sched::Bytes> peak_activation_bytes;  // per device, comparable with StepResult's
-  // Per device: the contention slow-down applied, 1 + (factor - 1) * overlap (1: none).
+  // Per device: the contention slow-down the simulator applied, 1 + (factor - 1) * overlap.
   std::vector<double> device_slowdown;
 };
-
-// Per device: the share of its compute time during which another device also computes
-// (0 when it has none). Contention applies only there: a worker alone in a bubble runs at the
-// speed measured alone.
-std::vector<double> compute_overlap_fractions(const sched::Timeline& timeline);
 
 // Executor attribution of activation memory (the counting allocator charges an allocation to
 // the device whose worker made it): a stage's output is charged to its own device while the
@@ -52,12 +47,13 @@ std::vector<double> compute_overlap_fractions(const sched::Timeline& timeline);
 // Without re-materialization the stash already holds the output; nothing changes.
 void apply_executor_memory(sim::CostModel& costs, bool recompute);
 
-// `profile` (may be null) supplies forward-without-graph times and temporaries; the
-// cluster must have at least as many devices as the schedule. With a profile that measured a
-// contention factor c > 1 (its cluster's speeds are 1/c), the run is simulated at full speed,
-// then each device is slowed by 1 + (c - 1) * its overlap fraction and simulated again (twice).
-// `replay` (may be null; measured on this schedule and partition) replaces the stage times and
-// gives each device its own c; its times are this machine's, so the devices' speeds are 1.
+// Stage times, forwards without the graph and backward temporaries come from the spec; the
+// cluster must have at least as many devices as the schedule, and its contention factor slows
+// devices where they compute at once (sim/contention.h). `profile` (may be null) supplies
+// each stage's temporaries measured on the stage as a whole when it measured exactly this
+// partition. `replay` (may be null; measured on this schedule and partition) replaces the stage
+// times and gives each device its own contention factor; its times are this machine's, so the
+// devices' speeds are 1.
 sched::Result<Prediction> predict_run(const RunConfig& config, const sched::Schedule& schedule,
                                       const sim::Partition& partition, const sim::ModelSpec& spec,
                                       const sim::ClusterSpec& cluster, const Profile* profile,

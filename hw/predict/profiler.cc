@@ -1,7 +1,10 @@
 // Layer-by-layer profiling of a model-zoo model and the fit into a ModelSpec (see profiler.h).
 #include "hw/predict/profiler.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <iterator>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -11,6 +14,7 @@
 #include "hw/exec/threads.h"
 #include "hw/model/model_zoo.h"
 #include "hw/model/torch_compat.h"
+#include "hw/predict/stage_memory.h"
 #include "hw/run/describe_model.h"
 
 namespace pipeworks::hw {
@@ -94,54 +98,58 @@ LayerSample measure(const LayerRun& run, const torch::Tensor& x, int size, int w
 
 // Times every layer inside whole-model passes, layer after layer in model order (backward in
 // reverse), as a pipeline stage runs them: a layer's weights and inputs are as cold or warm as
-// after its neighbour, not after itself repeated. Per repetition:
+// after its neighbour, not after itself repeated. One pass:
 //
 //   F:  x0 -> [layer 0] -> x1 -> [layer 1] -> ... -> loss      (each input detached, requires grad)
 //   B:  loss -> [layer L-1] -> x_{L-1}.grad -> ... -> [layer 0]
 //   F without the graph: the same forward pass under NoGradGuard
 //
-// Returns per layer the (forward, forward_no_grad, backward) medians.
-struct SequenceTimings {
-  std::vector<Timing> forward, forward_no_grad, backward;
+// The passes of all sizes take turns (size 1, 2, 4, ..., then again), so a slow spell of the
+// machine lands on every size alike instead of bending the curve between two of them.
+struct PassTimes {
+  std::vector<std::vector<std::int64_t>> forward, forward_no_grad, backward;  // per layer, per pass
+  explicit PassTimes(std::size_t layers) : forward(layers), forward_no_grad(layers), backward(layers) {}
 };
 
-SequenceTimings time_in_sequence(Model& model, const Batch& batch, int warmup, int repetitions) {
+void time_pass(Model& model, const Batch& batch, PassTimes* into) {
   const std::size_t n = model.layers.size();
-  std::vector<std::vector<std::int64_t>> fwd(n), fwd_no_grad(n), bwd(n);
-  for (int r = 0; r < warmup + repetitions; ++r) {
-    const bool keep = r >= warmup;
-    std::vector<torch::Tensor> inputs(n), outputs(n);
-    torch::Tensor x = batch.inputs;
-    for (std::size_t l = 0; l < n; ++l) {
-      const LayerRun run{model.layers[l], l == 0, l + 1 == n, model.loss, batch.targets};
-      inputs[l] = fresh_input(x, l == 0);
-      const auto t0 = Clock::now();
-      outputs[l] = run.forward(inputs[l]);
-      if (keep) fwd[l].push_back(since(t0));
-      x = outputs[l].detach();
-    }
-    for (std::size_t l = n; l-- > 0;) {
-      const torch::Tensor grad = l + 1 == n ? torch::ones_like(outputs[l]) : inputs[l + 1].grad();
-      const auto t0 = Clock::now();
-      torch::autograd::backward({outputs[l]}, {grad});
-      if (keep) bwd[l].push_back(since(t0));
-    }
-    const torch::NoGradGuard no_grad;
-    x = batch.inputs;
-    for (std::size_t l = 0; l < n; ++l) {
-      const LayerRun run{model.layers[l], l == 0, l + 1 == n, model.loss, batch.targets};
-      const auto t0 = Clock::now();
-      x = run.forward(x);
-      if (keep) fwd_no_grad[l].push_back(since(t0));
-    }
-  }
-  SequenceTimings out;
+  std::vector<torch::Tensor> inputs(n), outputs(n);
+  torch::Tensor x = batch.inputs;
+  const auto keep = [into](std::vector<std::vector<std::int64_t>> PassTimes::*what, std::size_t l, std::int64_t ns) {
+    if (into != nullptr) ((*into).*what)[l].push_back(ns);
+  };
   for (std::size_t l = 0; l < n; ++l) {
-    out.forward.push_back(summarize_timings(std::move(fwd[l])));
-    out.forward_no_grad.push_back(summarize_timings(std::move(fwd_no_grad[l])));
-    out.backward.push_back(summarize_timings(std::move(bwd[l])));
+    const LayerRun run{model.layers[l], l == 0, l + 1 == n, model.loss, batch.targets};
+    inputs[l] = fresh_input(x, l == 0);
+    const auto t0 = Clock::now();
+    outputs[l] = run.forward(inputs[l]);
+    keep(&PassTimes::forward, l, since(t0));
+    x = outputs[l].detach();
   }
-  return out;
+  for (std::size_t l = n; l-- > 0;) {
+    const torch::Tensor grad = l + 1 == n ? torch::ones_like(outputs[l]) : inputs[l + 1].grad();
+    const auto t0 = Clock::now();
+    torch::autograd::backward({outputs[l]}, {grad});
+    keep(&PassTimes::backward, l, since(t0));
+  }
+  const torch::NoGradGuard no_grad;
+  x = batch.inputs;
+  for (std::size_t l = 0; l < n; ++l) {
+    const LayerRun run{model.layers[l], l == 0, l + 1 == n, model.loss, batch.targets};
+    const auto t0 = Clock::now();
+    x = run.forward(x);
+    keep(&PassTimes::forward_no_grad, l, since(t0));
+  }
+}
+
+// `warmup` + `repetitions` rounds of one pass per size; per size, per layer, the timings.
+std::vector<PassTimes> time_sizes_in_turns(Model& model, const std::vector<Batch>& batches, int warmup,
+                                           int repetitions) {
+  std::vector<PassTimes> times(batches.size(), PassTimes(model.layers.size()));
+  for (int r = 0; r < warmup + repetitions; ++r) {
+    for (std::size_t i = 0; i < batches.size(); ++i) time_pass(model, batches[i], r >= warmup ? &times[i] : nullptr);
+  }
+  return times;
 }
 
 std::vector<FitPoint> points(const LayerProfile& layer, double (*value)(const LayerSample&)) {
@@ -161,13 +169,56 @@ sched::Result<LinearFit> fit_noted(const LayerProfile& layer, const char* what, 
   return fit;
 }
 
+// The measured value at every profiled size, in increasing size (profile_layers refuses a size
+// given twice); empty for a single size, where the one-point fit already reproduces it.
+std::vector<sim::SizePoint> measured_table(const LayerProfile& layer, double (*value)(const LayerSample&)) {
+  std::vector<sim::SizePoint> table;
+  if (layer.samples.size() < 2) return table;
+  for (const LayerSample& s : layer.samples) {
+    table.push_back(sim::SizePoint{s.microbatch_size, std::llround(std::max(0.0, value(s)))});
+  }
+  std::sort(table.begin(), table.end(), [](const sim::SizePoint& a, const sim::SizePoint& b) { return a.size < b.size; });
+  return table;
+}
+
+template <class Scaled>
+Scaled with_table(Scaled scaled, std::vector<sim::SizePoint> table) {
+  scaled.measured = std::move(table);
+  return scaled;
+}
+
+// Each layer's bytes at one size (one warm-up, one pass of `measure`), appended to its samples.
+sched::Status measure_bytes(Model& model, const Batch& batch, int size, std::vector<LayerProfile>& layers) {
+  torch::Tensor x = batch.inputs;
+  for (std::size_t l = 0; l < layers.size(); ++l) {
+    Layer& layer = model.layers[l];
+    const LayerRun run{layer, l == 0, l + 1 == layers.size(), model.loss, batch.targets};
+    try {
+      LayerSample sample = measure(run, x, size, 1, 1);
+      const torch::NoGradGuard no_grad;
+      x = layer.module.forward(x).detach();
+      sample.output_bytes = static_cast<sched::Bytes>(x.nbytes());
+      layers[l].samples.push_back(sample);
+    } catch (const std::exception& e) {
+      return sched::Error{fmt::format("profile: layer {} at micro-batch size {}: {}", layer.name, size, e.what())};
+    }
+  }
+  for (Layer& l : model.layers) {
+    for (torch::Tensor p : l.module.ptr()->parameters()) compat::drop_grad(p);
+  }
+  return sched::Ok{};
+}
+
 }  // namespace
 
 sched::Result<std::vector<LayerProfile>> profile_layers(const ModelConfig& config, const std::vector<int>& sizes,
                                                         int warmup, int repetitions, int threads) {
   if (sizes.empty()) return sched::Error{"profile: no micro-batch sizes"};
-  for (int s : sizes) {
-    if (s < 1) return sched::Error{fmt::format("profile: micro-batch size {} < 1", s)};
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] < 1) return sched::Error{fmt::format("profile: micro-batch size {} < 1", sizes[i])};
+    if (std::find(sizes.begin(), sizes.begin() + static_cast<std::ptrdiff_t>(i), sizes[i]) != sizes.begin() + static_cast<std::ptrdiff_t>(i)) {
+      return sched::Error{fmt::format("profile: micro-batch size {} given twice", sizes[i])};
+    }
   }
   if (warmup < 0 || repetitions < 1) return sched::Error{"profile: warm-up must be >= 0 and repetitions >= 1"};
   install_counting_allocator();
@@ -182,67 +233,110 @@ sched::Result<std::vector<LayerProfile>> profile_layers(const ModelConfig& confi
       layers[l].param_bytes += static_cast<sched::Bytes>(p.nbytes());
     }
   }
+  std::vector<Batch> batches;
   for (int size : sizes) {
-    const Batch batch = make_batch(config, size, config.seed);
-    torch::Tensor x = batch.inputs;
-    for (std::size_t l = 0; l < layers.size(); ++l) {
-      Layer& layer = model->layers[l];
-      const LayerRun run{layer, l == 0, l + 1 == layers.size(), model->loss, batch.targets};
-      try {
-        // Bytes here (one warm-up, one pass); the times come from whole-model passes below.
-        LayerSample sample = measure(run, x, size, 1, 1);
-        const torch::NoGradGuard no_grad;
-        x = layer.module.forward(x).detach();
-        sample.output_bytes = static_cast<sched::Bytes>(x.nbytes());
-        layers[l].samples.push_back(sample);
-      } catch (const std::exception& e) {
-        return sched::Error{fmt::format("profile: layer {} at micro-batch size {}: {}", layer.name, size, e.what())};
-      }
-    }
-    try {
-      const SequenceTimings times = time_in_sequence(*model, batch, warmup, repetitions);
+    batches.push_back(make_batch(config, size, config.seed));
+    if (auto status = measure_bytes(*model, batches.back(), size, layers); !status) return status.error();
+  }
+  try {
+    const std::vector<PassTimes> times = time_sizes_in_turns(*model, batches, warmup, repetitions);
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
       for (std::size_t l = 0; l < layers.size(); ++l) {
-        LayerSample& sample = layers[l].samples.back();
-        sample.forward = times.forward[l];
-        sample.forward_no_grad = times.forward_no_grad[l];
-        sample.backward = times.backward[l];
+        LayerSample& sample = layers[l].samples[i];
+        sample.forward = summarize_timings(times[i].forward[l]);
+        sample.forward_no_grad = summarize_timings(times[i].forward_no_grad[l]);
+        sample.backward = summarize_timings(times[i].backward[l]);
       }
-    } catch (const std::exception& e) {
-      return sched::Error{fmt::format("profile: whole-model pass at micro-batch size {}: {}", size, e.what())};
     }
-    for (Layer& l : model->layers) {
-      for (torch::Tensor p : l.module.ptr()->parameters()) compat::drop_grad(p);
-    }
+  } catch (const std::exception& e) {
+    return sched::Error{fmt::format("profile: whole-model pass: {}", e.what())};
+  }
+  for (Layer& l : model->layers) {
+    for (torch::Tensor p : l.module.ptr()->parameters()) compat::drop_grad(p);
   }
   return layers;
 }
 
-sched::Result<sim::LayerSpec> fit_layer(LayerProfile& layer, std::vector<std::string>& notes) {
+sched::Result<sim::LayerSpec> fit_layer(const LayerProfile& layer, std::vector<std::string>& notes) {
+  using Value = double (*)(const LayerSample&);
+  const Value values[] = {
+      [](const LayerSample& s) { return static_cast<double>(s.forward.median_ns); },
+      [](const LayerSample& s) { return static_cast<double>(s.forward_no_grad.median_ns); },
+      [](const LayerSample& s) { return static_cast<double>(s.backward.median_ns); },
+      [](const LayerSample& s) { return static_cast<double>(s.output_bytes); },
+      [](const LayerSample& s) { return static_cast<double>(s.stash_bytes); },
+      [](const LayerSample& s) { return static_cast<double>(s.backward_transient_bytes); }};
+  const char* names[] = {"forward", "forward (no graph)", "backward", "output bytes", "stash bytes",
+                         "backward transient bytes"};
+  std::vector<LinearFit> fits;
+  std::vector<std::vector<sim::SizePoint>> tables;
+  for (std::size_t i = 0; i < std::size(values); ++i) {
+    auto fit = fit_noted(layer, names[i], values[i], notes);
+    if (!fit) return fit.error();
+    fits.push_back(*fit);
+    tables.push_back(measured_table(layer, values[i]));
+  }
   sim::LayerSpec spec;
   spec.name = layer.name;
   spec.param_bytes = layer.param_bytes;
-  auto forward = fit_noted(layer, "forward", [](const LayerSample& s) { return static_cast<double>(s.forward.median_ns); }, notes);
-  if (!forward) return forward.error();
-  auto no_grad = fit_noted(layer, "forward (no graph)",
-                           [](const LayerSample& s) { return static_cast<double>(s.forward_no_grad.median_ns); }, notes);
-  if (!no_grad) return no_grad.error();
-  auto backward = fit_noted(layer, "backward", [](const LayerSample& s) { return static_cast<double>(s.backward.median_ns); }, notes);
-  if (!backward) return backward.error();
-  auto output = fit_noted(layer, "output bytes", [](const LayerSample& s) { return static_cast<double>(s.output_bytes); }, notes);
-  if (!output) return output.error();
-  auto stash = fit_noted(layer, "stash bytes", [](const LayerSample& s) { return static_cast<double>(s.stash_bytes); }, notes);
-  if (!stash) return stash.error();
-  auto transient = fit_noted(layer, "backward transient bytes",
-                             [](const LayerSample& s) { return static_cast<double>(s.backward_transient_bytes); }, notes);
-  if (!transient) return transient.error();
-  spec.forward = to_scaled_duration(*forward);
-  spec.set_backward(to_scaled_duration(*backward));
-  spec.output_bytes = to_scaled_bytes(*output);
-  spec.stash_bytes = to_scaled_bytes(*stash);
-  layer.forward_no_grad = to_scaled_duration(*no_grad);
-  layer.backward_transient = to_scaled_bytes(*transient);
+  const auto duration = [&](std::size_t i) { return with_table(to_scaled_duration(fits[i]), tables[i]); };
+  const auto bytes = [&](std::size_t i) { return with_table(to_scaled_bytes(fits[i]), tables[i]); };
+  spec.forward = duration(0);
+  spec.forward_no_grad = duration(1);
+  spec.set_backward(duration(2));
+  spec.output_bytes = bytes(3);
+  spec.stash_bytes = bytes(4);
+  spec.backward_transient_bytes = bytes(5);
   return spec;
 }
+
+namespace {
+
+// A byte count over the profiled sizes as the spec holds it: the fitted line and, for more than
+// one size, the table.
+sched::Result<sim::ScaledBytes> scaled_over_sizes(const std::vector<int>& sizes, const std::vector<sched::Bytes>& values) {
+  std::vector<FitPoint> points;
+  std::vector<sim::SizePoint> table;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    points.push_back({static_cast<double>(sizes[i]), static_cast<double>(values[i])});
+    table.push_back(sim::SizePoint{sizes[i], values[i]});
+  }
+  auto fit = fit_linear(points);
+  if (!fit) return fit.error();
+  std::sort(table.begin(), table.end(), [](const sim::SizePoint& a, const sim::SizePoint& b) { return a.size < b.size; });
+  return with_table(to_scaled_bytes(*fit), sizes.size() > 1 ? table : std::vector<sim::SizePoint>{});
+}
+
+// Every contiguous range's temporaries at every size (stage_memory.h), as spec entries.
+sched::Result<std::vector<sim::StageTemporaries>> stage_temporaries(const ProfileOptions& options) {
+  constexpr int kRepetitions = 2;
+  std::vector<std::vector<RangeExtraBytes>> per_size;
+  for (int size : options.microbatch_sizes) {
+    auto ranges = measure_range_extra_bytes(options.model, size, kRepetitions);
+    if (!ranges) return ranges.error();
+    per_size.push_back(std::move(ranges).value());
+  }
+  std::vector<sim::StageTemporaries> out;
+  for (std::size_t r = 0; r < per_size.front().size(); ++r) {
+    sim::StageTemporaries t;
+    t.begin = per_size.front()[r].begin;
+    t.end = per_size.front()[r].end;
+    const std::pair<sched::Bytes StageExtraBytes::*, sim::ScaledBytes*> parts[] = {
+        {&StageExtraBytes::forward, &t.forward}, {&StageExtraBytes::forward_no_grad, &t.forward_no_grad},
+        {&StageExtraBytes::first, &t.first_backward}, {&StageExtraBytes::later, &t.later_backward}};
+    for (const auto& [member, into] : parts) {
+      std::vector<sched::Bytes> values;
+      for (const auto& ranges : per_size) values.push_back(ranges[r].bytes.*member);
+      auto scaled = scaled_over_sizes(options.microbatch_sizes, values);
+      if (!scaled) return scaled.error();
+      *into = std::move(scaled).value();
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace
 
 sched::Result<Profile> profile_model(const ProfileOptions& options,
                                      const std::function<void(const std::string&)>& progress) {
@@ -272,10 +366,18 @@ sched::Result<Profile> profile_model(const ProfileOptions& options,
   auto input_fit = fit_linear(input_points);
   if (!input_fit) return input_fit.error();
   spec.input_bytes = to_scaled_bytes(*input_fit);
-  for (LayerProfile& layer : profile.layers) {
+  for (const LayerProfile& layer : profile.layers) {
     auto fitted = fit_layer(layer, profile.notes);
     if (!fitted) return fitted.error();
     spec.layers.push_back(std::move(fitted).value());
+  }
+  if (options.measure_stage_temporaries) {
+    const auto t1 = Clock::now();
+    auto temporaries = stage_temporaries(options);
+    if (!temporaries) return sched::Error{"profile: " + temporaries.error().message};
+    spec.stage_temporaries = std::move(temporaries).value();
+    say(fmt::format("stage temporaries: {} layer ranges x {} sizes in {:.1f} s", spec.stage_temporaries.size(),
+                    options.microbatch_sizes.size(), static_cast<double>(since(t1)) / 1e9));
   }
   if (auto status = sim::check_model_spec(spec); !status) return sched::Error{"profile: " + status.error().message};
 

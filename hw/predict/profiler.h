@@ -9,7 +9,8 @@
 //   times:                each layer timed inside whole-model passes (layers back to back in
 //                         model order, backward in reverse), as a stage runs them; bytes from
 //                         the layer alone
-//   fit:                  time(size) = fixed + per_sample * size   (least squares, clamped >= 0)
+//   fit:                  time(size) = fixed + per_sample * size   (least squares, clamped >= 0),
+//                         and the measured sizes as a table the spec interpolates (model_spec.h)
 #pragma once
 
 #include <functional>
@@ -38,6 +39,8 @@ struct ProfileOptions {
   // running at once is measured (machine_profile.h).
   int workers = 2;
   bool measure_machine = true;  // hand-off, dispatch overhead, contention
+  // Every contiguous range of layers' temporaries at every size (sim::StageTemporaries).
+  bool measure_stage_temporaries = true;
 };
 
 // One layer at one micro-batch size.
@@ -55,8 +58,6 @@ struct LayerProfile {
   std::string name;
   sched::Bytes param_bytes = 0;
   std::vector<LayerSample> samples;        // one per micro-batch size, in the options' order
-  sim::ScaledDuration forward_no_grad;     // fitted; the spec holds forward and backward
-  sim::ScaledBytes backward_transient;     // fitted
 };
 
 struct Profile {
@@ -81,8 +82,10 @@ sched::Result<Profile> profile_model(const ProfileOptions& options,
 sched::Result<std::vector<LayerProfile>> profile_layers(const ModelConfig& model, const std::vector<int>& sizes,
                                                         int warmup, int repetitions, int threads);
 
-// The parts of a fitted spec layer from its samples (forward, backward, bytes), with notes for
-// every clamped fit ("fc3 forward: negative fixed part clamped to 0").
-sched::Result<sim::LayerSpec> fit_layer(LayerProfile& layer, std::vector<std::string>& notes);
+// A spec layer from its samples: every quantity (forward with and without the graph, backward,
+// output, stash and backward-transient bytes) as the fitted line plus the table of measured sizes
+// (when more than one), with notes for every clamped fit ("fc3 forward: negative fixed part
+// clamped to 0").
+sched::Result<sim::LayerSpec> fit_layer(const LayerProfile& layer, std::vector<std::string>& notes);
 
 }  // namespace pipeworks::hw

@@ -61,6 +61,7 @@ sched::Result<Profile> profile_for_run(const RunConfig& c, const PredictionSetti
   po.threads = plan.threads_per_worker;
   po.workers = plan.schedule.num_devices();
   po.measure_machine = !s.cluster_spec;
+  po.measure_stage_temporaries = false;  // this partition's stages are measured below
   auto profile = profile_model(po, observer.on_profile_line);
   if (!profile) return profile.error();
   auto extra = measure_stage_extra_bytes(c.model, plan.partition, c.batch_size / c.num_microbatches,
@@ -99,7 +100,7 @@ sched::Status obtain_costs(const RunConfig& c, const PredictionSettings& s, Pred
 sched::Status measure(const RunConfig& c, const PredictionSettings& s, PredictionReport& report,
                       const PredictionObserver& observer) {
   const PredictionPlan& plan = report.plan;
-  if (report.profile && s.stage_replay) {
+  if (s.stage_replay) {
     auto both = replay_and_measure(c, plan.schedule, plan.partition, replay_rounds_for(s.replay_rounds, c.num_microbatches),
                                    s.warmup, observer.on_step);
     if (!both) return both.error();
@@ -146,10 +147,17 @@ sched::Result<PredictionReport> run_with_prediction(const RunConfig& config, con
   add_device_notes(config, report);
   const Profile* profile = report.profile ? &*report.profile : nullptr;
   auto prediction = predict_run(config, report.plan.schedule, report.plan.partition, report.spec, report.cluster,
-                                profile, report.replay ? &*report.replay : nullptr);
+                                profile);
   if (!prediction) return prediction.error();
   report.prediction = std::move(prediction).value();
   report.predicted_peak_bytes = shared_peaks(report.prediction.peak_activation_bytes, report.plan.memory_domains);
+  if (report.replay) {
+    auto calibrated = predict_run(config, report.plan.schedule, report.plan.partition, report.spec, report.cluster,
+                                  profile, &*report.replay);
+    if (!calibrated) return calibrated.error();
+    report.calibrated = std::move(calibrated).value();
+    report.calibrated_peak_bytes = shared_peaks(report.calibrated->peak_activation_bytes, report.plan.memory_domains);
+  }
   report.median_step = median_step(report.run.steps);
   if (report.median_step < 0) return sched::Error{"run --predict: no measured step"};
   return report;

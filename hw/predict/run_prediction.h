@@ -13,8 +13,9 @@
 //
 //   costs    model spec given ? it : profile_model(run's micro-batch size) + stage temporaries
 //            cluster spec given ? it : the profile's machine (or profile_machine alone)
-//   measure  replay_and_measure (stage replay, when profiled and wanted) | measure_run
-//   predict  predict_run(schedule, partition, costs, profile, replay)
+//   measure  replay_and_measure (stage replay, when wanted) | measure_run
+//   predict  predict_run(schedule, partition, costs, profile)           the headline
+//            predict_run(schedule, partition, costs, profile, replay)   calibrated, with a replay
 #pragma once
 
 #include <functional>
@@ -39,7 +40,7 @@ struct PredictionSettings {
   std::optional<sim::ClusterSpec> cluster_spec;  // none: measure this machine now
   int warmup = 2;                                // run steps before the measured ones
   int repetitions = 15;                          // timed repetitions per profiled layer
-  bool stage_replay = true;  // stage costs from replaying the schedule (when the model is profiled)
+  bool stage_replay = true;  // also predict from a replay of the schedule's stages (the calibrated figure)
   int replay_rounds = 5;     // at least; replay_rounds_for() raises it for small M
 };
 
@@ -59,15 +60,21 @@ struct PredictionReport {
   std::optional<Profile> profile;        // when profiled now
   std::optional<ScheduleReplay> replay;  // when the stage replay ran
   MeasuredRun run;
+  // The headline: the schedule predicted from the model and cluster specs alone (what a planner
+  // reading the same specs would have said).
   Prediction prediction;
   std::vector<sched::Bytes> predicted_peak_bytes;  // per device; devices sharing a GPU summed
+  // With the stage replay: the same schedule predicted from the replay's stage times and
+  // contention (this very schedule's actions measured). Its error is the composition's (the
+  // simulator's dependencies, hand-offs, bubbles); the headline's minus it, the cost model's.
+  std::optional<Prediction> calibrated;
+  std::vector<sched::Bytes> calibrated_peak_bytes;
   std::vector<std::string> notes;                  // what a reader of the figures should know
   int median_step = 0;                             // index into run.steps
 
   const MeasuredStep& median() const { return run.steps[static_cast<std::size_t>(median_step)]; }
-  // The devices' speed the cost model ran at: the replay's times are this machine's (1), a
-  // profile's cluster carries the measured contention as a speed below 1.
-  double device_speed() const { return replay ? 1.0 : cluster.devices.front().relative_speed; }
+  // The devices' speed the headline's cost model ran at (the cluster spec's).
+  double device_speed() const { return cluster.devices.front().relative_speed; }
 };
 
 // Progress as it happens, for a CLI to print; every member may be empty.

@@ -19,14 +19,68 @@ namespace {
 // GPU that device would compute on).
 constexpr int kStageDevice = kMaxCountedDevices - 3;
 
-// Stage s's layers on `input`, and on the last stage the loss, as the executor's F computes it.
-torch::Tensor forward_stage(Model& model, const sim::Partition& partition, int s, const torch::Tensor& input,
-                            const torch::Tensor& targets, bool is_last) {
+// Layers [begin, end) on `input`, and with `is_last` the loss, as the executor's F computes it.
+torch::Tensor forward_layers(Model& model, int begin, int end, const torch::Tensor& input,
+                             const torch::Tensor& targets, bool is_last) {
   torch::Tensor out = input;
-  for (int l = partition.begin(s); l < partition.end(s); ++l) {
-    out = model.layers[static_cast<std::size_t>(l)].module.forward(out);
-  }
+  for (int l = begin; l < end; ++l) out = model.layers[static_cast<std::size_t>(l)].module.forward(out);
   return is_last ? compute_loss(model.loss, out, targets) : out;
+}
+
+void drop_grads(Model& model, int begin, int end) {
+  for (int l = begin; l < end; ++l) {
+    for (torch::Tensor p : model.layers[static_cast<std::size_t>(l)].module.ptr()->parameters()) compat::drop_grad(p);
+  }
+}
+
+// The temporaries of layers [begin, end) run as one stage on `stage_input` (the output of the
+// layers before; a stage input requires grad as the executor makes it): pass 0 warms up, then
+// odd passes start without gradients (first), even ones with (later); the largest of each.
+// Leaves the range's parameter gradients dropped.
+StageExtraBytes measure_layers(Model& model, const ComputeDevices& where, const torch::Tensor& stage_input,
+                               const torch::Tensor& targets, int begin, int end, int repetitions) {
+  const bool is_last = end == static_cast<int>(model.layers.size());
+  const auto above_live = [&] { return where.peak_bytes(kStageDevice) - where.live_bytes(kStageDevice); };
+  StageExtraBytes stage;
+  for (int pass = 0; pass < 1 + 2 * repetitions; ++pass) {
+    const bool first = pass % 2 == 1;
+    if (first) drop_grads(model, begin, end);
+    const DeviceScope scope(kStageDevice);
+    const torch::Tensor input =
+        begin > 0 && stage_input.is_floating_point() ? stage_input.detach().requires_grad_(true) : stage_input;
+    if (pass > 0) {  // the forward without the graph, its output dropped again
+      const torch::NoGradGuard no_grad;
+      where.reset_peak(kStageDevice);
+      const torch::Tensor kept = forward_layers(model, begin, end, input, targets, is_last);
+      stage.forward_no_grad = std::max(stage.forward_no_grad, above_live());
+    }
+    where.reset_peak(kStageDevice);
+    torch::Tensor out = forward_layers(model, begin, end, input, targets, is_last);
+    if (pass > 0) stage.forward = std::max(stage.forward, above_live());
+    const torch::Tensor grad = torch::ones_like(out);
+    const sched::Bytes before_backward = where.live_bytes(kStageDevice);
+    where.reset_peak(kStageDevice);
+    torch::autograd::backward({out}, {grad});
+    const sched::Bytes above = where.peak_bytes(kStageDevice) - before_backward;
+    if (pass > 0) {
+      sched::Bytes& slot = first ? stage.first : stage.later;
+      slot = std::max(slot, above);
+    }
+  }
+  drop_grads(model, begin, end);
+  return stage;
+}
+
+// The model built for measuring on `where`, in training mode.
+sched::Result<Model> model_on(const ModelConfig& config, const ComputeDevices& where) {
+  install_counting_allocator();
+  auto model = build_model(config);
+  if (!model) return model.error();
+  for (Layer& l : model->layers) {
+    l.module.ptr()->to(where.device_of(kStageDevice));
+    l.module.ptr()->train();
+  }
+  return model;
 }
 
 }  // namespace
@@ -41,66 +95,59 @@ sched::Result<std::vector<StageExtraBytes>> measure_stage_extra_bytes(const Mode
   auto where_or = make_compute_devices(device);
   if (!where_or) return where_or.error();
   const ComputeDevices& where = **where_or;
-  install_counting_allocator();
-  auto model = build_model(config);
+  auto model = model_on(config, where);
   if (!model) return model.error();
   if (partition.boundaries.empty() || partition.boundaries.back() != static_cast<int>(model->layers.size())) {
     return sched::Error{fmt::format("stage memory: the partition does not cut the model's {} layers",
                                     model->layers.size())};
   }
   const torch::Device on = where.device_of(kStageDevice);
-  const auto above_live = [&] { return where.peak_bytes(kStageDevice) - where.live_bytes(kStageDevice); };
-  for (Layer& l : model->layers) {
-    l.module.ptr()->to(on);
-    l.module.ptr()->train();
-  }
   Batch batch = make_batch(config, microbatch_size, config.seed);
   batch.inputs = batch.inputs.to(on);
   batch.targets = batch.targets.to(on);
-  std::vector<StageExtraBytes> extra(static_cast<std::size_t>(partition.num_stages()));
+  std::vector<StageExtraBytes> extra;
   try {
     torch::Tensor stage_input = batch.inputs;  // the data for stage 0, then each stage's output
     for (int s = 0; s < partition.num_stages(); ++s) {
-      const bool is_last = s + 1 == partition.num_stages();
-      // Pass 0 warms up; then odd passes start without gradients (first), even ones with (later).
-      for (int pass = 0; pass < 1 + 2 * repetitions; ++pass) {
-        const bool first = pass % 2 == 1;
-        if (first) {
-          for (int l = partition.begin(s); l < partition.end(s); ++l) {
-            for (torch::Tensor p : model->layers[static_cast<std::size_t>(l)].module.ptr()->parameters()) {
-              compat::drop_grad(p);
-            }
-          }
-        }
-        const DeviceScope scope(kStageDevice);
-        const torch::Tensor input =
-            s > 0 && stage_input.is_floating_point() ? stage_input.detach().requires_grad_(true) : stage_input;
-        StageExtraBytes& stage = extra[static_cast<std::size_t>(s)];
-        if (pass > 0) {  // the forward without the graph, its output dropped again
-          const torch::NoGradGuard no_grad;
-          where.reset_peak(kStageDevice);
-          const torch::Tensor kept = forward_stage(*model, partition, s, input, batch.targets, is_last);
-          stage.forward_no_grad = std::max(stage.forward_no_grad, above_live());
-        }
-        where.reset_peak(kStageDevice);
-        torch::Tensor out = forward_stage(*model, partition, s, input, batch.targets, is_last);
-        if (pass > 0) stage.forward = std::max(stage.forward, above_live());
-        const torch::Tensor grad = torch::ones_like(out);
-        const sched::Bytes before_backward = where.live_bytes(kStageDevice);
-        where.reset_peak(kStageDevice);
-        torch::autograd::backward({out}, {grad});
-        const sched::Bytes above = where.peak_bytes(kStageDevice) - before_backward;
-        if (pass > 0) {
-          sched::Bytes& slot = first ? stage.first : stage.later;
-          slot = std::max(slot, above);
-        }
-        if (pass == 2 * repetitions && !is_last) stage_input = out.detach();
+      extra.push_back(measure_layers(*model, where, stage_input, batch.targets, partition.begin(s), partition.end(s),
+                                     repetitions));
+      const torch::NoGradGuard no_grad;
+      if (s + 1 < partition.num_stages()) {
+        stage_input = forward_layers(*model, partition.begin(s), partition.end(s), stage_input, batch.targets, false);
       }
     }
   } catch (const std::exception& e) {
     return sched::Error{fmt::format("stage memory: {}", e.what())};
   }
   return extra;
+}
+
+sched::Result<std::vector<RangeExtraBytes>> measure_range_extra_bytes(const ModelConfig& config, int microbatch_size,
+                                                                       int repetitions) {
+  if (microbatch_size < 1 || repetitions < 1) {
+    return sched::Error{"stage memory: micro-batch size and repetitions must be >= 1"};
+  }
+  auto where_or = make_compute_devices("cpu");
+  if (!where_or) return where_or.error();
+  const ComputeDevices& where = **where_or;
+  auto model = model_on(config, where);
+  if (!model) return model.error();
+  const Batch batch = make_batch(config, microbatch_size, config.seed);
+  const int layers = static_cast<int>(model->layers.size());
+  std::vector<RangeExtraBytes> out;
+  try {
+    torch::Tensor input = batch.inputs;  // the output of layers [0, begin)
+    for (int begin = 0; begin < layers; ++begin) {
+      for (int end = begin + 1; end <= layers; ++end) {
+        out.push_back({begin, end, measure_layers(*model, where, input, batch.targets, begin, end, repetitions)});
+      }
+      const torch::NoGradGuard no_grad;
+      input = forward_layers(*model, begin, begin + 1, input, batch.targets, false);
+    }
+  } catch (const std::exception& e) {
+    return sched::Error{fmt::format("stage memory: {}", e.what())};
+  }
+  return out;
 }
 
 }  // namespace pipeworks::hw

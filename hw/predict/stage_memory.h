@@ -45,4 +45,14 @@ sched::Result<std::vector<StageExtraBytes>> measure_stage_extra_bytes(const Mode
                                                                       int microbatch_size, int repetitions,
                                                                       const std::string& device = "cpu");
 
+// The same for every contiguous range [begin, end) of the model's layers, on the CPU: what a
+// profile writes into the model spec (sim::StageTemporaries), so any partition finds its stages.
+struct RangeExtraBytes {
+  int begin = 0;
+  int end = 0;
+  StageExtraBytes bytes;
+};
+sched::Result<std::vector<RangeExtraBytes>> measure_range_extra_bytes(const ModelConfig& config, int microbatch_size,
+                                                                       int repetitions);
+
 }  // namespace pipeworks::hw

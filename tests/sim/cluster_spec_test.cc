@@ -81,5 +81,25 @@ TEST_CASE("comm modes parse strictly") {
   CHECK_FALSE(parse_comm_mode("Overlap").ok());
 }
 
+TEST_CASE("a node's contention factor round-trips and reaches every device of the cost model") {
+  constexpr const char* kCpu = R"({"name": "cpu", "devices": 2, "device": {"memory_bytes": "0B"},
+    "devices_per_node": 2, "intra_node": {"bandwidth_bytes_per_s": 1e15}, "contention": 1.5})";
+  auto spec = parse_cluster_spec(kCpu, "cpu.json");
+  REQUIRE(spec.ok());
+  CHECK(spec->contention_factor == 1.5);
+  auto again = parse_cluster_spec(cluster_spec_to_json(*spec), "again.json");
+  REQUIRE(again.ok());
+  CHECK(*again == *spec);
+  for (const char* bad : {"0.5", "0", "1001", "\"2\""}) {
+    const std::string text = std::string(R"({"name": "c", "devices": 1, "device": {"memory_bytes": "0B"}, "contention": )") + bad + "}";
+    auto refused = parse_cluster_spec(text, "c.json");
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error().message.find("/contention") != std::string::npos);
+  }
+  ClusterSpec coded = *spec;
+  coded.contention_factor = 0.9;
+  CHECK_FALSE(check_cluster_spec(coded).ok());
+}
+
 }  // namespace
 }  // namespace pipeworks::sim

@@ -72,6 +72,20 @@ TEST_CASE("stage costs are layer sums at the micro-batch size divided by device 
   CHECK(model->device_memory_bytes == std::vector<Bytes>{1 << 30, 1 << 30});
 }
 
+TEST_CASE("forwards without the graph sum per stage; the node's contention reaches each device") {
+  ModelSpec spec = three_layers();
+  spec.layers[2].forward_no_grad = ScaledDuration{0, 600};  // layer 1 states none: its forward counts
+  const Partition partition = *explicit_partition({0, 1, 3}, 3);
+  ClusterSpec cluster = two_nodes_of_two();
+  cluster.contention_factor = 1.25;
+  auto model = build_cost_model(spec, cluster, partition, {0, 1}, 4, OptimizerKind::kSgd);
+  REQUIRE(model.ok());
+  CHECK(model->stages[0].forward_no_grad_ns == 0);  // no layer of stage 0 has one
+  CHECK(model->stages[1].forward_no_grad_ns == (100 + 2000 * 4 + 600 * 4) / 2);
+  CHECK(model->contention_factor == std::vector<double>{1.25, 1.25});
+  CHECK(model->contention_group == std::vector<int>{0, 0});
+}
+
 TEST_CASE("halving the micro-batch size rescales every per-sample cost") {
   const ModelSpec spec = *model_preset("gpt2-small");
   const ClusterSpec cluster = *cluster_preset("dgx-h100");

@@ -64,6 +64,108 @@ TEST_CASE("costs rescale with the micro-batch size: fixed + per_sample * size") 
   CHECK_THAT((ScaledDuration{0, Nanoseconds{1} << 62}).at(4).error().message, Catch::Contains("overflows"));
 }
 
+TEST_CASE("a measured table: exact at its sizes, straight lines between, the fitted slope outside") {
+  //   size   1   2    3    4    6    8    10
+  //   value  90  100  200  300  350  400  420     (table 2:100 4:300 8:400, per_sample 10)
+  const ScaledDuration d{0, 10, {{2, 100}, {4, 300}, {8, 400}}};
+  const std::pair<int, Nanoseconds> expected[] = {{1, 90}, {2, 100}, {3, 200}, {4, 300}, {6, 350}, {8, 400}, {10, 420}};
+  for (const auto& [size, ns] : expected) CHECK(d.at(size).value() == ns);
+  CHECK_FALSE(d.at(0).ok());
+  // Rounded to the nearest: 10/3 -> 3, 20/3 -> 7.
+  const ScaledBytes b{0, 0, {{1, 0}, {4, 10}}};
+  CHECK(b.at(2).value() == 3);
+  CHECK(b.at(3).value() == 7);
+  // Below the table the slope may reach 0, never below.
+  CHECK(ScaledDuration(0, 1000, {{4, 100}}).at(1).value() == 0);
+  CHECK_FALSE(ScaledDuration(0, std::int64_t{1} << 62, {{1, 5}}).at(10).ok());
+}
+
+TEST_CASE("sums and splits keep the table") {
+  const ScaledDuration a{0, 1, {{1, 10}, {3, 30}}};
+  const ScaledDuration b{5, 2};
+  CHECK(a + b == ScaledDuration{5, 3, {{1, 17}, {3, 41}}});
+  LayerSpec layer;
+  layer.set_backward(ScaledDuration{1, 3, {{1, 11}, {2, 20}}});
+  CHECK(layer.backward_input == ScaledDuration{1, 2, {{1, 6}, {2, 10}}});
+  CHECK(layer.backward_weight == ScaledDuration{0, 1, {{1, 5}, {2, 10}}});
+  CHECK(layer.backward() == ScaledDuration{1, 3, {{1, 11}, {2, 20}}});
+}
+
+TEST_CASE("measured tables, forwards without the graph and backward temporaries round-trip through JSON") {
+  constexpr const char* kTable = R"({"name": "t", "layers": [
+    {"name": "fc", "forward": {"fixed": "2us", "per_sample": "1us", "measured": {"4": "9us", "1": "3us"}},
+     "backward": "2us", "forward_no_grad": {"per_sample": "1us", "measured": {"1": "2us"}},
+     "backward_transient_bytes": {"measured": {"2": "1KiB", "8": "4KiB"}}}]})";
+  auto spec = parse_model_spec(kTable, "t.json");
+  REQUIRE(spec.ok());
+  const LayerSpec& fc = spec->layers[0];
+  CHECK(fc.forward == ScaledDuration{2000, 1000, {{1, 3000}, {4, 9000}}});
+  CHECK(fc.forward.at(2).value() == 5000);
+  REQUIRE(fc.forward_no_grad.has_value());
+  CHECK(*fc.forward_no_grad == ScaledDuration{0, 1000, {{1, 2000}}});
+  CHECK(fc.backward_transient_bytes.at(4).value() == 2048);
+  auto again = parse_model_spec(model_spec_to_json(*spec), "again.json");
+  REQUIRE(again.ok());
+  CHECK(*again == *spec);
+  CHECK(check_model_spec(*spec).ok());
+
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({"name": "t", "layers": [{"name": "a", "forward": {"measured": {"0": "1us"}}, "backward": "1us"}]})",
+       "/layers/0/forward/measured/0"},
+      {R"({"name": "t", "layers": [{"name": "a", "forward": {"measured": {"two": "1us"}}, "backward": "1us"}]})",
+       "/layers/0/forward/measured/two"},
+      {R"({"name": "t", "layers": [{"name": "a", "forward": {"measured": {}}, "backward": "1us"}]})",
+       "/layers/0/forward/measured"},
+      {R"({"name": "t", "layers": [{"name": "a", "forward": {"measured": {"1": "1xs"}}, "backward": "1us"}]})",
+       "/layers/0/forward/measured/1"}};
+  for (const auto& [text, pointer] : bad) {
+    auto refused = parse_model_spec(text, "bad.json");
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error().message.find(pointer) != std::string::npos);
+  }
+  ModelSpec unsorted = *spec;
+  unsorted.layers[0].forward.measured = {{4, 1}, {1, 1}};
+  CHECK_FALSE(check_model_spec(unsorted).ok());
+}
+
+TEST_CASE("stage temporaries: one entry per measured range of layers, looked up by range, round-tripped") {
+  constexpr const char* kRanges = R"({"name": "r", "layers": [
+    {"name": "a", "forward": "1us", "backward": "2us"}, {"name": "b", "forward": "1us", "backward": "2us"}],
+    "stage_temporaries": [
+      {"layers": [0, 2], "forward": "1KiB", "later_backward": {"measured": {"1": "2KiB", "4": "8KiB"}},
+       "first_backward": "3KiB"},
+      {"layers": [1, 2], "forward_no_grad": "512B"}]})";
+  auto spec = parse_model_spec(kRanges, "r.json");
+  REQUIRE(spec.ok());
+  REQUIRE(spec->stage_temporaries.size() == 2);
+  const StageTemporaries* whole = spec->temporaries_of(0, 2);
+  REQUIRE(whole != nullptr);
+  CHECK(whole->later_backward.at(2).value() == 4096);
+  CHECK(whole->first_backward.at(2).value() == 2 * 3072);
+  CHECK(spec->temporaries_of(0, 1) == nullptr);
+  CHECK(spec->temporaries_of(1, 2)->forward_no_grad.at(1).value() == 512);
+  auto again = parse_model_spec(model_spec_to_json(*spec), "again.json");
+  REQUIRE(again.ok());
+  CHECK(*again == *spec);
+  CHECK(check_model_spec(*spec).ok());
+
+  const std::string layers = R"({"name": "r", "layers": [{"name": "a", "forward": "1us", "backward": "2us"}], )";
+  const std::pair<const char*, const char*> bad[] = {
+      {R"("stage_temporaries": [{"layers": [0, 2]}]})", "/stage_temporaries/0/layers: [0,2]: not a range"},
+      {R"("stage_temporaries": [{"layers": [0]}]})", "/stage_temporaries/0/layers: [0]: expected [first layer"},
+      {R"("stage_temporaries": [{"forward": "1B"}]})", "/stage_temporaries/0/layers: expected [first layer"},
+      {R"("stage_temporaries": [{"layers": [0, 1]}, {"layers": [0, 1]}]})", "/stage_temporaries/1/layers: [0,1]: this range is given twice"},
+      {R"("stage_temporaries": [{"layers": [0, 1], "backward": "1B"}]})", "/stage_temporaries/0/backward: unknown field"}};
+  for (const auto& [tail, message] : bad) {
+    auto refused = parse_model_spec(layers + tail, "bad.json");
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(refused.error().message, Catch::Matchers::Contains(message));
+  }
+  ModelSpec coded = *spec;
+  coded.stage_temporaries.push_back(coded.stage_temporaries.front());
+  CHECK_FALSE(check_model_spec(coded).ok());
+}
+
 TEST_CASE("an odd full backward splits into I + W that add back up") {
   LayerSpec layer;
   layer.set_backward(ScaledDuration{3, 7});

@@ -312,3 +312,16 @@ TEST_CASE("first-of-step costs: a stage's first F, R and B of a step cost their 
   costs.stages[1].first_backward_ns = -2;
   CHECK_FALSE(sim::simulate(schedule, costs).ok());
 }
+
+TEST_CASE("a forward whose micro-batch is re-materialized costs the forward without the graph", "[simulator]") {
+  // K = 1, M = 2, GPipe with R before each B: F0 F1 R0 B0 R1 B1; F without the graph costs 6,
+  // R (the forward that keeps it) 10, B 20: makespan 2 x 6 + 2 x (10 + 20) = 72.
+  auto schedule = sched::add_recompute(make(ScheduleKind::kGPipe, 1, 2, false));
+  REQUIRE(schedule.ok());
+  sim::CostModel costs = sim::uniform_cost_model(1, 10, 20);
+  CHECK(run(*schedule, costs).makespan_ns == 2 * 10 + 2 * 30);
+  costs.stages[0].forward_no_grad_ns = 6;
+  CHECK(run(*schedule, costs).makespan_ns == 2 * 6 + 2 * 30);
+  // Without R in the schedule, F keeps the graph and costs forward_ns.
+  CHECK(run(make(ScheduleKind::kGPipe, 1, 2, false), costs).makespan_ns == 2 * 10 + 2 * 20);
+}
