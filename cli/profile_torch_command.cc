@@ -40,7 +40,9 @@ std::string profile_summary(const hw::Profile& profile) {
                      sim::format_duration(m.dispatch_overhead_ns), sim::format_duration(m.dispatch_samples.min_ns),
                      sim::format_duration(m.dispatch_samples.max_ns));
   if (m.workers > 1) {
-    out += fmt::format("contention: {} workers at once take {:.3f}x the time of one ({} vs {} for F+B)\n", m.workers,
+    out += fmt::format("contention: {} workers at once take {:.3f}x the time alone ({} vs {} for F+B of the model's "
+                       "stages, one per worker)\n",
+                       m.workers,
                        m.contention_factor, sim::format_duration(m.contention_concurrent.median_ns),
                        sim::format_duration(m.contention_alone.median_ns));
   }
@@ -70,12 +72,16 @@ int run_profile(ProfileCommandOptions& o) {
   o.profile.model.kind = *kind;
   if (auto status = hw::check_model_config(o.profile.model); !status) return fail_usage(status.error().message);
   if (o.profile.workers < 1) return fail_usage("--workers must be >= 1");
+  if (o.profile.rounds < 1) return fail_usage("--rounds must be >= 1");
+  if (!(o.profile.round_gap_s >= 0 && o.profile.round_gap_s <= 3600)) {
+    return fail_usage("--round-gap must be from 0 to 3600 seconds");
+  }
   o.profile.threads = hw::resolve_threads_per_worker(o.profile.threads, o.profile.workers);
   o.profile.measure_machine = !o.no_machine;
-  fmt::print("pipeworks profile: {} on cpu, micro-batch sizes {}, {} warm-up + {} repetitions, {} thread(s) per "
-             "worker, {} worker(s)\n",
+  fmt::print("pipeworks profile: {} on cpu, micro-batch sizes {}, {} warm-up + {} repetitions x {} round(s), {} "
+             "thread(s) per worker, {} worker(s)\n",
              o.model, fmt::join(o.profile.microbatch_sizes, ","), o.profile.warmup, o.profile.repetitions,
-             o.profile.threads, o.profile.workers);
+             o.profile.rounds, o.profile.threads, o.profile.workers);
   std::fflush(stdout);
   auto profile = hw::profile_model(o.profile, [](const std::string& line) {
     fmt::print("  {}\n", line);
@@ -116,6 +122,11 @@ void add_profile_command(CLI::App& app, CommandContext& context) {
       ->capture_default_str();
   cmd->add_option("--warmup", o->profile.warmup, "untimed runs before each measurement")->capture_default_str();
   cmd->add_option("--repetitions", o->profile.repetitions, "timed runs (the median is kept)")->capture_default_str();
+  cmd->add_option("--rounds", o->profile.rounds,
+                  "time the layers in this many rounds and keep the median round (a slow spell of a shared machine "
+                  "then bends one round, not the profile)")
+      ->capture_default_str();
+  cmd->add_option("--round-gap", o->profile.round_gap_s, "seconds between rounds")->capture_default_str();
   cmd->add_option("--workers", o->profile.workers, "pipeline workers (devices) the cluster spec describes")
       ->capture_default_str();
   cmd->add_option("--threads", o->profile.threads, "intra-op threads while timing (0: max(1, cores / workers))")

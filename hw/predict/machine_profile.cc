@@ -144,43 +144,72 @@ sched::Status measure_dispatch(MachineProfile& out, int threads, int repetitions
   return sched::Ok{};
 }
 
-// Times forward + backward of the whole model on `workers` threads started together.
-sched::Result<Timing> time_concurrent(const Model& model, const Batch& batch, int workers, int threads,
-                                      int repetitions) {
-  std::vector<std::vector<std::int64_t>> samples(static_cast<std::size_t>(workers));
-  std::vector<std::string> errors(static_cast<std::size_t>(workers));
-  std::barrier<> start(workers);
-  std::vector<Model> copies;
-  for (int w = 0; w < workers; ++w) copies.push_back(clone_model(model));
+// One worker's share of a pipeline: layers [begin, end) of the one model, on their stage's input.
+struct StageWork {
+  int begin = 0;
+  int end = 0;
+  torch::Tensor input;
+};
+
+// The model cut uniformly into min(workers, layers) stages, each with its input (the data, or the
+// output of the layers before it).
+std::vector<StageWork> split_work(Model& model, const Batch& batch, int workers) {
+  const int layers = static_cast<int>(model.layers.size());
+  const int stages = std::min(workers, layers);
+  std::vector<StageWork> work;
+  torch::Tensor x = batch.inputs;
+  const torch::NoGradGuard no_grad;
+  for (int s = 0; s < stages; ++s) {
+    StageWork w{layers * s / stages, layers * (s + 1) / stages, x};
+    for (int l = w.begin; l < w.end; ++l) x = model.layers[static_cast<std::size_t>(l)].module.forward(x);
+    work.push_back(std::move(w));
+  }
+  return work;
+}
+
+// F + B of one stage as a worker runs it (its input requires grad; the last stage ends in the loss).
+void run_stage(Model& model, const StageWork& w, const Batch& batch) {
+  torch::Tensor x = w.begin > 0 && w.input.is_floating_point() ? w.input.detach().requires_grad_(true) : w.input;
+  for (int l = w.begin; l < w.end; ++l) x = model.layers[static_cast<std::size_t>(l)].module.forward(x);
+  if (w.end == static_cast<int>(model.layers.size())) {
+    compute_loss(model.loss, x, batch.targets).backward();
+  } else {
+    x.backward(torch::ones_like(x));
+  }
+}
+
+// The median F + B of each stage in `active`, each on its own thread, the threads started
+// together; 0 for stages not active.
+sched::Result<std::vector<sched::Nanoseconds>> time_stages(Model& model, const std::vector<StageWork>& work,
+                                                           const Batch& batch, const std::vector<std::size_t>& active,
+                                                           int threads, int repetitions) {
+  std::vector<sched::Nanoseconds> medians(work.size(), 0);
+  std::vector<std::string> errors(work.size());
+  std::barrier<> start(static_cast<std::ptrdiff_t>(active.size()));
   {
     std::vector<std::jthread> pool;
-    for (int w = 0; w < workers; ++w) {
-      pool.emplace_back([&, w] {
-        const auto i = static_cast<std::size_t>(w);
-        Model& copy = copies[i];
+    for (const std::size_t i : active) {
+      pool.emplace_back([&, i] {
         set_worker_threads(threads);
+        std::vector<std::int64_t> samples;
         start.arrive_and_wait();
         try {
           for (int r = 0; r < kWarmup + repetitions; ++r) {
             const auto t0 = Clock::now();
-            torch::Tensor x = batch.inputs;
-            for (Layer& l : copy.layers) x = l.module.forward(x);
-            compute_loss(copy.loss, x, batch.targets).backward();
-            if (r >= kWarmup) samples[i].push_back(ns_between(t0, Clock::now()));
+            run_stage(model, work[i], batch);
+            if (r >= kWarmup) samples.push_back(ns_between(t0, Clock::now()));
           }
+          medians[i] = summarize_timings(std::move(samples)).median_ns;
         } catch (const std::exception& e) {
           errors[i] = e.what();
         }
       });
     }
   }
-  std::vector<std::int64_t> all;
-  for (int w = 0; w < workers; ++w) {
-    const auto i = static_cast<std::size_t>(w);
-    if (!errors[i].empty()) return sched::Error{"contention: " + errors[i]};
-    all.insert(all.end(), samples[i].begin(), samples[i].end());
+  for (const std::string& e : errors) {
+    if (!e.empty()) return sched::Error{"contention: " + e};
   }
-  return summarize_timings(all);
+  return medians;
 }
 
 sched::Status measure_contention(MachineProfile& out, const ModelConfig& config, int microbatch_size,
@@ -189,22 +218,30 @@ sched::Status measure_contention(MachineProfile& out, const ModelConfig& config,
   auto model = build_model(config);
   if (!model) return model.error();
   const Batch batch = make_batch(config, microbatch_size, config.seed);
-  // Alone and together alternate in rounds and the factor is the median of the per-round
-  // ratios, so load from other processes that comes and goes hits both sides of a ratio alike.
+  const std::vector<StageWork> work = split_work(*model, batch, out.workers);
+  if (work.size() < 2) return sched::Ok{};  // one layer: nothing to run at once
+  std::vector<std::size_t> everyone(work.size());
+  for (std::size_t i = 0; i < work.size(); ++i) everyone[i] = i;
+  // Alone (each stage in turn) and together alternate in rounds and the factor is the median of
+  // the per-round ratios, so load from other processes that comes and goes hits both sides alike.
   constexpr int kRounds = 5;
   const int per_round = std::max(1, repetitions / 2);
   std::vector<double> ratios;
   std::vector<std::int64_t> alone_all, together_all;
   for (int r = 0; r < kRounds; ++r) {
-    auto alone = time_concurrent(*model, batch, 1, out.threads, per_round);
-    if (!alone) return alone.error();
-    auto together = time_concurrent(*model, batch, out.workers, out.threads, per_round);
-    if (!together) return together.error();
-    alone_all.push_back(alone->median_ns);
-    together_all.push_back(together->median_ns);
-    if (alone->median_ns > 0) {
-      ratios.push_back(static_cast<double>(together->median_ns) / static_cast<double>(alone->median_ns));
+    sched::Nanoseconds alone = 0;
+    for (const std::size_t i : everyone) {
+      auto t = time_stages(*model, work, batch, {i}, out.threads, per_round);
+      if (!t) return t.error();
+      alone += (*t)[i];
     }
+    auto together = time_stages(*model, work, batch, everyone, out.threads, per_round);
+    if (!together) return together.error();
+    sched::Nanoseconds at_once = 0;
+    for (const sched::Nanoseconds t : *together) at_once += t;
+    alone_all.push_back(alone);
+    together_all.push_back(at_once);
+    if (alone > 0) ratios.push_back(static_cast<double>(at_once) / static_cast<double>(alone));
   }
   out.contention_alone = summarize_timings(alone_all);
   out.contention_concurrent = summarize_timings(together_all);

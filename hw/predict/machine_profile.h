@@ -7,8 +7,10 @@
 //                 latency(bytes) = t1 - t0, fitted as latency + bytes / bandwidth
 //   dispatch      (executor makespan - sum of profiled layer costs) / compute actions, on a tiny
 //                 one-stage model where the layers cost almost nothing
-//   contention    median over 5 alternating rounds of
-//                 median(F+B of the model, K workers at once) / median(F+B alone)
+//   contention    the model cut into K uniform stages of disjoint layers, one per worker, as a
+//                 pipeline shares the machine (one model's working set, not K copies of it);
+//                 median over 5 alternating rounds of
+//                 sum over stages of median(F+B, all K at once) / sum of median(F+B, each alone)
 #pragma once
 
 #include <string>
@@ -33,8 +35,8 @@ struct MachineProfile {
   sched::Nanoseconds dispatch_overhead_ns = 0;
   Timing dispatch_samples;        // per-action overhead over the measured steps
   double contention_factor = 1;   // >= 1
-  Timing contention_alone;        // per-round medians of F+B of the model, one worker
-  Timing contention_concurrent;   // the same with `workers` workers at once
+  Timing contention_alone;        // per round: the stages' F+B medians summed, each stage alone
+  Timing contention_concurrent;   // the same with every stage at once
   int workers = 1;
   int threads = 1;
 };

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <iterator>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -152,6 +153,23 @@ std::vector<PassTimes> time_sizes_in_turns(Model& model, const std::vector<Batch
   return times;
 }
 
+// Per round the median of one layer's timings at size `i`; the median round's median, with the
+// whole spread (min and max over every round's samples).
+Timing median_of_rounds(const std::vector<std::vector<PassTimes>>& rounds, std::size_t i,
+                        std::vector<std::vector<std::int64_t>> PassTimes::*what, std::size_t layer) {
+  std::vector<std::int64_t> medians;
+  std::vector<std::int64_t> all;
+  for (const std::vector<PassTimes>& round : rounds) {
+    const std::vector<std::int64_t>& samples = (round[i].*what)[layer];
+    medians.push_back(summarize_timings(samples).median_ns);
+    all.insert(all.end(), samples.begin(), samples.end());
+  }
+  Timing out = summarize_timings(all);
+  std::sort(medians.begin(), medians.end());
+  out.median_ns = medians[(medians.size() - 1) / 2];
+  return out;
+}
+
 std::vector<FitPoint> points(const LayerProfile& layer, double (*value)(const LayerSample&)) {
   std::vector<FitPoint> out;
   for (const LayerSample& s : layer.samples) out.push_back({static_cast<double>(s.microbatch_size), value(s)});
@@ -212,7 +230,8 @@ sched::Status measure_bytes(Model& model, const Batch& batch, int size, std::vec
 }  // namespace
 
 sched::Result<std::vector<LayerProfile>> profile_layers(const ModelConfig& config, const std::vector<int>& sizes,
-                                                        int warmup, int repetitions, int threads) {
+                                                        int warmup, int repetitions, int threads, int rounds,
+                                                        double round_gap_s) {
   if (sizes.empty()) return sched::Error{"profile: no micro-batch sizes"};
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     if (sizes[i] < 1) return sched::Error{fmt::format("profile: micro-batch size {} < 1", sizes[i])};
@@ -221,6 +240,9 @@ sched::Result<std::vector<LayerProfile>> profile_layers(const ModelConfig& confi
     }
   }
   if (warmup < 0 || repetitions < 1) return sched::Error{"profile: warm-up must be >= 0 and repetitions >= 1"};
+  if (rounds < 1 || !(round_gap_s >= 0 && round_gap_s <= 3600)) {
+    return sched::Error{"profile: rounds must be >= 1 and the gap between them 0 to 3600 s"};
+  }
   install_counting_allocator();
   set_worker_threads(threads);
   auto model = build_model(config);
@@ -239,13 +261,17 @@ sched::Result<std::vector<LayerProfile>> profile_layers(const ModelConfig& confi
     if (auto status = measure_bytes(*model, batches.back(), size, layers); !status) return status.error();
   }
   try {
-    const std::vector<PassTimes> times = time_sizes_in_turns(*model, batches, warmup, repetitions);
+    std::vector<std::vector<PassTimes>> per_round;
+    for (int r = 0; r < rounds; ++r) {
+      if (r > 0) std::this_thread::sleep_for(std::chrono::duration<double>(round_gap_s));
+      per_round.push_back(time_sizes_in_turns(*model, batches, warmup, repetitions));
+    }
     for (std::size_t i = 0; i < sizes.size(); ++i) {
       for (std::size_t l = 0; l < layers.size(); ++l) {
         LayerSample& sample = layers[l].samples[i];
-        sample.forward = summarize_timings(times[i].forward[l]);
-        sample.forward_no_grad = summarize_timings(times[i].forward_no_grad[l]);
-        sample.backward = summarize_timings(times[i].backward[l]);
+        sample.forward = median_of_rounds(per_round, i, &PassTimes::forward, l);
+        sample.forward_no_grad = median_of_rounds(per_round, i, &PassTimes::forward_no_grad, l);
+        sample.backward = median_of_rounds(per_round, i, &PassTimes::backward, l);
       }
     }
   } catch (const std::exception& e) {
@@ -348,7 +374,7 @@ sched::Result<Profile> profile_model(const ProfileOptions& options,
   if (options.workers < 1) return sched::Error{"profile: workers must be >= 1"};
   const auto t0 = Clock::now();
   auto layers = profile_layers(options.model, options.microbatch_sizes, options.warmup, options.repetitions,
-                               options.threads);
+                               options.threads, options.rounds, options.round_gap_s);
   if (!layers) return layers.error();
   profile.layers = std::move(layers).value();
   say(fmt::format("layers: {} layers x {} sizes in {:.1f} s", profile.layers.size(), options.microbatch_sizes.size(),

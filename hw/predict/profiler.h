@@ -32,6 +32,11 @@ struct ProfileOptions {
   std::vector<int> microbatch_sizes{1, 2, 4, 8};
   int warmup = 2;
   int repetitions = 7;
+  // The layer timings in `rounds` rounds, `round_gap_s` seconds apart; per layer, size and kind
+  // the median of the rounds' medians. A slow spell of a shared machine lasts seconds to tens of
+  // seconds; a profile taken inside one is off for every configuration predicted from it.
+  int rounds = 1;
+  double round_gap_s = 0;
   // Intra-op threads while timing; use the run's threads per worker so layers are timed the way
   // the pipeline runs them.
   int threads = 1;
@@ -78,9 +83,11 @@ struct Profile {
 sched::Result<Profile> profile_model(const ProfileOptions& options,
                                      const std::function<void(const std::string&)>& progress = {});
 
-// Times and bytes of one model's layers at the given sizes (no fitting, no machine figures).
+// Times and bytes of one model's layers at the given sizes (no fitting, no machine figures), in
+// `rounds` rounds `round_gap_s` apart (see ProfileOptions).
 sched::Result<std::vector<LayerProfile>> profile_layers(const ModelConfig& model, const std::vector<int>& sizes,
-                                                        int warmup, int repetitions, int threads);
+                                                        int warmup, int repetitions, int threads, int rounds = 1,
+                                                        double round_gap_s = 0);
 
 // A spec layer from its samples: every quantity (forward with and without the graph, backward,
 // output, stash and backward-transient bytes) as the fitted line plus the table of measured sizes
