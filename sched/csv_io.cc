@@ -55,7 +55,8 @@ Result<std::vector<Row>> split_rows(std::string_view text, std::string_view sour
           } else {
             cell.text += c;
             ++i;
-            if (c == '\n') ++line, column = 1;
+            // Line ends count as outside quotes: "\r\n", "\n" or a lone "\r".
+            if (c == '\n' || (c == '\r' && (i >= text.size() || text[i] != '\n'))) ++line, column = 1;
             else ++column;
           }
         }

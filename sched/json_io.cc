@@ -36,11 +36,13 @@ Result<int> get_int(const json& value, std::string_view source, const std::strin
   return at_pointer(source, pointer, fmt::format("expected an integer, got {}", value.type_name()));
 }
 
-// 1-based line and column of byte `offset` (the byte nlohmann reports, 1-based) in `text`.
+// 1-based line and column of byte `offset` (the byte nlohmann reports, 1-based) in `text`. A
+// UTF-8 byte order mark (which the parser skips) is no column, as in the CSV reader.
 std::pair<int, int> line_column(std::string_view text, std::size_t byte) {
   int line = 1;
   int column = 1;
-  for (std::size_t i = 0; i + 1 < byte && i < text.size(); ++i) {
+  const std::size_t first = text.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
+  for (std::size_t i = first; i + 1 < byte && i < text.size(); ++i) {
     if (text[i] == '\n') ++line, column = 1;
     else ++column;
   }
@@ -81,7 +83,9 @@ Result<LoadedSchedule> parse_json(std::string_view text, std::string_view source
   } catch (const json::exception& e) {  // e.g. a number too large for a double
     return Error{fmt::format("{}: error: invalid JSON: {}", source, e.what())};
   }
-  if (!doc.is_object()) return at_pointer(source, "/", fmt::format("expected an object, got {}", doc.type_name()));
+  if (!doc.is_object()) {
+    return at_pointer(source, "(root)", fmt::format("expected an object, got {}", doc.type_name()));
+  }
   for (const auto& item : doc.items()) {
     if (std::find(kMembers.begin(), kMembers.end(), item.key()) == kMembers.end()) {
       return at_pointer(source, (json::json_pointer() / item.key()).to_string(),

@@ -20,8 +20,8 @@ inline constexpr std::size_t kMaxJsonBytes = std::size_t{1} << 28;
 
 // Strict: every member required, no unknown members, integers that fit an int, actions in
 // the strict grammar of parse_action. Errors read "SOURCE: /programs/1/3: error: ..." (a JSON
-// pointer), or "SOURCE:LINE:COL: error: invalid JSON: ..." for syntax errors. Shape and
-// placement problems are left to validate().
+// pointer; "(root)" for the document itself, as in spec errors), or "SOURCE:LINE:COL: error:
+// invalid JSON: ..." for syntax errors. Shape and placement problems are left to validate().
 Result<LoadedSchedule> parse_json(std::string_view text, std::string_view source_name = "<json>");
 
 // The schedule in the format above, one program per line.

@@ -63,6 +63,13 @@ Result<Schedule> lower_comm(const Schedule& schedule) {
     return Error{fmt::format("lower_comm: placement names {} stages but the schedule has {}",
                              schedule.placement.size(), schedule.num_stages)};
   }
+  for (std::size_t s = 0; s < schedule.placement.size(); ++s) {
+    const int d = schedule.placement[s];
+    if (d < 0 || d >= schedule.num_devices()) {
+      return Error{fmt::format("lower_comm: stage {} is placed on device {}, outside 0..{}", s, d,
+                               schedule.num_devices() - 1)};
+    }
+  }
   auto timing = unit_timing(schedule);
   if (!timing) return Error{fmt::format("lower_comm: {}", timing.error().message)};
   auto index = ActionIndex::build(schedule);

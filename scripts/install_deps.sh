@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   # toolchain
   cmake g++ ninja-build
+  # the fuzz preset (scripts/fuzz.sh): clang with libFuzzer and the sanitizer runtimes
+  clang libclang-rt-14-dev
   # libraries (see DESIGN.md: libraries over hand-written code)
   libfmt-dev nlohmann-json3-dev libboost-graph-dev libcli11-dev catch2 libbenchmark-dev
   # LibTorch (CPU, with c10d) and the Gloo header its process group needs

@@ -74,7 +74,12 @@ sched::Result<StageCost> stage_cost(const ModelSpec& model, int begin, int end, 
   cost.input_bytes = *input;
   cost.output_bytes = *output;
   cost.stash_bytes = *stash;
-  for (int l = begin; l < end; ++l) cost.param_bytes += model.layers[static_cast<std::size_t>(l)].param_bytes;
+  for (int l = begin; l < end; ++l) {
+    if (__builtin_add_overflow(cost.param_bytes, model.layers[static_cast<std::size_t>(l)].param_bytes,
+                               &cost.param_bytes)) {
+      return error(fmt::format("parameter bytes of layers [{},{}) overflow 64 bits", begin, end));
+    }
+  }
   cost.grad_bytes = gradient_bytes(cost.param_bytes);
   cost.optimizer_bytes = optimizer_state_bytes(cost.param_bytes, model.param_dtype, optimizer);
   return cost;

@@ -71,6 +71,21 @@ sched::Status check_size_points(const std::vector<SizePoint>& measured) {
   return sched::Ok{};
 }
 
+bool backward_overflows(const LayerSpec& layer) {
+  const ScaledDuration& i = layer.backward_input;
+  const ScaledDuration& w = layer.backward_weight;
+  Nanoseconds sum = 0;
+  if (__builtin_add_overflow(i.fixed_ns, w.fixed_ns, &sum) || __builtin_add_overflow(i.per_sample_ns, w.per_sample_ns, &sum)) {
+    return true;
+  }
+  for (int size : measured_sizes(i.measured, w.measured)) {
+    auto x = i.at(size);
+    auto y = w.at(size);
+    if (!x || !y || __builtin_add_overflow(*x, *y, &sum)) return true;
+  }
+  return false;
+}
+
 ScaledDuration operator+(const ScaledDuration& a, const ScaledDuration& b) {
   ScaledDuration sum{saturated_sum(a.fixed_ns, b.fixed_ns), saturated_sum(a.per_sample_ns, b.per_sample_ns), {}};
   if (a.measured.empty() && b.measured.empty()) return sum;
@@ -179,6 +194,9 @@ sched::Status check_model_spec(const ModelSpec& spec) {
       return fail(fmt::format("layer {}: duplicate layer name '{}'", i, layer.name));
     }
     if (auto s = check_layer(layer); !s) return fail(fmt::format("layer {} ('{}'): {}", i, layer.name, s.error().message));
+    if (backward_overflows(layer)) {
+      return fail(fmt::format("layer {} ('{}'): backward_input + backward_weight overflows 64 bits", i, layer.name));
+    }
   }
   if (auto s = check_temporaries(spec); !s) return fail(s.error().message);
   return sched::Ok{};

@@ -130,8 +130,12 @@ struct ModelSpec {
   friend bool operator==(const ModelSpec&, const ModelSpec&) = default;
 };
 
-// Checks at least one layer, unique non-empty names, non-negative costs, valid tables, stage
-// temporaries on distinct ranges inside the model.
+// True when backward() would overflow: a split backward whose parts (or measured points) add up
+// past int64.
+bool backward_overflows(const LayerSpec& layer);
+
+// Checks at least one layer, unique non-empty names, non-negative costs, valid tables, a backward()
+// that does not overflow, stage temporaries on distinct ranges inside the model.
 sched::Status check_model_spec(const ModelSpec& spec);
 
 // Loads a spec from JSON text; errors start with `source` and name the field by JSON pointer:

@@ -126,6 +126,9 @@ LayerSpec read_layer(SpecReader& reader, const Json& object, const std::string& 
     layer.backward_input = scaled_duration(reader, object, pointer, "backward_input", true);
     layer.backward_weight = scaled_duration(reader, object, pointer, "backward_weight", true);
     layer.backward_split = true;
+    if (reader.ok() && backward_overflows(layer)) {
+      reader.fail(pointer, nullptr, "backward_input + backward_weight overflows 64 bits");
+    }
   } else {
     layer.set_backward(scaled_duration(reader, object, pointer, "backward", true));
   }

@@ -1,6 +1,8 @@
 // Bytes of gradients and optimizer state per parameter byte (assumptions in optimizer.h).
 #include "sim/optimizer.h"
 
+#include <limits>
+
 #include <fmt/format.h>
 
 namespace pipeworks::sim {
@@ -33,11 +35,18 @@ Bytes optimizer_state_bytes(Bytes param_bytes, ParamDtype dtype, OptimizerKind k
     case OptimizerKind::kMomentum: states = 4; break;
     case OptimizerKind::kAdam: states = 8; break;
   }
-  return params * (master + states);
+  Bytes total = 0;
+  if (__builtin_mul_overflow(params, master + states, &total)) return std::numeric_limits<Bytes>::max();
+  return total;
 }
 
 Bytes training_state_bytes(Bytes param_bytes, ParamDtype dtype, OptimizerKind kind) {
-  return param_bytes + gradient_bytes(param_bytes) + optimizer_state_bytes(param_bytes, dtype, kind);
+  Bytes total = 0;
+  if (__builtin_add_overflow(param_bytes, gradient_bytes(param_bytes), &total) ||
+      __builtin_add_overflow(total, optimizer_state_bytes(param_bytes, dtype, kind), &total)) {
+    return std::numeric_limits<Bytes>::max();
+  }
+  return total;
 }
 
 }  // namespace pipeworks::sim

@@ -24,9 +24,11 @@ Bytes gradient_bytes(Bytes param_bytes);
 // plus, when parameters are fp16/bf16 (mixed precision), an fp32 master copy (4 bytes).
 // So fp32 Adam = 2x param bytes; bf16 Adam = 12 bytes/param = 6x param bytes, i.e. the
 // 16 bytes/param of mixed-precision Adam counted by ZeRO (Rajbhandari et al. 2020, sec. 3.1).
+// Saturates at the int64 maximum rather than overflow (a spec may state exabytes of parameters;
+// the cost model's size limit then rejects them).
 Bytes optimizer_state_bytes(Bytes param_bytes, ParamDtype dtype, OptimizerKind kind);
 
-// param + gradient + optimizer state.
+// param + gradient + optimizer state, saturating likewise.
 Bytes training_state_bytes(Bytes param_bytes, ParamDtype dtype, OptimizerKind kind);
 
 }  // namespace pipeworks::sim

@@ -101,6 +101,11 @@ sched::Result<Prepared> prepare(const PartitionProblem& p, int num_stages) {
     if (!(std::isfinite(out.speed[s]) && out.speed[s] > 0)) {
       return error(fmt::format("stage {} speed must be positive", s));
     }
+    // Else an infinite time would read as "nothing fits in memory" below.
+    if (!std::isfinite(static_cast<double>(out.time[L]) / out.speed[s])) {
+      return error(fmt::format("stage {} speed {} is too small: the layers' time divided by it overflows", s,
+                               out.speed[s]));
+    }
     if (!p.capacity_bytes.empty()) out.capacity[s] = p.capacity_bytes[s];
     if (!p.in_flight.empty()) {
       if (p.in_flight[s] < 0) return error(fmt::format("stage {} in-flight count is negative", s));

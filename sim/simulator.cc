@@ -62,14 +62,22 @@ sched::Result<EngineOutput> run_contended(OpTable& table, const sched::Schedule&
   if (!out || !contended) return out;
   const std::vector<Nanoseconds> duration = table.duration_ns;
   const std::vector<Nanoseconds> resume = table.resume_ns;
+  // The op table keeps the sum of all durations within int64 / 4, so every time the engine
+  // computes fits; slowed durations must keep that bound.
+  constexpr double kTimeRange = 2.3e18;
   for (int round = 0; round < kContentionRounds; ++round) {
     slowdown = contention_slowdowns(model, overlap_fractions(busy_intervals(table, *out, devices), model.contention_group));
+    double total = 0;
     for (std::size_t i = 0; i < table.size(); ++i) {
-      if (!sched::is_compute(table.kind[i])) continue;
+      if (!sched::is_compute(table.kind[i])) {
+        total += static_cast<double>(table.duration_ns[i]);
+        continue;
+      }
       const double f = slowdown[static_cast<std::size_t>(table.device[i])];
       const double d = std::round(static_cast<double>(duration[i]) * f);
       const double r = std::round(static_cast<double>(resume[i]) * f);
-      if (!(d < 1e15 && r < 1e15)) return sched::Error{"contention: a slowed action exceeds the simulator's time range"};
+      total += d + r;
+      if (!(total < kTimeRange)) return sched::Error{"contention: the slowed actions overflow the simulator's time range"};
       table.duration_ns[i] = static_cast<Nanoseconds>(d);
       table.resume_ns[i] = static_cast<Nanoseconds>(r);
     }
@@ -101,7 +109,9 @@ sched::Result<SimResult> simulate(const sched::Schedule& schedule, const CostMod
   const auto num_devices = static_cast<std::size_t>(schedule.num_devices());
   // Busy: the sum of the device's compute durations (they never overlap on one stream).
   const std::vector<Nanoseconds>& busy = out->busy_ns;
-  Nanoseconds total_idle = 0;
+  // A double: the sum only feeds a fraction, and over many devices it may pass int64 (each
+  // device's idle time can be near the simulator's time range, int64 / 4).
+  double total_idle = 0;
   result.devices.resize(num_devices);
   for (std::size_t d = 0; d < num_devices; ++d) {
     DeviceResult& dr = result.devices[d];
@@ -113,14 +123,14 @@ sched::Result<SimResult> simulate(const sched::Schedule& schedule, const CostMod
         result.makespan_ns > 0 ? static_cast<double>(dr.idle_ns) / static_cast<double>(result.makespan_ns) : 0.0;
     dr.memory = memory_report(table->static_memory[d], out->peak_activation_bytes[d], model.device_memory_bytes[d]);
     result.fits = result.fits && dr.memory.fits;
-    total_idle += dr.idle_ns;
+    total_idle += static_cast<double>(dr.idle_ns);
   }
   for (std::size_t s = 0; s < schedule.placement.size(); ++s) {
     result.devices[static_cast<std::size_t>(schedule.placement[s])].stages.push_back(static_cast<int>(s));
   }
   if (result.makespan_ns > 0 && num_devices > 0) {
-    result.bubble_fraction = static_cast<double>(total_idle) /
-                             (static_cast<double>(result.makespan_ns) * static_cast<double>(num_devices));
+    result.bubble_fraction =
+        total_idle / (static_cast<double>(result.makespan_ns) * static_cast<double>(num_devices));
     result.throughput_samples_per_s = static_cast<double>(schedule.num_microbatches) * model.microbatch_size * 1e9 /
                                       static_cast<double>(result.makespan_ns);
   }

@@ -133,7 +133,7 @@ TEST_CASE("JSON parse errors carry a JSON pointer", "[io]") {
         "a.json: /placement/0: error: 99999999999 is out of range (at most 2147483647)");
   CHECK(error_of(parse_json(head + R"("programs": []})", "a.json")) == "a.json: /placement: error: missing member");
   CHECK(error_of(parse_json(R"({"format": "other"})", "a.json")).rfind("a.json: /version: error: missing member", 0) == 0);
-  CHECK(error_of(parse_json("[1, 2]", "a.json")) == "a.json: /: error: expected an object, got array");
+  CHECK(error_of(parse_json("[1, 2]", "a.json")) == "a.json: (root): error: expected an object, got array");
   CHECK(error_of(parse_json("{\n  \"format\": }", "a.json")).rfind("a.json:2:13: error: invalid JSON:", 0) == 0);
   const std::string ok = head + R"("placement": [0], "programs": [["0F0", "0B0"]]})";
   CHECK(parse_json(ok, "a.json").ok());
