@@ -107,6 +107,7 @@ void bind_cluster_classes(py::module_& m) {
                     [](sim::ClusterSpec& c, const std::string& n) { c.comm_mode = unwrap(sim::parse_comm_mode(n)); },
                     "'overlap' or 'blocking'")
       .def_readwrite("dispatch_overhead_ns", &sim::ClusterSpec::dispatch_overhead_ns)
+      .def_readwrite("contention_factor", &sim::ClusterSpec::contention_factor)
       .def_property_readonly("num_devices", &sim::ClusterSpec::num_devices)
       .def("check", [](const sim::ClusterSpec& c) { unwrap_status(sim::check_cluster_spec(c)); })
       .def("to_json", &sim::cluster_spec_to_json)
@@ -129,6 +130,7 @@ void bind_cost_model_classes(py::module_& m) {
       .def_readwrite("backward_input_ns", &StageCost::backward_input_ns)
       .def_readwrite("backward_weight_ns", &StageCost::backward_weight_ns)
       .def_readwrite("recompute_ns", &StageCost::recompute_ns)
+      .def_readwrite("forward_no_grad_ns", &StageCost::forward_no_grad_ns)
       .def_readwrite("input_bytes", &StageCost::input_bytes)
       .def_readwrite("output_bytes", &StageCost::output_bytes)
       .def_readwrite("stash_bytes", &StageCost::stash_bytes)
@@ -152,6 +154,8 @@ void bind_cost_model_classes(py::module_& m) {
       .def_property("comm_mode", [](const sim::CostModel& c) { return std::string(sim::comm_mode_name(c.comm_mode)); },
                     [](sim::CostModel& c, const std::string& n) { c.comm_mode = unwrap(sim::parse_comm_mode(n)); })
       .def_readwrite("per_action_overhead_ns", &sim::CostModel::per_action_overhead_ns)
+      .def_readwrite("contention_factor", &sim::CostModel::contention_factor)
+      .def_readwrite("contention_group", &sim::CostModel::contention_group)
       .def_readwrite("microbatch_size", &sim::CostModel::microbatch_size)
       .def("check", [](const sim::CostModel& c) { unwrap_status(sim::check_cost_model(c)); });
 }

@@ -150,7 +150,7 @@ void apply_replay(const ScheduleReplay& replay, const sched::Schedule& schedule,
   }
 }
 
-// One simulation of the run on `cluster` (predict_run without the contention refinement).
+// The run simulated on `cluster` (the simulator applies its contention; sim/contention.h).
 sched::Result<Prediction> predict_on(const RunConfig& config, const sched::Schedule& schedule,
                                      const sim::Partition& partition, const sim::ModelSpec& spec,
                                      const sim::ClusterSpec& cluster, const Profile* profile,

@@ -118,8 +118,9 @@ sched::Status measure(const RunConfig& c, const PredictionSettings& s, Predictio
 void add_device_notes(const RunConfig& c, PredictionReport& report) {
   if (c.device != "cpu") {
     report.notes.push_back(fmt::format(
-        "on {}: layer and activation bytes were profiled on the CPU (the same shapes and dtypes); stage times "
-        "and temporaries are measured on the {} itself; dispatch overhead and hand-off are the host's",
+        "on {}: layer and activation bytes were profiled on the CPU (the same shapes and dtypes); the calibrated "
+        "prediction's stage times and temporaries are measured on the {} itself (without --model-spec the "
+        "headline's times are the CPU profile's); dispatch overhead and hand-off are the host's",
         c.device, c.device));
   }
   const std::vector<int>& domains = report.plan.memory_domains;

@@ -92,6 +92,12 @@ class SimulateTest(unittest.TestCase):
                 self.assertAlmostEqual(r.bubble_fraction, (k - 1) / (m + k - 1), places=12)
                 self.assertAlmostEqual(pw.gpipe_closed_form_bubble(k, m), (k - 1) / (m + k - 1), places=12)
 
+    def test_contention_slows_overlapping_compute(self):
+        # GPipe K=2 M=2, F=1 B=2: each device overlaps half its compute; factor 3 -> slow-down 2.
+        cm = pw.uniform_cost_model(2, 1 * MS, 2 * MS)
+        cm.contention_factor = [3.0, 3.0]
+        self.assertEqual(pw.simulate(pw.generate("gpipe", 2, 2), cm).makespan_ns, 18 * MS)
+
     def test_result_dict_and_timeline_columns(self):
         r = pw.simulate(pw.lower_comm(pw.generate("1f1b", 3, 4)), pw.uniform_cost_model(3, MS, 2 * MS, MS))
         d = r.to_dict()
@@ -173,6 +179,8 @@ class SpecTest(unittest.TestCase):
         cluster = pw.cluster_preset("multinode", nodes=2)
         self.assertEqual(cluster.num_devices, 16)
         self.assertEqual(pw.parse_cluster_spec(cluster.to_json()).to_json(), cluster.to_json())
+        cluster.contention_factor = 1.25
+        self.assertEqual(pw.parse_cluster_spec(cluster.to_json()).contention_factor, 1.25)
         with self.assertRaises(pw.Error):
             pw.model_preset("uniform", hidden=10)
         with self.assertRaises(pw.Error):
