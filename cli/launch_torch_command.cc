@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/arg_checks.h"
 #include "cli/command_list.h"
 #include "hw/dist/launcher.h"
 
@@ -16,13 +17,20 @@ void add_launch_command(CLI::App& app, CommandContext& context) {
   auto options = std::make_shared<hw::LaunchOptions>();
   CLI::App* cmd = app.add_subcommand(
       "launch", "Run K ranks of a multi-process command on this machine (sets RANK, WORLD_SIZE, MASTER_ADDR, ...)");
-  cmd->add_option("-n,--nproc", options->num_processes, "number of ranks")->capture_default_str();
+  cmd->add_option("-n,--nproc", options->num_processes, "number of ranks")
+      ->check(integer_from(1, hw::kMaxLaunchProcesses))
+      ->capture_default_str();
   cmd->add_option("--master-addr", options->master_addr, "rendezvous address (IPv4)")->capture_default_str();
-  cmd->add_option("--master-port", options->master_port, "rendezvous port (0: a free one)")->capture_default_str();
+  cmd->add_option("--master-port", options->master_port, "rendezvous port (0: a free one)")
+      ->check(integer_from(0, 65535))
+      ->capture_default_str();
   cmd->add_flag("--keep-going", options->keep_going, "do not stop the other ranks when one fails");
   cmd->add_option("--kill-after", options->kill_after_s, "stop every rank after this many seconds (0: never)")
+      ->check(number_from(0, 1e7))
       ->capture_default_str();
-  cmd->add_option("--grace", options->grace_s, "seconds between SIGTERM and SIGKILL")->capture_default_str();
+  cmd->add_option("--grace", options->grace_s, "seconds between SIGTERM and SIGKILL")
+      ->check(number_from(0, 3600))
+      ->capture_default_str();
   cmd->add_option("command", options->command, "the command each rank runs (after --)")->required();
   cmd->callback([options, &context] {
     auto result = hw::launch(*options);

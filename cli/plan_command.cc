@@ -7,9 +7,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/arg_checks.h"
 #include "cli/command_list.h"
 #include "cli/planning_args.h"
 #include "cli/progress_bar.h"
+#include "sched/text_file.h"
 #include "sim/int_ranges.h"
 #include "sim/plan_report.h"
 #include "sim/planner.h"
@@ -34,6 +36,9 @@ int run(const PlanArgs& args) {
   const bool json = args.output.ends_with(".json");
   if (!args.output.empty() && !json && !args.output.ends_with(".csv")) {
     return fail(kExitUsage, fmt::format("-o {}: the file must end in .csv or .json", args.output));
+  }
+  if (auto writable = check_output_paths({{"--output", args.output}}); !writable) {
+    return fail(kExitInvalid, writable.error().message);
   }
   auto batch = sim::parse_single_int(args.batch);
   if (!batch) return fail(kExitUsage, fmt::format("--batch: {}", batch.error().message));
@@ -64,7 +69,7 @@ int run(const PlanArgs& args) {
   std::cout << sim::plan_report(*plan);
   if (!args.output.empty()) {
     const std::string text = json ? sim::sweep_json(plan->sweep) : sim::sweep_csv(plan->sweep.rows);
-    if (auto written = write_text_file(args.output, text); !written) return fail(kExitInvalid, written.error().message);
+    if (auto written = sched::write_text_file(args.output, text); !written) return fail(kExitInvalid, written.error().message);
     fmt::print("\nwrote {} rows to {}\n", plan->sweep.rows.size(), args.output);
   }
   return plan->best ? kExitOk : kExitInvalid;

@@ -2,12 +2,13 @@
 #include "cli/planning_args.h"
 
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 
+#include "cli/arg_checks.h"
 #include "sim/cluster_presets.h"
 #include "sim/model_presets.h"
+#include "sim/sweep.h"
 #include "sim/units.h"
 
 namespace pipeworks::cli {
@@ -32,12 +33,13 @@ void add_planning_options(CLI::App& command, PlanningArgs& args) {
   command.add_option("--model", args.model, "Model preset name or model spec JSON file")->required();
   command.add_option("--cluster", args.cluster, "Cluster preset name or cluster spec JSON file")->required();
   command.add_option("--nodes", args.nodes, "Number of nodes for the `multinode` cluster preset (8 GPUs each)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_from(1, sim::kMaxPresetNodes));
   command.add_option("--memory-cap", args.memory_cap,
                      "Per-device memory cap, e.g. 40GiB (the smaller of it and the device memory applies)");
   command.add_option("--optimizer", args.optimizer, "Optimizer whose state counts towards memory")
       ->check(CLI::IsMember(std::vector<std::string>{"sgd", "momentum", "adam"}));
-  command.add_option("--threads", args.threads, "Worker threads (default: every core)")->check(CLI::NonNegativeNumber);
+  command.add_option("--threads", args.threads, "Worker threads (default: every core)")
+      ->check(integer_from(0, sim::kMaxSweepThreads));
 }
 
 sched::Result<sim::ModelSpec> resolve_model(const std::string& name_or_path) {
@@ -81,13 +83,6 @@ sched::Result<PlanningInputs> resolve_planning_args(const PlanningArgs& args, bo
   if (!cluster) return cluster.error();
   inputs.cluster = std::move(cluster).value();
   return inputs;
-}
-
-sched::Status write_text_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out.flush()) return sched::Error{fmt::format("cannot write {}", path)};
-  return sched::Ok{};
 }
 
 }  // namespace pipeworks::cli

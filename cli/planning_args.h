@@ -41,7 +41,4 @@ sched::Result<sim::ClusterSpec> resolve_cluster(const std::string& name_or_path,
 // Resolves everything; `usage_error` tells a malformed option (exit 2) from a bad input (exit 1).
 sched::Result<PlanningInputs> resolve_planning_args(const PlanningArgs& args, bool& usage_error);
 
-// Writes `text` to `path`, or returns why it could not.
-sched::Status write_text_file(const std::string& path, const std::string& text);
-
 }  // namespace pipeworks::cli

@@ -2,16 +2,18 @@
 // `pipeworks simulate` reads (and, with --cluster-out, this machine as a cluster spec).
 #include "cli/profile_report.h"
 
-#include <fstream>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cli/arg_checks.h"
 #include "cli/command_list.h"
 #include "cli/model_options.h"
+#include "sched/text_file.h"
 #include "hw/exec/threads.h"
+#include "hw/run/run_limits.h"
 #include "sim/units.h"
 
 namespace pipeworks::cli {
@@ -71,10 +73,9 @@ int run_profile(ProfileCommandOptions& o) {
   if (!kind) return fail_usage(kind.error().message);
   o.profile.model.kind = *kind;
   if (auto status = hw::check_model_config(o.profile.model); !status) return fail_usage(status.error().message);
-  if (o.profile.workers < 1) return fail_usage("--workers must be >= 1");
-  if (o.profile.rounds < 1) return fail_usage("--rounds must be >= 1");
-  if (!(o.profile.round_gap_s >= 0 && o.profile.round_gap_s <= 3600)) {
-    return fail_usage("--round-gap must be from 0 to 3600 seconds");
+  if (auto writable = check_output_paths({{"--output", o.output}, {"--cluster-out", o.cluster_out}}); !writable) {
+    std::cerr << "pipeworks profile: error: " << writable.error().message << "\n";
+    return kExitInvalid;
   }
   o.profile.threads = hw::resolve_threads_per_worker(o.profile.threads, o.profile.workers);
   o.profile.measure_machine = !o.no_machine;
@@ -98,10 +99,8 @@ int run_profile(ProfileCommandOptions& o) {
   }
   fmt::print("wrote model spec {} ({} layers)\n", o.output, profile->spec.num_layers());
   if (!o.cluster_out.empty()) {
-    std::ofstream out(o.cluster_out);
-    out << sim::cluster_spec_to_json(profile->cluster);
-    if (!out) {
-      std::cerr << "pipeworks profile: error: cannot write " << o.cluster_out << "\n";
+    if (auto written = sched::write_text_file(o.cluster_out, sim::cluster_spec_to_json(profile->cluster)); !written) {
+      std::cerr << "pipeworks profile: error: " << written.error().message << "\n";
       return kExitInvalid;
     }
     fmt::print("wrote cluster spec {} ({} devices)\n", o.cluster_out, profile->cluster.num_devices());
@@ -119,17 +118,27 @@ void add_profile_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--device", o->device, "cpu")->capture_default_str();
   cmd->add_option("--microbatch-sizes", o->profile.microbatch_sizes, "micro-batch sizes to time (fit over them)")
       ->delimiter(',')
+      ->check(integer_from(1, hw::kMaxBatchSize))
       ->capture_default_str();
-  cmd->add_option("--warmup", o->profile.warmup, "untimed runs before each measurement")->capture_default_str();
-  cmd->add_option("--repetitions", o->profile.repetitions, "timed runs (the median is kept)")->capture_default_str();
+  cmd->add_option("--warmup", o->profile.warmup, "untimed runs before each measurement")
+      ->check(integer_from(0, hw::kMaxRepetitions))
+      ->capture_default_str();
+  cmd->add_option("--repetitions", o->profile.repetitions, "timed runs (the median is kept)")
+      ->check(integer_from(1, hw::kMaxRepetitions))
+      ->capture_default_str();
   cmd->add_option("--rounds", o->profile.rounds,
                   "time the layers in this many rounds and keep the median round (a slow spell of a shared machine "
                   "then bends one round, not the profile)")
+      ->check(integer_from(1, hw::kMaxRepetitions))
       ->capture_default_str();
-  cmd->add_option("--round-gap", o->profile.round_gap_s, "seconds between rounds")->capture_default_str();
+  cmd->add_option("--round-gap", o->profile.round_gap_s, "seconds between rounds")
+      ->check(number_from(0, 3600))
+      ->capture_default_str();
   cmd->add_option("--workers", o->profile.workers, "pipeline workers (devices) the cluster spec describes")
+      ->check(integer_from(1, hw::kMaxRunDevices))
       ->capture_default_str();
   cmd->add_option("--threads", o->profile.threads, "intra-op threads while timing (0: max(1, cores / workers))")
+      ->check(integer_from(0, hw::kMaxThreadsPerWorker))
       ->capture_default_str();
   cmd->add_flag("--no-machine", o->no_machine, "skip hand-off, dispatch and contention measurements");
   cmd->add_option("-o,--output", o->output, "model spec to write (JSON)")->required();

@@ -12,13 +12,16 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/arg_checks.h"
 #include "cli/commands.h"
 #include "cli/planning_args.h"
 #include "cli/profile_report.h"
 #include "cli/replay_report.h"
+#include "sched/text_file.h"
 #include "hw/exec/cpu_affinity.h"
 #include "hw/predict/prediction_report_json.h"
 #include "hw/predict/run_prediction.h"
+#include "hw/run/run_limits.h"
 #include "sched/units_text.h"
 #include "sim/units.h"
 #include "viz/chrome_trace.h"
@@ -36,8 +39,11 @@ void add_predict_options(CLI::App* cmd, PredictOptions& o) {
                   "model spec (pipeworks profile): what --predict simulates with instead of profiling, and what "
                   "--partition balanced cuts by");
   cmd->add_option("--cluster-spec", o.cluster_spec, "--predict: cluster spec instead of measuring this machine");
-  cmd->add_option("--warmup", o.warmup, "--predict: steps run before the --steps measured ones")->capture_default_str();
+  cmd->add_option("--warmup", o.warmup, "--predict: steps run before the --steps measured ones")
+      ->check(integer_from(0, hw::kMaxSteps))
+      ->capture_default_str();
   cmd->add_option("--profile-repetitions", o.repetitions, "--predict: timed repetitions per profiled layer")
+      ->check(integer_from(1, hw::kMaxRepetitions))
       ->capture_default_str();
   cmd->add_flag("!--no-stage-replay", o.stage_replay,
                 "--predict: skip the stage replay (each device's program replayed in schedule order), which gives "
@@ -45,6 +51,7 @@ void add_predict_options(CLI::App* cmd, PredictOptions& o) {
   cmd->add_option("--replay-rounds", o.replay_rounds,
                   "--predict: measured rounds of the stage replay (at least; more when M is small, so every "
                   "stage's F and B get 16 samples)")
+      ->check(integer_from(1, hw::kMaxRepetitions))
       ->capture_default_str();
 }
 
@@ -177,7 +184,7 @@ sched::Status write_outputs(const hw::PredictionReport& r, const viz::Comparison
   j["calibrated"] = calibrated ? viz::comparison_json(*calibrated, spreads) : nlohmann::json(nullptr);
   j["predicted"] = viz::timeline_records(predicted);
   j["measured"] = viz::timeline_records(measured);
-  return write_text_file(outputs.json, j.dump(2) + "\n");
+  return sched::write_text_file(outputs.json, j.dump(2) + "\n");
 }
 
 }  // namespace

@@ -10,18 +10,23 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/arg_checks.h"
 #include "cli/command_list.h"
 #include "cli/model_options.h"
 #include "cli/planning_args.h"
 #include "cli/run_predict.h"
 #include "cli/run_printing.h"
+#include "sched/text_file.h"
 #include "hw/dist/distributed_env.h"
 #include "hw/dist/distributed_run.h"
 #include "hw/exec/cpu_affinity.h"
 #include "hw/exec/device_support.h"
 #include "hw/run/layer_partition.h"
 #include "hw/run/run.h"
+#include "hw/run/run_config_check.h"
+#include "hw/run/run_limits.h"
 #include "hw/run/run_report_json.h"
+#include "sched/limits.h"
 #include "sim/model_spec.h"
 #include "viz/chrome_trace.h"
 #include "viz/svg_gantt.h"
@@ -68,9 +73,6 @@ sched::Status resolve_options(RunOptions& options) {
   if (options.device != "cpu" && options.device != "cuda") {
     return sched::Error{fmt::format("device '{}' is not supported (cpu or cuda)", options.device)};
   }
-  if (!(options.timeout_s > 0 && options.timeout_s < 1e7)) {
-    return sched::Error{"--timeout must be a positive number of seconds"};
-  }
   hw::RunConfig& c = options.config;
   c.device = options.device;
   auto pinning = hw::parse_worker_pinning(options.pin_workers);
@@ -89,7 +91,7 @@ sched::Status resolve_options(RunOptions& options) {
   if (c.partition == "balanced" && options.predict.model_spec.empty()) {
     return sched::Error{"--partition balanced needs --model-spec FILE"};
   }
-  return sched::Ok{};
+  return hw::check_run_config(c);
 }
 
 // `--partition balanced` cut by the model spec, as layer counts every run path then uses.
@@ -112,11 +114,15 @@ sched::Status write_outputs(const hw::RunReport& report, const RunOptions& optio
     if (auto s = viz::write_svg(options.svg, timelines); !s) return s;
   }
   if (options.json.empty()) return sched::Ok{};
-  return write_text_file(options.json, hw::run_report_json(options.config, report).dump(2) + "\n");
+  return sched::write_text_file(options.json, hw::run_report_json(options.config, report).dump(2) + "\n");
 }
 
 int run(RunOptions& options) {
   if (auto status = resolve_options(options); !status) return fail_usage(status.error().message);
+  if (auto writable = check_output_paths({{"--json", options.json}, {"--trace", options.trace}, {"--svg", options.svg}});
+      !writable) {
+    return fail(writable.error().message);
+  }
   if (options.device == "cuda" && !hw::built_with_cuda()) {
     return fail("--device cuda: this pipeworks was built against a LibTorch without CUDA");
   }
@@ -148,12 +154,20 @@ void add_run_command(CLI::App& app, CommandContext& context) {
   hw::RunConfig& c = options->config;
   CLI::App* cmd = app.add_subcommand("run", "Train a model-zoo model with a pipeline schedule on this machine");
   add_model_options(cmd, options->model, c.model);
-  cmd->add_option("--stages,-K,-k", c.num_stages, "pipeline stages")->capture_default_str();
-  cmd->add_option("--microbatches,-M,-m", c.num_microbatches, "micro-batches per mini-batch")->capture_default_str();
-  cmd->add_option("--batch", c.batch_size, "samples per mini-batch")->capture_default_str();
+  cmd->add_option("--stages,-K,-k", c.num_stages, "pipeline stages")
+      ->check(integer_from(1, sched::kMaxStages))
+      ->capture_default_str();
+  cmd->add_option("--microbatches,-M,-m", c.num_microbatches, "micro-batches per mini-batch")
+      ->check(integer_from(1, sched::kMaxScheduleCells))
+      ->capture_default_str();
+  cmd->add_option("--batch", c.batch_size, "samples per mini-batch")
+      ->check(integer_from(1, hw::kMaxBatchSize))
+      ->capture_default_str();
   cmd->add_option("--schedule", options->schedule, "gpipe | 1f1b")->capture_default_str();
   cmd->add_flag("--recompute", c.recompute, "re-materialize activations (R before each B)");
-  cmd->add_option("--placement", c.placement, "device of each stage (default: stage i on device i)");
+  cmd->add_option("--placement", c.placement, "device of each stage (default: stage i on device i)")
+      ->delimiter(',')
+      ->check(integer_from(0, hw::kMaxRunDevices - 1));
   cmd->add_option("--partition", c.partition,
                   "uniform | balanced (sim::balanced_partition over --model-spec) | per-stage layer counts N,N,...")
       ->capture_default_str();
@@ -162,15 +176,21 @@ void add_run_command(CLI::App& app, CommandContext& context) {
                 "one rank of a multi-process run (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT; implied when "
                 "WORLD_SIZE is set); see `pipeworks launch`");
   cmd->add_option("--timeout", options->timeout_s, "seconds any blocking wait may take before the run fails")
+      ->check(number_from(0, hw::kMaxTimeoutSeconds, Ends::kAboveLow))
       ->capture_default_str();
-  cmd->add_option("--steps", c.steps, "mini-batches to train")->capture_default_str();
+  cmd->add_option("--steps", c.steps, "mini-batches to train")
+      ->check(integer_from(1, hw::kMaxSteps))
+      ->capture_default_str();
   cmd->add_option("--optimizer", options->optimizer, "sgd | momentum | adam")->capture_default_str();
-  cmd->add_option("--lr", c.optimizer.learning_rate, "learning rate")->capture_default_str();
+  cmd->add_option("--lr", c.optimizer.learning_rate, "learning rate")
+      ->check(number_from(0, hw::kMaxLearningRate))
+      ->capture_default_str();
   cmd->add_flag("--check", c.check, "compare gradients and parameters with the non-pipelined reference");
   cmd->add_flag("--check-finite", c.check_finite, "fail on NaN/Inf in any stage");
   cmd->add_option("--threads", c.threads_per_worker,
                   "intra-op threads per worker (0: max(1, cores / devices); each worker thread calls "
                   "at::set_num_threads)")
+      ->check(integer_from(0, hw::kMaxThreadsPerWorker))
       ->capture_default_str();
   cmd->add_option("--pin-workers", options->pin_workers,
                   "auto | on | off: device d's worker and its intra-op threads on cores of their own (cores "

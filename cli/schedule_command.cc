@@ -1,6 +1,5 @@
 // `pipeworks schedule`: generate a GPipe or 1F1B schedule, optionally with re-materialization
 // and SEND/RECV lowering, and print it as a unit-time grid, CSV or JSON.
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -10,8 +9,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/arg_checks.h"
 #include "cli/command_list.h"
+#include "sched/text_file.h"
 #include "sched/generators.h"
+#include "sched/limits.h"
 #include "sched/passes.h"
 #include "sched/schedule_file.h"
 #include "sched/text_grid.h"
@@ -51,6 +53,10 @@ int run(const ScheduleOptions& options) {
     std::cerr << "pipeworks schedule: error: " << kind.error().message << "\n";
     return kExitUsage;
   }
+  if (auto writable = check_output_paths({{"--output", options.output}}); !writable) {
+    std::cerr << "pipeworks schedule: error: " << writable.error().message << "\n";
+    return kExitInvalid;
+  }
   auto schedule = sched::generate(*kind, sched::ScheduleShape{options.stages, options.microbatches, options.placement});
   if (!schedule) {
     std::cerr << "pipeworks schedule: error: " << schedule.error().message << "\n"
@@ -82,10 +88,8 @@ int run(const ScheduleOptions& options) {
     std::cout << *text;
     return kExitOk;
   }
-  std::ofstream out(options.output, std::ios::binary);
-  out << *text;
-  if (!out.flush()) {
-    std::cerr << fmt::format("pipeworks schedule: error: cannot write {}\n", options.output);
+  if (auto written = sched::write_text_file(options.output, *text); !written) {
+    std::cerr << "pipeworks schedule: error: " << written.error().message << "\n";
     return kExitInvalid;
   }
   return kExitOk;
@@ -100,12 +104,15 @@ void add_schedule_command(CLI::App& app, CommandContext& context) {
   command->add_option("--kind", options->kind, "Schedule to generate")
       ->required()
       ->check(CLI::IsMember(std::vector<std::string>{"gpipe", "1f1b"}));
-  command->add_option("--stages,-k,-K", options->stages, "Number of pipeline stages K")->required()->check(CLI::PositiveNumber);
+  command->add_option("--stages,-k,-K", options->stages, "Number of pipeline stages K")
+      ->required()
+      ->check(integer_from(1, sched::kMaxStages));
   command->add_option("--microbatches,-m,-M", options->microbatches, "Number of micro-batches M")
       ->required()
-      ->check(CLI::PositiveNumber);
+      ->check(integer_from(1, sched::kMaxScheduleCells));
   command->add_option("--placement", options->placement, "Device of each stage, e.g. 0,0,1 (default: stage i on device i)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(integer_from(0, sched::kMaxStages - 1));
   command->add_flag("--recompute", options->recompute, "Re-materialize each forward before its backward (R actions)");
   command->add_flag("--comm", options->comm, "Lower cross-device data movement to SEND/RECV actions");
   command->add_option("--format", options->format, "Output format (default: grid, or the -o file's extension)")

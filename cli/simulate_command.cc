@@ -3,6 +3,7 @@
 // optionally written as a JSON report, a Chrome trace, an SVG Gantt chart or a terminal grid.
 #include <algorithm>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,9 +12,12 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/arg_checks.h"
 #include "cli/command_list.h"
 #include "cli/planning_args.h"
+#include "sched/text_file.h"
 #include "sched/generators.h"
+#include "sched/limits.h"
 #include "sched/passes.h"
 #include "sim/batch_split.h"
 #include "sim/cluster_spec.h"
@@ -82,7 +86,7 @@ std::optional<Failure> make_partition(const SimulateOptions& o, const sim::Model
 std::optional<Failure> write_outputs(const SimulateOptions& o, const sim::SimResult& result,
                                      const sim::ReportInputs& inputs) {
   if (!o.json.empty()) {
-    if (auto st = write_text_file(o.json, sim::report_json(result, inputs)); !st) return invalid(st.error().message);
+    if (auto st = sched::write_text_file(o.json, sim::report_json(result, inputs)); !st) return invalid(st.error().message);
   }
   const std::vector<const sched::Timeline*> timelines = {&result.timeline};
   if (!o.trace.empty()) {
@@ -100,6 +104,10 @@ std::optional<Failure> write_outputs(const SimulateOptions& o, const sim::SimRes
 std::optional<Failure> run(const SimulateOptions& o) {
   const auto kind = sched::parse_schedule_kind(o.schedule);
   if (!kind) return usage(kind.error().message);
+  if (auto size = sched::check_schedule_size(o.stages, o.microbatches); !size) return usage(size.error().message);
+  if (auto writable = check_output_paths({{"--json", o.json}, {"--trace", o.trace}, {"--svg", o.svg}}); !writable) {
+    return invalid(writable.error().message);
+  }
   const int batch = o.batch.value_or(o.microbatches * kDefaultMicrobatchSize);
   const auto split = sim::microbatch_size(batch, o.microbatches);
   if (!split) return usage(fmt::format("--batch {} and --microbatches {}: {}", batch, o.microbatches, split.error().message));
@@ -153,16 +161,16 @@ void add_simulate_command(CLI::App& app, CommandContext& context) {
   command->add_option("--model", o->model, "Model preset name or model spec JSON file")->capture_default_str();
   command->add_option("--cluster", o->cluster, "Cluster preset name or cluster spec JSON file")->capture_default_str();
   command->add_option("--stages,-k,-K", o->stages, "Number of pipeline stages K")
-      ->check(CLI::PositiveNumber)
+      ->check(integer_from(1, sched::kMaxStages))
       ->capture_default_str();
   command->add_option("--microbatches,-m,-M", o->microbatches, "Number of micro-batches M")
-      ->check(CLI::PositiveNumber)
+      ->check(integer_from(1, sched::kMaxScheduleCells))
       ->capture_default_str();
   command->add_option("--schedule", o->schedule, "Schedule kind")
       ->check(CLI::IsMember(std::vector<std::string>{"gpipe", "1f1b"}))
       ->capture_default_str();
   command->add_option("--batch", o->batch, "Samples per iteration, a multiple of M (default: 4 per micro-batch)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_from(1, std::numeric_limits<int>::max()));
   command->add_option("--partition", o->partition,
                       "uniform, balanced (min-max stage time under memory caps), or layer counts per stage, "
                       "e.g. 7,6,6,7")

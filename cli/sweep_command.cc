@@ -8,9 +8,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/arg_checks.h"
 #include "cli/command_list.h"
 #include "cli/planning_args.h"
 #include "cli/progress_bar.h"
+#include "sched/text_file.h"
 #include "sim/int_ranges.h"
 #include "sim/sweep.h"
 #include "sim/sweep_table.h"
@@ -70,6 +72,9 @@ int run(const SweepArgs& args) {
   if (!args.output.empty() && !json && !args.output.ends_with(".csv")) {
     return fail(kExitUsage, fmt::format("-o {}: the file must end in .csv or .json", args.output));
   }
+  if (auto writable = check_output_paths({{"--output", args.output}}); !writable) {
+    return fail(kExitInvalid, writable.error().message);
+  }
   bool usage_error = false;
   auto inputs = resolve_planning_args(args.planning, usage_error);
   if (!inputs) return fail(usage_error ? kExitUsage : kExitInvalid, inputs.error().message);
@@ -112,7 +117,7 @@ int run(const SweepArgs& args) {
   }
   if (!args.output.empty()) {
     const std::string text = json ? sim::sweep_json(*result) : sim::sweep_csv(rows);
-    if (auto written = write_text_file(args.output, text); !written) return fail(kExitInvalid, written.error().message);
+    if (auto written = sched::write_text_file(args.output, text); !written) return fail(kExitInvalid, written.error().message);
     fmt::print("\nwrote {} rows to {}\n", rows.size(), args.output);
   }
   return kExitOk;
@@ -130,7 +135,9 @@ void add_sweep_command(CLI::App& app, CommandContext& context) {
   command->add_option("--microbatches", args->microbatches, "Micro-batch counts, e.g. 1..64")->required();
   command->add_option("--schedule", args->schedules, "Schedules, e.g. gpipe,1f1b")->capture_default_str();
   command->add_option("--recompute", args->recompute, "Re-materialization modes, e.g. off,on")->capture_default_str();
-  command->add_option("--top", args->top, "How many of the best configurations to print")->capture_default_str();
+  command->add_option("--top", args->top, "How many of the best configurations to print")
+      ->check(integer_from(0, 1'000'000))
+      ->capture_default_str();
   command->add_option("-o,--output", args->output, "Write every row to FILE.csv or FILE.json");
   command->callback([args, &context] { context.exit_code = run(*args); });
 }

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/arg_checks.h"
 #include "cli/command_list.h"
 #include "sched/schedule_file.h"
 #include "sched/validate.h"
@@ -41,7 +42,7 @@ int run(const ValidateOptions& options) {
                              schedule.has_comm() ? ", comm lowered" : "");
     return kExitOk;
   }
-  const auto shown = std::min(diagnostics.size(), static_cast<std::size_t>(std::max(options.max_errors, 0)));
+  const auto shown = std::min(diagnostics.size(), static_cast<std::size_t>(options.max_errors));
   for (std::size_t i = 0; i < shown; ++i) {
     std::cerr << sched::format_diagnostic(*loaded, diagnostics[i]) << "\n" << sched::render(schedule, diagnostics[i]);
   }
@@ -64,7 +65,7 @@ void add_validate_command(CLI::App& app, CommandContext& context) {
   command->add_option("--format", options->format, "Read the file as this format (default: by extension or content)")
       ->check(CLI::IsMember(std::vector<std::string>{"csv", "json"}));
   command->add_option("--max-errors", options->max_errors, "Show at most N diagnostics in full")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_from(0, 1'000'000));
   command->callback([options, &context] { context.exit_code = run(*options); });
 }
 

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "sched/limits.h"
+
 namespace pipeworks::sched {
 
 Result<ActionIndex> ActionIndex::build(const Schedule& schedule) {
@@ -10,9 +12,9 @@ Result<ActionIndex> ActionIndex::build(const Schedule& schedule) {
     return Error{"schedule has a negative number of stages or micro-batches"};
   }
   const std::int64_t cells = std::int64_t{schedule.num_stages} * schedule.num_microbatches;
-  if (cells > kMaxCells) {
+  if (cells > kMaxScheduleCells) {
     return Error{fmt::format("schedule too large to index: {} stages x {} micro-batches exceeds {} cells",
-                             schedule.num_stages, schedule.num_microbatches, kMaxCells)};
+                             schedule.num_stages, schedule.num_microbatches, kMaxScheduleCells)};
   }
   ActionIndex index;
   index.num_stages_ = schedule.num_stages;

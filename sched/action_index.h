@@ -18,9 +18,6 @@ struct Location {
 
 class ActionIndex {
  public:
-  // Largest stages x micro-batches table the index accepts (guards against absurd inputs).
-  static constexpr std::int64_t kMaxCells = std::int64_t{1} << 22;
-
   // Indexes every in-range action; out-of-range ones are skipped (validation reports them).
   // When an action occurs twice, the first occurrence is kept and the count records both.
   static Result<ActionIndex> build(const Schedule& schedule);

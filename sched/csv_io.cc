@@ -119,18 +119,18 @@ Result<LoadedSchedule> parse_csv(std::string_view text, std::string_view source_
         return located(source_name, at.line, at.column + static_cast<int>(action.error().column.value_or(0)),
                        action.error().message);
       }
-      if (action->stage >= kMaxValidateStages) {
+      if (action->stage >= kMaxStages) {
         return located(source_name, at.line, at.column,
                        fmt::format("stage {} in '{}' is beyond the largest supported schedule ({} stages)",
-                                   action->stage, token, kMaxValidateStages));
+                                   action->stage, token, kMaxStages));
       }
       const std::int64_t stages = std::max<std::int64_t>(max_stage, action->stage) + 1;
       const std::int64_t microbatches = std::max<std::int64_t>(max_microbatch, action->microbatch) + 1;
-      if (stages * microbatches > kMaxValidateCells) {
+      if (stages * microbatches > kMaxScheduleCells) {
         return located(source_name, at.line, at.column,
                        fmt::format("'{}' implies at least {} stages x {} micro-batches, beyond the largest supported "
                                    "schedule ({} cells)",
-                                   token, stages, microbatches, kMaxValidateCells));
+                                   token, stages, microbatches, kMaxScheduleCells));
       }
       max_stage = std::max(max_stage, action->stage);
       max_microbatch = std::max(max_microbatch, action->microbatch);

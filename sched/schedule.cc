@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "sched/limits.h"
+
 namespace pipeworks::sched {
 
 bool Schedule::has_comm() const {
@@ -32,23 +34,20 @@ std::vector<int> identity_placement(int num_stages) {
 }
 
 Result<std::vector<int>> resolve_placement(const ScheduleShape& shape) {
-  if (shape.num_stages < 1) return Error{fmt::format("number of stages must be at least 1, got {}", shape.num_stages)};
-  if (shape.num_microbatches < 1) {
-    return Error{fmt::format("number of micro-batches must be at least 1, got {}", shape.num_microbatches)};
-  }
+  if (auto size = check_schedule_size(shape.num_stages, shape.num_microbatches); !size) return size.error();
   if (shape.placement.empty()) return identity_placement(shape.num_stages);
   if (static_cast<int>(shape.placement.size()) != shape.num_stages) {
     return Error{fmt::format("placement names {} stages but the schedule has {}", shape.placement.size(),
                              shape.num_stages)};
   }
-  const int max_device = *std::max_element(shape.placement.begin(), shape.placement.end());
-  const int min_device = *std::min_element(shape.placement.begin(), shape.placement.end());
-  if (min_device < 0) return Error{fmt::format("placement has a negative device index {}", min_device)};
-  std::vector<bool> used(static_cast<std::size_t>(max_device) + 1, false);
-  for (int d : shape.placement) used[static_cast<std::size_t>(d)] = true;
-  for (int d = 0; d <= max_device; ++d) {
-    if (!used[static_cast<std::size_t>(d)]) {
-      return Error{fmt::format("placement leaves device {} without a stage (devices must be 0..{})", d, max_device)};
+  std::vector<int> devices = shape.placement;
+  std::sort(devices.begin(), devices.end());
+  devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
+  if (devices.front() < 0) return Error{fmt::format("placement has a negative device index {}", devices.front())};
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    if (devices[d] != static_cast<int>(d)) {
+      return Error{fmt::format("placement leaves device {} without a stage (devices must be 0..{})", d,
+                               devices.back())};
     }
   }
   return shape.placement;

@@ -2,13 +2,12 @@
 #include "sched/schedule_file.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "sched/csv_io.h"
 #include "sched/json_io.h"
+#include "sched/text_file.h"
 
 namespace pipeworks::sched {
 namespace {
@@ -45,21 +44,12 @@ Result<LoadedSchedule> parse_schedule(std::string_view text, std::string_view so
 }
 
 Result<LoadedSchedule> load_schedule(const std::string& path, std::optional<ScheduleFormat> format) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{fmt::format("{}: error: cannot open the file", path)};
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  if (size < 0) return Error{fmt::format("{}: error: cannot read the file", path)};
-  if (static_cast<std::size_t>(size) > std::max(kMaxCsvBytes, kMaxJsonBytes)) {
-    return Error{fmt::format("{}: error: file is {} bytes, too large for a schedule", path, size)};
-  }
-  in.seekg(0, std::ios::beg);
-  std::string text(static_cast<std::size_t>(size), '\0');
-  if (!in.read(text.data(), size)) return Error{fmt::format("{}: error: cannot read the file", path)};
+  auto text = read_text_file(path, std::max(kMaxCsvBytes, kMaxJsonBytes));
+  if (!text) return text.error();
   if (!format) {
     if (auto by_extension = format_from_extension(path)) format = *by_extension;
   }
-  return parse_schedule(text, path, format);
+  return parse_schedule(*text, path, format);
 }
 
 std::string format_schedule(const Schedule& schedule, ScheduleFormat format) {
@@ -69,11 +59,7 @@ std::string format_schedule(const Schedule& schedule, ScheduleFormat format) {
 Status save_schedule(const Schedule& schedule, const std::string& path) {
   auto format = format_from_extension(path);
   if (!format) return format.error();
-  std::ofstream out(path, std::ios::binary);
-  if (!out) return Error{fmt::format("{}: error: cannot open the file for writing", path)};
-  out << format_schedule(schedule, *format);
-  if (!out.flush()) return Error{fmt::format("{}: error: cannot write the file", path)};
-  return Ok{};
+  return write_text_file(path, format_schedule(schedule, *format));
 }
 
 }  // namespace pipeworks::sched

@@ -74,10 +74,8 @@ class Checker {
       add(DiagnosticKind::kBadShape, -1, -1, -1, fmt::format("the schedule needs at least 1 micro-batch, it has {}", m));
     }
     if (!out_.empty()) return false;
-    if (k > kMaxValidateStages || std::int64_t{k} * m > kMaxValidateCells) {
-      add(DiagnosticKind::kBadShape, -1, -1, -1,
-          fmt::format("{} stages x {} micro-batches is too large to validate (at most {} stages and {} cells)", k, m,
-                      kMaxValidateStages, kMaxValidateCells));
+    if (auto size = check_schedule_size(k, m); !size) {
+      add(DiagnosticKind::kBadShape, -1, -1, -1, size.error().message);
       return false;
     }
     return true;

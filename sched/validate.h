@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sched/diagnostic.h"
+#include "sched/limits.h"
 #include "sched/schedule.h"
 
 namespace pipeworks::sched {
@@ -19,9 +20,6 @@ struct ValidateOptions {
   bool placement_inferred = false;
 };
 
-// Size guard: larger shapes are reported as kBadShape and not checked further.
-inline constexpr int kMaxValidateStages = 1 << 16;
-inline constexpr std::int64_t kMaxValidateCells = std::int64_t{1} << 22;  // stages x micro-batches
 
 // Every diagnostic of `schedule`, in a stable order: shape and placement, then per-action
 // problems in program order, per-stage problems by stage, communication, and last a deadlock.

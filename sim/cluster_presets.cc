@@ -65,7 +65,9 @@ sched::Result<ClusterSpec> cluster_preset(std::string_view name, const ClusterPr
   if (name == "dgx-h100") return h100_nodes("dgx-h100", kDgx, 1);
   if (name == "multinode") {
     const int nodes = options.nodes.value_or(4);
-    if (nodes < 1 || nodes > 1024) return error(fmt::format("nodes must be in [1, 1024], got {}", nodes));
+    if (nodes < 1 || nodes > kMaxPresetNodes) {
+      return error(fmt::format("nodes must be from 1 to {}, got {}", kMaxPresetNodes, nodes));
+    }
     return h100_nodes("multinode", kMultinode, nodes);
   }
   return error(fmt::format("unknown cluster preset '{}' (available: cpu2, dgx-h100, multinode)", name));

@@ -24,8 +24,10 @@ inline constexpr double kNvlink4BytesPerSPerDirection = 450e9;
 // one per GPU: 400e9 / 8 = 50 GB/s per direction.
 inline constexpr double kNdrBytesPerSPerPort = 400e9 / 8;
 
+inline constexpr int kMaxPresetNodes = 1024;
+
 struct ClusterPresetOptions {
-  std::optional<int> nodes;  // multinode only (default 4)
+  std::optional<int> nodes;  // multinode only (default 4, at most kMaxPresetNodes)
 };
 
 // Every cluster preset, in a stable order, with descriptions citing sources.

@@ -170,7 +170,7 @@ sched::Result<ClusterSpec> parse_cluster_spec(std::string_view json_text, std::s
 }
 
 sched::Result<ClusterSpec> load_cluster_spec(const std::string& path) {
-  auto text = read_text_file(path);
+  auto text = read_spec_file(path);
   if (!text) return text.error();
   return parse_cluster_spec(*text, path);
 }

@@ -1,12 +1,12 @@
 // Model spec <-> JSON (format in docs/model_spec.md). Reading goes through SpecReader so every
 // error names its field by JSON pointer; writing uses exact unit strings so files round-trip.
 #include <algorithm>
-#include <fstream>
 #include <string>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "sched/text_file.h"
 #include "sim/model_spec.h"
 #include "sim/spec_json.h"
 
@@ -250,7 +250,7 @@ sched::Result<ModelSpec> parse_model_spec(std::string_view json_text, std::strin
 }
 
 sched::Result<ModelSpec> load_model_spec(const std::string& path) {
-  auto text = read_text_file(path);
+  auto text = read_spec_file(path);
   if (!text) return text.error();
   return parse_model_spec(*text, path);
 }
@@ -297,11 +297,7 @@ std::string model_spec_to_json(const ModelSpec& spec) {
 }
 
 sched::Status save_model_spec(const ModelSpec& spec, const std::string& path) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) return sched::Error{fmt::format("{}: cannot open for writing", path), std::nullopt};
-  out << model_spec_to_json(spec);
-  if (!out) return sched::Error{fmt::format("{}: write failed", path), std::nullopt};
-  return sched::Ok{};
+  return sched::write_text_file(path, model_spec_to_json(spec));
 }
 
 }  // namespace pipeworks::sim

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "sched/action_index.h"
+#include "sched/limits.h"
 
 namespace pipeworks::sim {
 namespace {
@@ -183,9 +184,9 @@ sched::Status check_shape(const sched::Schedule& schedule, const CostModel& mode
   }
   // The same bounds as sched::ActionIndex, with its messages.
   if (schedule.num_microbatches < 0) return Error{"schedule has a negative number of stages or micro-batches"};
-  if (std::int64_t{schedule.num_stages} * schedule.num_microbatches > sched::ActionIndex::kMaxCells) {
+  if (std::int64_t{schedule.num_stages} * schedule.num_microbatches > sched::kMaxScheduleCells) {
     return Error{fmt::format("schedule too large to index: {} stages x {} micro-batches exceeds {} cells",
-                             schedule.num_stages, schedule.num_microbatches, sched::ActionIndex::kMaxCells)};
+                             schedule.num_stages, schedule.num_microbatches, sched::kMaxScheduleCells)};
   }
   return sched::Ok{};
 }

@@ -4,13 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <set>
-#include <sstream>
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "sched/text_file.h"
 
 namespace pipeworks::sim {
 namespace {
@@ -111,13 +111,8 @@ sched::Result<Json> parse_spec_json(std::string_view text, std::string_view sour
   return json;
 }
 
-sched::Result<std::string> read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return sched::Error{fmt::format("{}: cannot open file", path), std::nullopt};
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) return sched::Error{fmt::format("{}: cannot read file", path), std::nullopt};
-  return buffer.str();
+sched::Result<std::string> read_spec_file(const std::string& path) {
+  return sched::read_text_file(path, kMaxSpecFileBytes);
 }
 
 std::string pointer_child(std::string_view pointer, std::string_view key) {

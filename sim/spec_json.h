@@ -19,8 +19,9 @@ using Json = nlohmann::json;
 
 // Parses JSON text. Syntax errors and duplicate keys (ambiguous) are errors naming `source`.
 sched::Result<Json> parse_spec_json(std::string_view text, std::string_view source);
-// Whole file as text, or an error naming the path.
-sched::Result<std::string> read_text_file(const std::string& path);
+// A spec file's text (at most kMaxSpecFileBytes), or an error naming the path.
+inline constexpr std::size_t kMaxSpecFileBytes = std::size_t{1} << 28;
+sched::Result<std::string> read_spec_file(const std::string& path);
 
 // JSON pointer of a member / an element (RFC 6901 escaping of '~' and '/').
 std::string pointer_child(std::string_view pointer, std::string_view key);

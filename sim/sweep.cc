@@ -85,6 +85,9 @@ std::vector<SweepConfig> sweep_configs(const SweepSpec& spec, SkipCounts& skippe
 
 sched::Result<SweepResult> run_sweep(const SweepSpec& spec, const SweepOptions& options) {
   if (auto status = check_sweep_spec(spec); !status) return status.error();
+  if (options.threads < 0 || options.threads > kMaxSweepThreads) {
+    return sched::Error{fmt::format("sweep: threads must be from 0 to {}, got {}", kMaxSweepThreads, options.threads)};
+  }
   SweepResult result;
   const std::vector<SweepConfig> configs = sweep_configs(spec, result.skipped);
   result.rows.resize(configs.size());

@@ -18,11 +18,11 @@
 
 namespace pipeworks::sim {
 
-// Limits that keep absurd requests from exhausting time or memory: the number of combinations
-// a sweep enumerates, and the stages x micro-batches of one simulated configuration (larger
-// ones get a row with simulated = false and a note).
+// The number of combinations a sweep enumerates, so an absurd request fails at once instead of
+// exhausting time or memory. A configuration larger than sched/limits.h allows gets a row with
+// simulated = false and a note.
 inline constexpr std::int64_t kMaxSweepCombinations = 10'000'000;
-inline constexpr std::int64_t kMaxConfigCells = std::int64_t{1} << 22;
+inline constexpr int kMaxSweepThreads = 1024;
 
 struct SweepSpec {
   ModelSpec model;
@@ -85,7 +85,7 @@ struct SweepResult {
 };
 
 struct SweepOptions {
-  int threads = 0;  // 0: every core
+  int threads = 0;  // 0: every core; at most kMaxSweepThreads
   // Called after each configuration with (finished, total); calls are serialized.
   std::function<void(std::size_t, std::size_t)> on_progress;
 };

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "sched/generators.h"
+#include "sched/limits.h"
 #include "sched/passes.h"
 #include "sim/cost_model_builder.h"
 #include "sim/simulator.h"
@@ -49,11 +50,8 @@ SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config) {
     row.note = fmt::format("{}: {}", step, error.message);
     return row;
   };
-  const std::int64_t cells = std::int64_t{config.num_stages} * config.num_microbatches;
-  if (cells > kMaxConfigCells) {
-    row.note = fmt::format("too large to simulate: {} stages x {} micro-batches = {} cells, more than {}",
-                           config.num_stages, config.num_microbatches, cells, kMaxConfigCells);
-    return row;
+  if (auto size = sched::check_schedule_size(config.num_stages, config.num_microbatches); !size) {
+    return fail("too large to simulate", size.error());
   }
   auto placement = default_placement(config.num_stages, spec.cluster);
   if (!placement) return fail("placement", placement.error());

@@ -7,15 +7,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <functional>
 #include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string_view>
+
+#include "sched/text_file.h"
 
 namespace pipeworks::viz {
 
@@ -388,14 +387,8 @@ std::string chrome_trace_json(const std::vector<const sched::Timeline*>& timelin
 
 sched::Status write_chrome_trace(const std::string& path, const std::vector<const sched::Timeline*>& timelines,
                                  ChromeTraceCounts* counts) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "wb"), &std::fclose);
-  if (!file) return sched::Error{fmt::format("{}: error: cannot open for writing: {}", path, std::strerror(errno)), {}};
-  const bool ok = write_trace(timelines, [&file](std::string_view chunk) {
-    return std::fwrite(chunk.data(), 1, chunk.size(), file.get()) == chunk.size();
-  }, counts);
-  const bool closed = std::fclose(file.release()) == 0;
-  if (!ok || !closed) return sched::Error{fmt::format("{}: error: write failed: {}", path, std::strerror(errno)), {}};
-  return sched::Ok{};
+  return sched::write_file_in_chunks(
+      path, [&](const sched::ChunkSink& sink) { return write_trace(timelines, sink, counts); });
 }
 
 }  // namespace pipeworks::viz

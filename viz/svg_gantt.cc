@@ -6,11 +6,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 
+#include "sched/text_file.h"
 #include "viz/kind_colors.h"
 #include "viz/time_units.h"
 #include "viz/xml_text.h"
@@ -281,12 +279,7 @@ std::string svg_gantt(const std::vector<const sched::Timeline*>& timelines, cons
 
 sched::Status write_svg(const std::string& path, const std::vector<const sched::Timeline*>& timelines,
                         const SvgOptions& options) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) return sched::Error{fmt::format("{}: error: cannot open for writing: {}", path, std::strerror(errno)), {}};
-  out << svg_gantt(timelines, options);
-  out.flush();
-  if (!out) return sched::Error{fmt::format("{}: error: write failed", path), {}};
-  return sched::Ok{};
+  return sched::write_text_file(path, svg_gantt(timelines, options));
 }
 
 }  // namespace pipeworks::viz

@@ -1,14 +1,54 @@
 // Entry point of the `pipeworks` command: registers each subcommand and maps errors to exit codes
-// (0 ok, 1 invalid input or failed check, 2 bad usage).
+// (0 ok, 1 invalid input or failed check, 2 bad usage). What a command printed must reach its
+// reader: a failed write to standard output (a full disk) is an error too.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/command_list.h"
 
+namespace {
+
+using namespace pipeworks::cli;
+
+// A library exception's message without the call stack some append (LibTorch's "Exception
+// raised from ..." and its frames).
+std::string first_part(const std::string& what) {
+  const std::size_t stack = what.find("\nException raised from ");
+  return stack == std::string::npos ? what : what.substr(0, stack);
+}
+
+// The error and where to read more: the subcommand's usage line, or the whole help when no
+// subcommand was chosen.
+int usage_error(const CLI::App& app, const CLI::ParseError& e) {
+  const CLI::App* failing = &app;
+  while (!failing->get_subcommands().empty()) failing = failing->get_subcommands().back();
+  std::cerr << "pipeworks: error: " << e.what() << "\n";
+  if (failing == &app) {
+    std::cerr << "\n" << app.help();
+  } else {
+    std::cerr << "Run 'pipeworks " << failing->get_name() << " --help' for usage.\n";
+  }
+  return kExitUsage;
+}
+
+// Exit code once standard output is flushed: a failed write turns success into 1.
+int flushed(int exit_code) {
+  std::cout.flush();
+  const bool written = std::cout.good() && std::fflush(stdout) == 0 && !std::ferror(stdout);
+  if (written) return exit_code;
+  std::cerr << "pipeworks: error: cannot write standard output: " << std::strerror(errno) << "\n";
+  return exit_code == kExitOk ? kExitInvalid : exit_code;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  using namespace pipeworks::cli;
   CLI::App app{"pipeworks: plan, simulate, run and compare pipeline-parallel training schedules"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "pipeworks 0.1.0");
@@ -22,17 +62,12 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
-    return app.exit(e);  // --help, --version
+    return flushed(app.exit(e));  // --help, --version
   } catch (const CLI::ParseError& e) {
-    // The error, then the usage of the subcommand that was being parsed.
-    std::cerr << "pipeworks: error: " << e.what() << "\n\n";
-    const CLI::App* failing = &app;
-    while (!failing->get_subcommands().empty()) failing = failing->get_subcommands().back();
-    std::cerr << failing->help();
-    return kExitUsage;
+    return usage_error(app, e);
   } catch (const std::exception& e) {
-    std::cerr << "pipeworks: error: " << e.what() << "\n";
-    return kExitInvalid;
+    std::cerr << "pipeworks: error: " << first_part(e.what()) << "\n";
+    return flushed(kExitInvalid);
   }
-  return context.exit_code;
+  return flushed(context.exit_code);
 }

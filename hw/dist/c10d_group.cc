@@ -22,6 +22,40 @@ std::vector<std::uint8_t> to_bytes(const std::string& text) { return {text.begin
 
 long long millis(std::chrono::milliseconds t) { return static_cast<long long>(t.count()); }
 
+// "1, 3": the ranks whose key `prefix`/rank is not in the store; throws when the store is gone.
+std::string ranks_without(c10d::Store& store, const std::string& prefix, int world_size) {
+  std::string missing;
+  for (int r = 0; r < world_size; ++r) {
+    if (!store.check({prefix + std::to_string(r)})) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+  }
+  return missing;
+}
+
+// Every rank announces itself and waits for all the others, so a rank that never started (or
+// died before connecting) is named, after one timeout, by every rank that did.
+sched::Status wait_for_every_rank(C10dGroup& group) {
+  const std::string prefix = "pipeworks/joined/";
+  const DistributedEnv& env = group.env;
+  std::vector<std::string> keys;
+  for (int r = 0; r < env.world_size; ++r) keys.push_back(prefix + std::to_string(r));
+  try {
+    group.store->set(prefix + std::to_string(env.rank), to_bytes("1"));
+    group.store->wait(keys, group.timeout);
+  } catch (const std::exception& e) {
+    std::string missing;
+    try {
+      missing = fmt::format("rank(s) {} did not join", ranks_without(*group.store, prefix, env.world_size));
+    } catch (const std::exception&) {
+      missing = "the store on rank 0 is unreachable";
+    }
+    return sched::Error{fmt::format("rank {}: rendezvous at {}:{} of {} ranks failed within {} ms: {} (not started, "
+                                    "or exited before connecting): {}",
+                                    env.rank, env.master_addr, env.master_port, env.world_size,
+                                    millis(group.timeout), missing, describe_c10d_exception(e))};
+  }
+  return sched::Ok{};
+}
+
 }  // namespace
 
 std::string describe_c10d_exception(const std::exception& e) {
@@ -37,7 +71,7 @@ sched::Result<C10dGroup> connect_store(const DistributedEnv& env, std::chrono::m
   options.port = env.master_port;
   options.isServer = env.rank == 0;
   options.numWorkers = static_cast<std::size_t>(env.world_size);
-  options.waitWorkers = true;
+  options.waitWorkers = false;  // wait_for_every_rank waits, and names who is missing
   options.timeout = timeout;
   try {
     group.store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
@@ -46,6 +80,7 @@ sched::Result<C10dGroup> connect_store(const DistributedEnv& env, std::chrono::m
                                     env.master_addr, env.master_port, env.world_size, millis(timeout),
                                     describe_c10d_exception(e))};
   }
+  if (auto joined = wait_for_every_rank(group); !joined) return joined.error();
   return group;
 }
 
@@ -89,10 +124,7 @@ sched::Status store_barrier(C10dGroup& group, const std::string& name) {
   } catch (const std::exception& e) {
     std::string missing;
     try {
-      for (int r = 0; r < group.env.world_size; ++r) {
-        if (!group.store->check({key + "/" + std::to_string(r)}))
-          missing += (missing.empty() ? "" : ", ") + std::to_string(r);
-      }
+      missing = ranks_without(*group.store, key + "/", group.env.world_size);
       missing = missing.empty() ? "" : "; missing rank(s) " + missing;
     } catch (const std::exception&) {
       missing = "; the store on rank 0 is unreachable";

@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -73,7 +75,17 @@ std::string resolve_program(const std::string& program) {
   return ec ? program : self.string();
 }
 
-[[noreturn]] void exec_child(const LaunchOptions& options, int rank, int port, int out_fd, int err_fd) {
+// In the forked child, signals still blocked (start_children): the parent's handlers undone
+// before they are unblocked, so a stop that arrives before exec ends the child, not a copy of
+// the parent's code.
+[[noreturn]] void exec_child(const LaunchOptions& options, int rank, int port, int out_fd, int err_fd,
+                             const sigset_t& parent_mask) {
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);
+  }
+  ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  ::sigprocmask(SIG_SETMASK, &parent_mask, nullptr);
   ::dup2(out_fd, STDOUT_FILENO);
   ::dup2(err_fd, STDERR_FILENO);
   const std::string world = std::to_string(options.num_processes);
@@ -109,11 +121,12 @@ void read_some(int& fd, std::string& buffer, int rank, bool is_stderr, const Lin
   }
 }
 
-// Stops a rank that still runs, remembering that the launcher did.
+// Stops a rank's process group while the rank runs or something of its group still holds its
+// output pipes, remembering that the launcher did.
 void stop(Child& c, int sig) {
-  if (c.running) {
-    ::kill(c.pid, sig);
-    c.signaled_by_us = true;
+  if (c.running || c.out_fd >= 0 || c.err_fd >= 0) {
+    ::kill(-c.pid, sig);
+    if (c.running) c.signaled_by_us = true;
   }
 }
 
@@ -123,8 +136,8 @@ void stop_all(std::vector<Child>& children, int sig) {
 
 // The checked options' rendezvous port: master_port, or a free one when it is 0.
 sched::Result<int> checked_port(const LaunchOptions& options) {
-  if (options.num_processes < 1 || options.num_processes > 1024) {
-    return sched::Error{fmt::format("launch: -n {} is out of range 1..1024", options.num_processes)};
+  if (options.num_processes < 1 || options.num_processes > kMaxLaunchProcesses) {
+    return sched::Error{fmt::format("launch: -n {} is out of range 1..{}", options.num_processes, kMaxLaunchProcesses)};
   }
   if (options.command.empty()) return sched::Error{"launch: no command given (launch -n K -- COMMAND ...)"};
   if (options.master_port < 0 || options.master_port > 65535) {
@@ -143,12 +156,18 @@ sched::Status start_children(const LaunchOptions& options, int port, std::vector
       stop_all(children, SIGKILL);
       return sched::Error{fmt::format("launch: pipe(): {}", std::strerror(errno))};
     }
+    sigset_t all, parent_mask;
+    ::sigfillset(&all);
+    ::sigprocmask(SIG_BLOCK, &all, &parent_mask);
     const pid_t pid = ::fork();
+    if (pid == 0) exec_child(options, rank, port, out_pipe[1], err_pipe[1], parent_mask);
+    const int fork_errno = errno;
+    ::sigprocmask(SIG_SETMASK, &parent_mask, nullptr);
     if (pid < 0) {
       stop_all(children, SIGKILL);
-      return sched::Error{fmt::format("launch: fork(): {}", std::strerror(errno))};
+      return sched::Error{fmt::format("launch: fork(): {}", std::strerror(fork_errno))};
     }
-    if (pid == 0) exec_child(options, rank, port, out_pipe[1], err_pipe[1]);
+    ::setpgid(pid, pid);  // also here, so a stop that comes before the child's own call reaches it
     ::close(out_pipe[1]);
     ::close(err_pipe[1]);
     Child& c = children[static_cast<std::size_t>(rank)];
@@ -216,10 +235,11 @@ bool forward_output(std::vector<Child>& children, const LineSink& sink) {
   return true;
 }
 
-// When the launch started, when the first rank failed, when SIGTERM went to every rank.
+// When the launch started, when the first rank failed, when SIGTERM went to every rank, when
+// the leftovers of exited ranks were told to stop.
 struct Supervision {
   Clock::time_point started;
-  std::optional<Clock::time_point> first_failure, term_sent;
+  std::optional<Clock::time_point> first_failure, term_sent, leftovers_term_sent;
 };
 
 // Records the ranks that exited; the first failure stops the others unless keep_going.
@@ -257,10 +277,35 @@ void enforce_deadlines(std::vector<Child>& children, const LaunchOptions& option
   if (sup.term_sent && seconds_between(*sup.term_sent, now) > options.grace_s) stop_all(children, SIGKILL);
 }
 
+// Once every rank has exited, what they left behind holding the pipes gets SIGTERM, SIGKILL
+// after the grace period, and a grace period later its pipes are closed unread.
+void stop_leftovers(std::vector<Child>& children, const LaunchOptions& options, Supervision& sup,
+                    Clock::time_point now, const LineSink& sink) {
+  for (const Child& c : children) {
+    if (c.running) return;
+  }
+  if (!sup.leftovers_term_sent) {
+    stop_all(children, SIGTERM);
+    sup.leftovers_term_sent = now;
+    return;
+  }
+  const double waited = seconds_between(*sup.leftovers_term_sent, now);
+  if (waited > options.grace_s) stop_all(children, SIGKILL);
+  if (waited <= 2 * options.grace_s + 1) return;
+  for (Child& c : children) {
+    for (auto [fd, buffer, is_err] : {std::tuple{&c.out_fd, &c.out_buffer, false}, {&c.err_fd, &c.err_buffer, true}}) {
+      if (*fd < 0) continue;
+      flush_lines(*buffer, c.exit.rank, is_err, true, sink);
+      ::close(*fd);
+      *fd = -1;
+    }
+  }
+}
+
 // Forwards output and reaps ranks until every rank exited and every pipe closed.
 void supervise(std::vector<Child>& children, const LaunchOptions& options, const LineSink& sink,
                LaunchResult& result) {
-  Supervision sup{Clock::now(), std::nullopt, std::nullopt};
+  Supervision sup{Clock::now(), std::nullopt, std::nullopt, std::nullopt};
   const StopSignalHandlers handlers;
   for (;;) {
     if (g_stop_signal != 0 && !result.signaled) {
@@ -272,6 +317,7 @@ void supervise(std::vector<Child>& children, const LaunchOptions& options, const
     const Clock::time_point now = Clock::now();
     reap_exits(children, options, sup, now);
     enforce_deadlines(children, options, result, sup, now);
+    stop_leftovers(children, options, sup, now, sink);
   }
 }
 

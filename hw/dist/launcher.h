@@ -9,7 +9,11 @@
 //     rank 1 ----------X exit 3               first failure
 //     rank 2 -------------------| terminated
 //
-// SIGINT/SIGTERM to the launcher stop every rank the same way.
+// SIGINT/SIGTERM to the launcher stop every rank the same way. Each rank runs in a process group
+// of its own and every stop goes to the whole group, so what a rank started (a shell's children,
+// a data loader) stops with it; once every rank has exited, processes they left behind that still
+// hold the output pipes are stopped the same way, so the launch always ends. A rank also gets
+// SIGTERM if the launcher itself dies.
 #pragma once
 
 #include <functional>
@@ -22,8 +26,10 @@
 
 namespace pipeworks::hw {
 
+inline constexpr int kMaxLaunchProcesses = 1024;
+
 struct LaunchOptions {
-  int num_processes = 2;
+  int num_processes = 2;     // 1..kMaxLaunchProcesses
   std::string master_addr = "127.0.0.1";
   int master_port = 0;        // 0: a free port, found by binding port 0
   bool keep_going = false;    // do not stop the others when a rank fails

@@ -44,9 +44,19 @@ struct ModelConfig {
   int classes = 10;
 };
 
-// Checks every size is positive, heads divides model_width, dropout in [0, 1), and the
-// convnet's resolution stays >= 1.
+// Bounds on the knobs, so a typo cannot ask for a model that exhausts memory while it is built:
+// depths (depth, layers, heads, conv_blocks) and widths (width, seq_len, model_width, ff_width,
+// vocab, channels, image_size, classes) each, and the parameters of the whole model.
+inline constexpr int kMaxModelDepth = 4096;
+inline constexpr int kMaxModelWidth = 1 << 16;
+inline constexpr double kMaxModelParameters = 1 << 30;  // 4 GiB of fp32 weights
+
+// Checks every size is within 1 and its bound above, heads divides model_width, dropout in
+// [0, 1), the convnet's resolution stays >= 1 and the parameters stay within their bound.
 sched::Status check_model_config(const ModelConfig& config);
+
+// The model's parameter count (weights and biases of its dominant layers; within a few percent).
+double estimated_parameters(const ModelConfig& config);
 
 // Number of layers (the units a partition cuts at) the model will have.
 int num_model_layers(const ModelConfig& config);

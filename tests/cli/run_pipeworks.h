@@ -16,12 +16,13 @@ namespace pipeworks::test {
 
 struct CliRun {
   int exit_code = -1;
-  std::string output;  // stdout and stderr together
+  std::string output;  // stdout and stderr together (unless redirected elsewhere)
 };
 
-// `arguments` is appended to the binary's path as shell words.
-inline CliRun run_pipeworks(const std::string& arguments) {
-  const std::string command = std::string(PIPEWORKS_EXE) + " " + arguments + " 2>&1";
+// `arguments` is appended to the binary's path as shell words; `redirections` says where the
+// output goes (by default stdout and stderr both to `output`).
+inline CliRun run_pipeworks(const std::string& arguments, const std::string& redirections = "2>&1") {
+  const std::string command = std::string(PIPEWORKS_EXE) + " " + arguments + " " + redirections;
   CliRun result;
   FILE* pipe = popen(command.c_str(), "r");
   REQUIRE(pipe != nullptr);

@@ -89,7 +89,7 @@ TEST_CASE("validate reports FILE:ROW:COL errors with the marked grid and exits 1
   CHECK(parse.output == kInvalid + "parse_trailing.csv:2:8: error: unexpected trailing text 'xyz' in action '1F0xyz'\n");
   const Run missing = run("validate " + kScratch + "/does_not_exist.csv");
   CHECK(missing.exit_code == 1);
-  CHECK_THAT(missing.output, Catch::Contains("error: cannot open the file"));
+  CHECK_THAT(missing.output, Catch::Contains("cannot open: No such file or directory"));
 }
 
 TEST_CASE("validate caps the diagnostics shown in full", "[cli][validate]") {

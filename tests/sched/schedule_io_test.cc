@@ -149,7 +149,7 @@ TEST_CASE("schedule files choose the format by extension, then by content", "[io
   auto s = *gpipe(ScheduleShape{2, 2, {}});
   CHECK(parse_schedule(to_json(s), "x")->format == ScheduleFormat::kJson);
   CHECK(parse_schedule(to_csv(s), "x")->format == ScheduleFormat::kCsv);
-  CHECK(error_of(load_schedule("/nonexistent/dir/x.csv")) == "/nonexistent/dir/x.csv: error: cannot open the file");
+  CHECK(error_of(load_schedule("/nonexistent/dir/x.csv")) == "/nonexistent/dir/x.csv: cannot open: No such file or directory");
   const std::string path = std::string(PIPEWORKS_BINARY_DIR) + "/schedule_io_test.json";
   REQUIRE(save_schedule(s, path).ok());
   auto back = load_schedule(path);

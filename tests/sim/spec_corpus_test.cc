@@ -47,8 +47,8 @@ TEST_CASE("every invalid spec fails with its expected message") {
 }
 
 TEST_CASE("missing files are reported by path") {
-  CHECK(load_model_spec("/nonexistent/model.json").error().message == "/nonexistent/model.json: cannot open file");
-  CHECK(load_cluster_spec("/nonexistent/c.json").error().message == "/nonexistent/c.json: cannot open file");
+  CHECK(load_model_spec("/nonexistent/model.json").error().message == "/nonexistent/model.json: cannot open: No such file or directory");
+  CHECK(load_cluster_spec("/nonexistent/c.json").error().message == "/nonexistent/c.json: cannot open: No such file or directory");
 }
 
 }  // namespace

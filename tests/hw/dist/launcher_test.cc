@@ -1,7 +1,8 @@
 // The launcher behind `pipeworks launch`: the rendezvous variables each rank gets, output
-// forwarded line by line per rank, the first failure stopping the others, and SIGTERM to the
-// launcher reaching every rank.
+// forwarded line by line per rank, the first failure stopping the others (and what they
+// started), SIGTERM to the launcher reaching every rank, and a rank that never joins named.
 #include <signal.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -97,6 +98,76 @@ TEST_CASE("launcher: SIGTERM to `pipeworks launch` stops every rank") {
     CHECK(::kill(pid, 0) == -1);
     CHECK(errno == ESRCH);
   }
+}
+
+// True once `pid` is gone (a stopped orphan may stay a zombie until init reaps it).
+bool gone_soon(pid_t pid) {
+  for (int i = 0; i < 100; ++i) {
+    if (::kill(pid, 0) == -1 && errno == ESRCH) return true;
+    ::usleep(50'000);
+  }
+  return false;
+}
+
+// The pid a rank printed as its first line.
+pid_t printed_pid(Lines& lines, int rank) {
+  REQUIRE_FALSE(lines.out[rank].empty());
+  return static_cast<pid_t>(std::stoi(lines.out[rank].front()));
+}
+
+TEST_CASE("launcher: every stop reaches what a rank started, not just the rank") {
+  LaunchOptions options;
+  options.num_processes = 1;
+  options.kill_after_s = 1;
+  options.command = {"sh", "-c", "sleep 60 & echo $!; wait"};
+  Lines lines;
+  auto result = launch(options, collect(lines));
+  REQUIRE(result.ok());
+  CHECK(result->timed_out);
+  CHECK(gone_soon(printed_pid(lines, 0)));
+
+  // A failing rank stops the others' whole groups.
+  options.kill_after_s = 0;
+  options.num_processes = 2;
+  options.command = {"sh", "-c", "if [ \"$RANK\" = 1 ]; then sleep 1; exit 3; fi; sleep 60 & echo $!; wait"};
+  lines = {};
+  result = launch(options, collect(lines));
+  REQUIRE(result.ok());
+  CHECK(result->exits[1].exit_code == 3);
+  CHECK(result->exits[0].stopped_by_launcher);
+  CHECK(gone_soon(printed_pid(lines, 0)));
+}
+
+TEST_CASE("launcher: what an exited rank left behind holding its output does not keep the launch open") {
+  LaunchOptions options;
+  options.num_processes = 1;
+  options.grace_s = 1;
+  options.command = {"sh", "-c", "sleep 60 & echo $!; exit 0"};
+  Lines lines;
+  const auto start = std::chrono::steady_clock::now();
+  auto result = launch(options, collect(lines));
+  REQUIRE(result.ok());
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
+  CHECK(result->exit_code == 0);
+  CHECK(gone_soon(printed_pid(lines, 0)));
+}
+
+TEST_CASE("launcher: a rank that never joins the rendezvous is named by the ranks that did") {
+  LaunchOptions options;
+  options.num_processes = 2;
+  options.command = {"sh", "-c",
+                     "if [ \"$RANK\" = 1 ]; then exec sleep 60; fi; exec " + pipeworks_exe() +
+                         " run --distributed --model mlp --depth 2 --width 8 -K 2 -M 2 --batch 4 --steps 1 --threads 1 "
+                         "--timeout 3"};
+  Lines lines;
+  auto result = launch(options, collect(lines));
+  REQUIRE(result.ok());
+  CHECK(result->exit_code == 1);
+  CHECK(result->exits[0].exit_code == 1);
+  std::string errors;
+  for (const std::string& line : lines.err[0]) errors += line + "\n";
+  INFO(errors);
+  CHECK_THAT(errors, Catch::Contains("rank 0: rendezvous at 127.0.0.1:") && Catch::Contains("rank(s) 1 did not join"));
 }
 
 TEST_CASE("launcher: bad options are errors before anything starts") {

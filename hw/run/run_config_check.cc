@@ -1,0 +1,64 @@
+// The up-front check of a run's settings (see run_config_check.h).
+#include "hw/run/run_config_check.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "hw/run/run_limits.h"
+#include "sched/limits.h"
+#include "sim/batch_split.h"
+#include "sim/partition_text.h"
+
+namespace pipeworks::hw {
+namespace {
+
+sched::Status in_range(std::string_view name, long long value, long long low, long long high) {
+  if (value >= low && value <= high) return sched::Ok{};
+  return sched::Error{fmt::format("{} must be from {} to {}, got {}", name, low, high, value)};
+}
+
+sched::Status check_sizes(const RunConfig& c) {
+  if (auto s = sched::check_schedule_size(c.num_stages, c.num_microbatches); !s) return s;
+  if (auto s = in_range("batch size", c.batch_size, 1, kMaxBatchSize); !s) return s;
+  if (auto s = sim::microbatch_size(c.batch_size, c.num_microbatches); !s) return s.error();
+  if (auto s = in_range("steps", c.steps, 1, kMaxSteps); !s) return s;
+  return in_range("threads per worker", c.threads_per_worker, 0, kMaxThreadsPerWorker);
+}
+
+sched::Status check_layout(const RunConfig& c) {
+  const int layers = num_model_layers(c.model);
+  if (c.num_stages > layers) {
+    return sched::Error{fmt::format("{} stages is more than the model's {} layers", c.num_stages, layers)};
+  }
+  int devices = c.num_stages;
+  if (!c.placement.empty()) {
+    auto placement = sched::resolve_placement({c.num_stages, c.num_microbatches, c.placement});
+    if (!placement) return placement.error();
+    devices = *std::max_element(placement->begin(), placement->end()) + 1;
+  }
+  if (devices > kMaxRunDevices) {
+    return sched::Error{fmt::format("{} devices is more than a run's limit of {}", devices, kMaxRunDevices)};
+  }
+  if (c.partition == "uniform" || c.partition == "balanced") return sched::Ok{};
+  auto partition = sim::parse_partition(c.partition, layers, c.num_stages);
+  if (!partition) return partition.error();
+  return sched::Ok{};
+}
+
+}  // namespace
+
+sched::Status check_run_config(const RunConfig& c) {
+  if (auto s = check_model_config(c.model); !s) return s;
+  if (auto s = check_sizes(c); !s) return s;
+  if (auto s = check_layout(c); !s) return s;
+  const double lr = c.optimizer.learning_rate;
+  if (!(std::isfinite(lr) && lr >= 0 && lr <= kMaxLearningRate)) {
+    return sched::Error{fmt::format("learning rate must be a number from 0 to {:g}, got {}", kMaxLearningRate, lr)};
+  }
+  if (c.recv_timeout.count() <= 0) return sched::Error{"the receive timeout must be positive"};
+  return sched::Ok{};
+}
+
+}  // namespace pipeworks::hw

@@ -1,0 +1,123 @@
+// Hostile input through the LibTorch commands (run, run --predict, profile, launch), one test
+// per class of defect as tests/cli/hostile_input_cli_test.cc does for the others: sizes past
+// the shared limits, outputs whose write fails, usage errors before any header, and messages
+// without LibTorch's internals.
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#define PIPEWORKS_EXE (std::string(PIPEWORKS_BINARY_DIR) + "/cli/pipeworks")
+#include "cli/run_pipeworks.h"
+
+namespace pipeworks::hw {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kTinyRun = "run --model mlp --depth 2 --width 8 -K 2 -M 2 --batch 4 --steps 1 --threads 1 ";
+const std::string kTinyProfile =
+    "profile --model mlp --depth 1 --width 4 --microbatch-sizes 1 --warmup 0 --repetitions 1 --no-machine --threads 1 ";
+
+struct Case {
+  std::string arguments;
+  std::string expected;
+};
+
+// Each case exits with `exit_code`, says `expected`, and printed no run header first.
+void check_cases(const std::vector<Case>& cases, int exit_code) {
+  for (const Case& c : cases) {
+    const test::CliRun run = test::run_pipeworks(c.arguments);
+    INFO(c.arguments << "\n" << run.output);
+    CHECK(run.exit_code == exit_code);
+    CHECK_THAT(run.output, Catch::Contains(c.expected));
+    CHECK_THAT(run.output, !Catch::Contains("pipeworks run: mlp on") && !Catch::Contains("pipeworks profile: mlp on") &&
+                               !Catch::Contains("Exception raised from") && !Catch::Contains("Options:"));
+  }
+}
+
+TEST_CASE("hostile run/profile/launch: sizes past the shared limits are refused up front", "[hostile]") {
+  REQUIRE(fs::exists(PIPEWORKS_EXE));
+  check_cases({{"run --threads 5000", "--threads: must be an integer from 0 to 256, got '5000'"},
+               {"run --steps 2000000", "--steps: must be an integer from 1 to 1000000, got '2000000'"},
+               {"run --width 100000", "--width: must be an integer from 1 to 65536, got '100000'"},
+               {"run --width 60000", "model: mlp has about 3.24e+10 parameters, more than the limit of 1.07e+09"},
+               {"run -K 20", "20 stages is more than the model's 9 layers"},
+               {"run -K 70000", "--stages: must be an integer from 1 to 65536, got '70000'"},
+               {"run --predict --replay-rounds 1000000", "--replay-rounds: must be an integer from 1 to 100000"},
+               {"profile -o x.json --threads 999", "--threads: must be an integer from 0 to 256, got '999'"},
+               {"profile -o x.json --workers 65", "--workers: must be an integer from 1 to 64, got '65'"},
+               {"profile -o x.json --microbatch-sizes 1,2000000", "--microbatch-sizes: must be an integer from 1"},
+               {"launch -n 100000 -- true", "--nproc: must be an integer from 1 to 1024, got '100000'"}},
+              2);
+}
+
+TEST_CASE("hostile run/profile: every output whose write fails is an error", "[hostile]") {
+  const fs::path dir = fs::temp_directory_path() / ("pipeworks_hostile_run_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string enospc = "/dev/full: cannot write: No space left on device";
+  for (const std::string option : {"--json", "--trace", "--svg"}) {
+    const test::CliRun run = test::run_pipeworks(kTinyRun + option + " /dev/full");
+    INFO(option << "\n" << run.output);
+    CHECK(run.exit_code == 1);
+    CHECK_THAT(run.output, Catch::Contains(enospc));
+  }
+  for (const std::string& outputs : {std::string("-o /dev/full"), "-o " + (dir / "m.json").string() + " --cluster-out /dev/full"}) {
+    const test::CliRun run = test::run_pipeworks(kTinyProfile + outputs);
+    INFO(outputs << "\n" << run.output);
+    CHECK(run.exit_code == 1);
+    CHECK_THAT(run.output, Catch::Contains(enospc));
+  }
+  // Standard output on a full device.
+  const test::CliRun full = test::run_pipeworks(kTinyRun, "2>&1 >/dev/full");
+  CHECK(full.exit_code == 1);
+  CHECK_THAT(full.output, Catch::Contains("cannot write standard output: No space left on device"));
+  // An output that cannot be opened fails before the run or the profile, not after them.
+  check_cases({{kTinyRun + "--json /nonexistent/r.json", "--json: /nonexistent/r.json: cannot open for writing"},
+               {kTinyRun + "--predict --svg " + dir.string(), "is a directory, not a file"},
+               {kTinyProfile + "-o /nonexistent/m.json", "--output: /nonexistent/m.json: cannot open for writing"}},
+              1);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("hostile run/profile/launch: usage errors exit 2 before any header", "[hostile]") {
+  check_cases({{"run -K 0", "--stages: must be an integer from 1 to 65536, got '0'"},
+               {"run -M -2", "--microbatches: must be an integer from 1 to 4194304, got '-2'"},
+               {"run --batch 0", "--batch: must be an integer from 1 to 1048576, got '0'"},
+               {"run --batch 30", "batch size 30 must be a positive multiple of the 4 micro-batches"},
+               {"run --steps 0", "--steps: must be an integer from 1 to 1000000, got '0'"},
+               {"run --threads -1", "--threads: must be an integer from 0 to 256, got '-1'"},
+               {"run --timeout 0", "--timeout: must be a number in (0, 1e+06], got '0'"},
+               {"run --dropout 1", "--dropout: must be a number in [0, 1), got '1'"},
+               {"run --placement 0,5", "placement leaves device 1 without a stage"},
+               {"run --partition 3,3,3", "partition"},
+               {"run --predict --warmup -1", "--warmup: must be an integer from 0 to 1000000, got '-1'"},
+               {"run --predict --profile-repetitions 0", "--profile-repetitions: must be an integer from 1"},
+               {"profile -o x.json --workers 0", "--workers: must be an integer from 1 to 64, got '0'"},
+               {"profile -o x.json --rounds 0", "--rounds: must be an integer from 1 to 100000, got '0'"},
+               {"profile -o x.json --round-gap -1", "--round-gap: must be a number in [0, 3600], got '-1'"},
+               {"profile -o x.json --microbatch-sizes 0", "--microbatch-sizes: must be an integer from 1"},
+               {"launch -n 0 -- true", "--nproc: must be an integer from 1 to 1024, got '0'"},
+               {"launch --master-port 70000 -- true", "--master-port: must be an integer from 0 to 65535"},
+               {"launch --kill-after -1 -- true", "--kill-after: must be a number in [0, 1e+07], got '-1'"}},
+              2);
+}
+
+TEST_CASE("hostile run: messages name the input, not LibTorch's internals", "[hostile]") {
+  check_cases({{"run --lr -1", "--lr: must be a number in [0, 1e+06], got '-1'"},
+               {"run --lr nan", "--lr: must be a number in [0, 1e+06], got 'nan'"},
+               {"run --width 1e400", "--width: must be an integer from 1 to 65536, got '1e400'"}},
+              2);
+  const std::string data = std::string(PIPEWORKS_TEST_DATA_DIR) + "/invalid_specs/";
+  check_cases({{kTinyRun + "--predict --model-spec " + data + "model_negative.json",
+                "model_negative.json: /layers/0/param_bytes: -5: negative values are not allowed"},
+               {kTinyRun + "--predict --model-spec /tmp", "/tmp: is a directory, not a file"}},
+              1);
+}
+
+}  // namespace
+}  // namespace pipeworks::hw
