@@ -11,9 +11,9 @@
 #include "cli/arg_checks.h"
 #include "cli/command_list.h"
 #include "cli/model_options.h"
-#include "sched/text_file.h"
 #include "hw/exec/threads.h"
 #include "hw/run/run_limits.h"
+#include "sched/text_file.h"
 #include "sim/units.h"
 
 namespace pipeworks::cli {

@@ -11,11 +11,11 @@
 
 #include "cli/arg_checks.h"
 #include "cli/command_list.h"
-#include "sched/text_file.h"
 #include "sched/generators.h"
 #include "sched/limits.h"
 #include "sched/passes.h"
 #include "sched/schedule_file.h"
+#include "sched/text_file.h"
 #include "sched/text_grid.h"
 
 namespace pipeworks::cli {

@@ -15,11 +15,11 @@
 #include "cli/arg_checks.h"
 #include "cli/command_list.h"
 #include "cli/planning_args.h"
-#include "sched/text_file.h"
-#include "sched/generators.h"
+#include "cli/simulate_schedule.h"
 #include "sched/limits.h"
-#include "sched/passes.h"
+#include "sched/text_file.h"
 #include "sim/batch_split.h"
+#include "sim/cluster_presets.h"
 #include "sim/cluster_spec.h"
 #include "sim/cost_model_builder.h"
 #include "sim/partition.h"
@@ -36,12 +36,10 @@ namespace {
 struct SimulateOptions {
   std::string model = "gpt2-medium";
   std::string cluster = "dgx-h100";
-  int stages = 4;
-  int microbatches = 8;
-  std::string schedule = "gpipe";
+  std::optional<int> nodes;  // the multinode preset's size
+  ScheduleRequest schedule;
   std::optional<int> batch;  // default: 4 samples per micro-batch
   std::string partition = "balanced";
-  bool recompute = false;
   std::string optimizer = "adam";
   std::string comm;  // "" = the cluster's comm mode
   std::string json;
@@ -61,23 +59,26 @@ struct Failure {
 std::optional<Failure> usage(std::string message) { return Failure{kExitUsage, std::move(message)}; }
 std::optional<Failure> invalid(std::string message) { return Failure{kExitInvalid, std::move(message)}; }
 
-// "uniform", "balanced" (over the cluster's speeds and memory) or layer counts "7,6,6,7"; a
-// malformed text or a stage count other than --stages is a usage error.
+// "uniform", "balanced" (over the cluster's speeds and memory, with the schedule's micro-batches in
+// flight) or layer counts "7,6,6,7"; a malformed text or a stage count other than the schedule's
+// is a usage error.
 std::optional<Failure> make_partition(const SimulateOptions& o, const sim::ModelSpec& model,
-                                      const sim::ClusterSpec& cluster, const std::vector<int>& placement,
+                                      const sim::ClusterSpec& cluster, const sched::Schedule& schedule,
                                       sim::PartitionContext context, std::optional<sim::Partition>& out) {
+  const int stages = schedule.num_stages;
   if (o.partition != "uniform" && o.partition != "balanced") {
     auto counts = sim::parse_layer_counts(o.partition);
     if (!counts) return usage("--" + counts.error().message);
-    if (static_cast<int>(counts->size()) != o.stages) {
-      return usage(fmt::format("--partition names {} stages but --stages is {}", counts->size(), o.stages));
+    if (static_cast<int>(counts->size()) != stages) {
+      return usage(fmt::format("--partition names {} stages but the schedule has {}", counts->size(), stages));
     }
   }
-  for (const int device : placement) {
+  for (const int device : schedule.placement) {
     context.stage_speed.push_back(cluster.devices[static_cast<std::size_t>(device)].relative_speed);
     context.capacity_bytes.push_back(cluster.devices[static_cast<std::size_t>(device)].memory_bytes);
   }
-  auto partition = sim::choose_partition(o.partition, model, o.stages, context);
+  context.in_flight = sched::peak_in_flight(schedule);
+  auto partition = sim::choose_partition(o.partition, model, stages, context);
   if (!partition) return invalid(o.partition == "balanced" ? partition.error().message : "--" + partition.error().message);
   out = std::move(partition).value();
   return std::nullopt;
@@ -101,54 +102,71 @@ std::optional<Failure> write_outputs(const SimulateOptions& o, const sim::SimRes
   return std::nullopt;
 }
 
-std::optional<Failure> run(const SimulateOptions& o) {
-  const auto kind = sched::parse_schedule_kind(o.schedule);
-  if (!kind) return usage(kind.error().message);
-  if (auto size = sched::check_schedule_size(o.stages, o.microbatches); !size) return usage(size.error().message);
-  if (auto writable = check_output_paths({{"--json", o.json}, {"--trace", o.trace}, {"--svg", o.svg}}); !writable) {
-    return invalid(writable.error().message);
-  }
-  const int batch = o.batch.value_or(o.microbatches * kDefaultMicrobatchSize);
-  const auto split = sim::microbatch_size(batch, o.microbatches);
-  if (!split) return usage(fmt::format("--batch {} and --microbatches {}: {}", batch, o.microbatches, split.error().message));
-  const int microbatch_size = *split;
-  auto optimizer = sim::parse_optimizer(o.optimizer);
-  if (!optimizer) return usage(optimizer.error().message);
-
-  auto model = resolve_model(o.model);
-  if (!model) return invalid(model.error().message);
-  auto cluster = resolve_cluster(o.cluster, std::nullopt);
-  if (!cluster) return invalid(cluster.error().message);
+// The specs, with --comm applied to the cluster.
+std::optional<Failure> resolve_specs(const SimulateOptions& o, sim::ModelSpec& model, sim::ClusterSpec& cluster) {
+  auto m = resolve_model(o.model);
+  if (!m) return invalid(m.error().message);
+  auto c = resolve_cluster(o.cluster, o.nodes);
+  if (!c) return invalid(c.error().message);
+  model = std::move(m).value();
+  cluster = std::move(c).value();
   if (!o.comm.empty()) {
     auto mode = sim::parse_comm_mode(o.comm);
     if (!mode) return usage(mode.error().message);
-    cluster->comm_mode = *mode;
+    cluster.comm_mode = *mode;
   }
-  auto placement = sim::default_placement(o.stages, *cluster);
-  if (!placement) return invalid(placement.error().message);
+  return std::nullopt;
+}
+
+void print_summary(const SimulateOptions& o, const sim::SimResult& result, const sim::ReportInputs& inputs,
+                   sim::CommMode comm_mode) {
+  std::cout << fmt::format("{} on {}: {}, K={} stages, M={} micro-batches of {} samples, {} comm{}\n\n", inputs.model,
+                           inputs.cluster, inputs.schedule, inputs.num_stages, inputs.num_microbatches,
+                           inputs.microbatch_size, sim::comm_mode_name(comm_mode),
+                           inputs.recompute ? ", re-materialization" : "")
+            << sim::summary_table(result, inputs);
+  if (o.grid) std::cout << "\n" << viz::terminal_grid(result.timeline);
+}
+
+std::optional<Failure> run(const SimulateOptions& o) {
+  const ScheduleRequest& request = o.schedule;
+  if (request.file.empty()) {
+    if (auto size = sched::check_schedule_size(request.stages, request.microbatches); !size) {
+      return usage(size.error().message);
+    }
+  }
+  if (auto writable = check_output_paths({{"--json", o.json}, {"--trace", o.trace}, {"--svg", o.svg}}); !writable) {
+    return invalid(writable.error().message);
+  }
+  auto optimizer = sim::parse_optimizer(o.optimizer);
+  if (!optimizer) return usage(optimizer.error().message);
+  sim::ModelSpec model;
+  sim::ClusterSpec cluster;
+  if (auto failure = resolve_specs(o, model, cluster)) return failure;
+  bool usage_error = false;
+  auto chosen = schedule_to_simulate(request, cluster, usage_error);
+  if (!chosen) return usage_error ? usage(chosen.error().message) : invalid(chosen.error().message);
+  const sched::Schedule& schedule = chosen->schedule;
+  const int stages = schedule.num_stages;
+  const int microbatches = schedule.num_microbatches;
+  const int batch = o.batch.value_or(microbatches * kDefaultMicrobatchSize);
+  const auto split = sim::microbatch_size(batch, microbatches);
+  if (!split) return usage(fmt::format("--batch {} and {} micro-batches: {}", batch, microbatches, split.error().message));
+  const bool recompute = schedule.has_recompute();
+
   std::optional<sim::Partition> partition;
-  const sim::PartitionContext context{*kind, o.microbatches, microbatch_size, *optimizer, o.recompute, {}, {}};
-  if (auto failure = make_partition(o, *model, *cluster, *placement, context, partition)) return failure;
-  auto costs = sim::build_cost_model(*model, *cluster, *partition, *placement, microbatch_size, *optimizer);
+  const auto kind = sched::parse_schedule_kind(request.kind).value();  // balanced's default in-flight rule
+  const sim::PartitionContext context{kind, microbatches, *split, *optimizer, recompute, {}, {}, {}};
+  if (auto failure = make_partition(o, model, cluster, schedule, context, partition)) return failure;
+  auto costs = sim::build_cost_model(model, cluster, *partition, schedule.placement, *split, *optimizer);
   if (!costs) return invalid(costs.error().message);
-
-  auto schedule = sched::generate(*kind, sched::ScheduleShape{o.stages, o.microbatches, *placement});
-  if (!schedule) return usage(schedule.error().message);
-  if (o.recompute) schedule = sched::add_recompute(*schedule);
-  if (schedule) schedule = sched::lower_comm(*schedule);
-  if (!schedule) return invalid(schedule.error().message);
-
   const bool need_timeline = !o.json.empty() || !o.trace.empty() || !o.svg.empty() || o.grid;
-  auto result = sim::simulate(*schedule, *costs, sim::SimOptions{need_timeline});
+  auto result = sim::simulate(schedule, *costs, sim::SimOptions{need_timeline});
   if (!result) return invalid(fmt::format("simulation failed: {}", result.error().message));
 
-  sim::ReportInputs inputs{model->name, cluster->name, o.schedule, o.stages, o.microbatches, microbatch_size,
-                           o.recompute, true, sim::stage_layers(*partition, *model)};
-  std::cout << fmt::format("{} on {}: {}, K={} stages, M={} micro-batches of {} samples, {} comm{}\n\n",
-                           model->name, cluster->name, o.schedule, o.stages, o.microbatches, microbatch_size,
-                           sim::comm_mode_name(costs->comm_mode), o.recompute ? ", re-materialization" : "")
-            << sim::summary_table(*result, inputs);
-  if (o.grid) std::cout << "\n" << viz::terminal_grid(result->timeline);
+  const sim::ReportInputs inputs{model.name, cluster.name, chosen->name, stages, microbatches, *split,
+                                 recompute, true, sim::stage_layers(*partition, model)};
+  print_summary(o, *result, inputs, costs->comm_mode);
   return write_outputs(o, *result, inputs);
 }
 
@@ -160,22 +178,32 @@ void add_simulate_command(CLI::App& app, CommandContext& context) {
       "simulate", "Predict a pipeline schedule's timeline, bubble, throughput and memory on a cluster");
   command->add_option("--model", o->model, "Model preset name or model spec JSON file")->capture_default_str();
   command->add_option("--cluster", o->cluster, "Cluster preset name or cluster spec JSON file")->capture_default_str();
-  command->add_option("--stages,-k,-K", o->stages, "Number of pipeline stages K")
-      ->check(integer_from(1, sched::kMaxStages))
-      ->capture_default_str();
-  command->add_option("--microbatches,-m,-M", o->microbatches, "Number of micro-batches M")
-      ->check(integer_from(1, sched::kMaxScheduleCells))
-      ->capture_default_str();
-  command->add_option("--schedule", o->schedule, "Schedule kind")
-      ->check(CLI::IsMember(std::vector<std::string>{"gpipe", "1f1b"}))
-      ->capture_default_str();
+  command->add_option("--nodes", o->nodes, "Number of nodes for the `multinode` cluster preset (8 GPUs each)")
+      ->check(integer_from(1, sim::kMaxPresetNodes));
+  ScheduleRequest& r = o->schedule;
+  CLI::Option* stages = command->add_option("--stages,-k,-K", r.stages, "Number of pipeline stages K")
+                            ->check(integer_from(1, sched::kMaxStages))
+                            ->capture_default_str();
+  CLI::Option* microbatches = command->add_option("--microbatches,-m,-M", r.microbatches, "Number of micro-batches M")
+                                  ->check(integer_from(1, sched::kMaxScheduleCells))
+                                  ->capture_default_str();
+  CLI::Option* kind = command->add_option("--schedule", r.kind, "Schedule kind")
+                          ->check(CLI::IsMember(std::vector<std::string>{"gpipe", "1f1b"}))
+                          ->capture_default_str();
+  command->add_option("--placement", r.placement, "Device of each stage, e.g. 0,1,1,0 (default: stage i on device i)")
+      ->delimiter(',')
+      ->check(integer_from(0, sched::kMaxStages - 1));
+  command->add_option("--schedule-file", r.file,
+                      "Simulate this schedule (CSV in torch.distributed.pipelining's layout, or pipeworks JSON): "
+                      "compute-only files are lowered, files with SEND/RECV taken as written; K, M and the "
+                      "placement come from the file");
   command->add_option("--batch", o->batch, "Samples per iteration, a multiple of M (default: 4 per micro-batch)")
       ->check(integer_from(1, std::numeric_limits<int>::max()));
   command->add_option("--partition", o->partition,
                       "uniform, balanced (min-max stage time under memory caps), or layer counts per stage, "
                       "e.g. 7,6,6,7")
       ->capture_default_str();
-  command->add_flag("--recompute", o->recompute, "Re-materialize each forward before its backward");
+  command->add_flag("--recompute", r.recompute, "Re-materialize each forward before its backward");
   command->add_option("--optimizer", o->optimizer, "Optimizer whose state counts towards memory")
       ->check(CLI::IsMember(std::vector<std::string>{"sgd", "momentum", "adam"}))
       ->capture_default_str();
@@ -185,7 +213,10 @@ void add_simulate_command(CLI::App& app, CommandContext& context) {
   command->add_option("--trace", o->trace, "Write a Chrome/Perfetto trace of the predicted timeline");
   command->add_option("--svg", o->svg, "Write an SVG Gantt chart of the predicted timeline");
   command->add_flag("--grid", o->grid, "Print the predicted timeline as a terminal grid");
-  command->callback([o, &context] {
+  command->callback([o, &context, stages, microbatches, kind] {
+    o->schedule.stages_given = stages->count() > 0;
+    o->schedule.microbatches_given = microbatches->count() > 0;
+    o->schedule.kind_given = kind->count() > 0;
     if (auto failure = run(*o)) {
       std::cerr << "pipeworks simulate: error: " << failure->message << "\n";
       if (failure->exit_code == kExitUsage) std::cerr << "Run 'pipeworks simulate --help' for usage.\n";

@@ -33,6 +33,21 @@ std::vector<int> identity_placement(int num_stages) {
   return placement;
 }
 
+std::vector<int> peak_in_flight(const Schedule& schedule) {
+  const std::size_t stages = static_cast<std::size_t>(std::max(schedule.num_stages, 0));
+  std::vector<int> held(stages, 0);
+  std::vector<int> peak(stages, 0);
+  for (const Program& program : schedule.programs) {
+    for (const Action& a : program) {
+      if (a.stage < 0 || static_cast<std::size_t>(a.stage) >= stages) continue;
+      const auto s = static_cast<std::size_t>(a.stage);
+      if (a.kind == ActionKind::kForward) peak[s] = std::max(peak[s], ++held[s]);
+      if (a.kind == ActionKind::kBackward || a.kind == ActionKind::kBackwardWeight) --held[s];
+    }
+  }
+  return peak;
+}
+
 Result<std::vector<int>> resolve_placement(const ScheduleShape& shape) {
   if (auto size = check_schedule_size(shape.num_stages, shape.num_microbatches); !size) return size.error();
   if (shape.placement.empty()) return identity_placement(shape.num_stages);

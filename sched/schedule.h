@@ -42,6 +42,12 @@ struct ScheduleShape {
 // Stage i on device i.
 std::vector<int> identity_placement(int num_stages);
 
+// Per stage, the most micro-batches whose activations it holds at once in this schedule: an F
+// takes one, the action that ends its backward (B, or W after an I) gives it back, in each
+// device's program order. For GPipe and 1F1B this is sched::in_flight_microbatches; for a
+// schedule read from a file it is what the file says. Out-of-range stages are ignored.
+std::vector<int> peak_in_flight(const Schedule& schedule);
+
 // Checks K >= 1, M >= 1, and that the placement names every device 0..D-1 with one entry per
 // stage; returns the resolved placement.
 Result<std::vector<int>> resolve_placement(const ScheduleShape& shape);

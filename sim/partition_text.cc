@@ -64,7 +64,9 @@ sched::Result<Partition> choose_partition(std::string_view text, const ModelSpec
   options.recompute = context.recompute;
   options.stage_speed = context.stage_speed;
   options.capacity_bytes = context.capacity_bytes;
-  options.in_flight = sched::in_flight_microbatches(context.schedule, num_stages, context.num_microbatches);
+  options.in_flight = context.in_flight.empty()
+                          ? sched::in_flight_microbatches(context.schedule, num_stages, context.num_microbatches)
+                          : context.in_flight;
   return balanced_partition(model, num_stages, options);
 }
 

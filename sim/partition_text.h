@@ -32,6 +32,7 @@ struct PartitionContext {
   bool recompute = false;
   std::vector<double> stage_speed;    // per stage; empty: all 1
   std::vector<Bytes> capacity_bytes;  // per stage; empty or 0: no cap
+  std::vector<int> in_flight;         // per stage, as a given schedule has it; empty: as `schedule` implies
 };
 
 // Any `--partition` text for `num_stages` stages of `model`: "balanced" balances `model`'s

@@ -91,3 +91,78 @@ TEST_CASE("simulate takes K and M as -k/-m or -K/-M, like run and schedule", "[s
   CHECK(lower.output == upper.output);
   CHECK_THAT(upper.output, Catch::Matchers::Contains("K=2"));
 }
+
+TEST_CASE("simulate --schedule-file: a file simulates as the schedule it holds", "[simulate]") {
+  const std::string dir = std::string(PIPEWORKS_BINARY_DIR) + "/simulate_cli_test_";
+  const std::string base = "--model gpt2-small --cluster dgx-h100 ";
+  for (const std::string kind : {"gpipe", "1f1b"}) {
+    // Compute-only CSV (our passes lower it) and lowered JSON (taken as written) give the
+    // generated schedule's prediction exactly.
+    REQUIRE(pipeworks::test::run_pipeworks("schedule --kind " + kind + " -K 4 -M 8 -o " + dir + kind + ".csv")
+                .exit_code == 0);
+    REQUIRE(pipeworks::test::run_pipeworks("schedule --kind " + kind + " -K 4 -M 8 --comm -o " + dir + kind + ".json")
+                .exit_code == 0);
+    REQUIRE(run_simulate(base + "--schedule " + kind + " -K 4 -M 8 --json " + dir + "generated.json").exit_code == 0);
+    const auto generated = read_json(dir + "generated.json");
+    for (const std::string& file : {dir + kind + ".csv", dir + kind + ".json"}) {
+      const auto r = run_simulate(base + "--schedule-file " + file + " -K 4 --json " + dir + "from_file.json");
+      INFO(r.output);
+      REQUIRE(r.exit_code == 0);
+      CHECK_THAT(r.output, Catch::Contains(file + ", K=4 stages, M=8 micro-batches"));
+      const auto from_file = read_json(dir + "from_file.json");
+      CHECK(from_file["makespan_ns"] == generated["makespan_ns"]);
+      CHECK(from_file["stages"] == generated["stages"]);
+    }
+  }
+}
+
+TEST_CASE("simulate --schedule-file and --placement: contradictions and bad files", "[simulate]") {
+  const std::string csv = std::string(PIPEWORKS_BINARY_DIR) + "/simulate_cli_test_contradiction.csv";
+  REQUIRE(pipeworks::test::run_pipeworks("schedule --kind gpipe -K 2 -M 4 -o " + csv).exit_code == 0);
+  const std::vector<std::pair<std::string, std::string>> usage = {
+      {"--schedule-file " + csv + " -K 3", "--stages 3 but " + csv + " has 2 stages"},
+      {"--schedule-file " + csv + " -M 2", "--microbatches 2 but " + csv + " has 4 micro-batches"},
+      {"--schedule-file " + csv + " --schedule 1f1b", "--schedule and --schedule-file: give one"},
+      {"--schedule-file " + csv + " --placement 0,0", "--placement and --schedule-file"},
+      {"--schedule-file " + csv + " --partition 1,1,1", "--partition names 3 stages but the schedule has 2"},
+      {"-K 2 --placement 0,2", "placement leaves device 1 without a stage"}};
+  for (const auto& [arguments, expected] : usage) {
+    const auto r = run_simulate(arguments);
+    INFO(arguments << "\n" << r.output);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.output, Catch::Contains(expected));
+  }
+  const std::string deadlock = std::string(PIPEWORKS_TEST_DATA_DIR) + "/invalid/deadlock.csv";
+  const auto bad = run_simulate("--schedule-file " + deadlock);
+  CHECK(bad.exit_code == 1);
+  CHECK_THAT(bad.output, Catch::Contains(deadlock + ":1:5: error: deadlock") &&
+                             Catch::Contains("`pipeworks validate " + deadlock + "` lists them"));
+  const auto too_many = run_simulate("--cluster cpu2 -K 4 --placement 0,1,2,3 --partition uniform --model uniform");
+  CHECK(too_many.exit_code == 1);
+  CHECK_THAT(too_many.output, Catch::Contains("the schedule uses 4 devices but cluster 'cpu2' has 2"));
+  // Two stages per device: the placement reaches the simulator.
+  const auto shared = run_simulate("--cluster cpu2 -K 4 --placement 0,1,1,0 --model uniform --json " + csv + ".json");
+  INFO(shared.output);
+  REQUIRE(shared.exit_code == 0);
+  const auto j = read_json(csv + ".json");
+  CHECK(j["stages"][0]["device"] == 0);
+  CHECK(j["stages"][1]["device"] == 1);
+  CHECK(j["stages"][2]["device"] == 1);
+  CHECK(j["stages"][3]["device"] == 0);
+}
+
+TEST_CASE("presets lists every model and cluster preset with its description; --nodes resizes multinode",
+          "[simulate]") {
+  const auto r = pipeworks::test::run_pipeworks("presets");
+  REQUIRE(r.exit_code == 0);
+  for (const char* name : {"uniform", "gpt", "gpt2-small", "gpt2-medium", "gpt3-1.3b", "gpt3-175b", "amoeba", "cpu2",
+                           "dgx-h100", "multinode"}) {
+    CHECK_THAT(r.output, Catch::Contains(std::string("\n  ") + name + " "));
+  }
+  CHECK_THAT(r.output, Catch::Contains("GPT-2 medium, 350M"));
+  const auto big = run_simulate("--cluster multinode --nodes 8 -K 64 -M 64 --model gpt3-175b --partition uniform");
+  INFO(big.output);
+  CHECK(big.exit_code == 0);
+  CHECK_THAT(big.output, Catch::Contains("K=64 stages"));
+  CHECK(run_simulate("--cluster dgx-h100 --nodes 2").exit_code == 1);  // only multinode has nodes
+}

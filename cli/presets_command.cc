@@ -1,0 +1,40 @@
+// `pipeworks presets`: the model and cluster presets that --model and --cluster accept by name,
+// each with its description (where its figures come from).
+#include <algorithm>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/command_list.h"
+#include "sim/cluster_presets.h"
+#include "sim/model_presets.h"
+
+namespace pipeworks::cli {
+namespace {
+
+std::string preset_table(const std::vector<sim::PresetInfo>& presets) {
+  std::size_t width = 0;
+  for (const auto& p : presets) width = std::max(width, p.name.size());
+  std::string out;
+  for (const auto& p : presets) out += fmt::format("  {:<{}}  {}\n", p.name, width, p.description);
+  return out;
+}
+
+}  // namespace
+
+void add_presets_command(CLI::App& app, CommandContext& context) {
+  CLI::App* command =
+      app.add_subcommand("presets", "List the model and cluster presets that --model and --cluster take by name");
+  command->callback([&context] {
+    std::cout << "models (--model NAME, or a model spec JSON file: docs/model_spec.md):\n"
+              << preset_table(sim::model_presets())
+              << "\nclusters (--cluster NAME, or a cluster spec JSON file; --nodes N resizes multinode):\n"
+              << preset_table(sim::cluster_presets());
+    context.exit_code = kExitOk;
+  });
+}
+
+}  // namespace pipeworks::cli

@@ -1,0 +1,39 @@
+// The schedule `pipeworks simulate` simulates: generated from --schedule, --stages,
+// --microbatches and --placement, or read from --schedule-file (CSV in torch.distributed.
+// pipelining's layout or pipeworks JSON), validated, then lowered by our passes when it holds
+// compute actions only, taken as written when it already has its SEND/RECV actions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sched/result.h"
+#include "sched/schedule.h"
+#include "sim/cluster_spec.h"
+
+namespace pipeworks::cli {
+
+struct ScheduleRequest {
+  std::string kind = "gpipe";
+  int stages = 4;
+  int microbatches = 8;
+  std::vector<int> placement;  // empty: stage i on device i
+  bool recompute = false;
+  std::string file;            // non-empty: read the schedule from here
+  // Whether --stages / --microbatches / --schedule were given (a file must then agree with them).
+  bool stages_given = false;
+  bool microbatches_given = false;
+  bool kind_given = false;
+};
+
+struct ScheduleToSimulate {
+  sched::Schedule schedule;  // lowered: SEND/RECV included
+  std::string name;          // "gpipe", "1f1b", or the file's path
+};
+
+// The lowered schedule, on at most `cluster`'s devices. `usage_error` tells a contradiction in
+// the options (exit 2) from a bad file or a schedule that does not fit (exit 1).
+sched::Result<ScheduleToSimulate> schedule_to_simulate(const ScheduleRequest& request, const sim::ClusterSpec& cluster,
+                                                      bool& usage_error);
+
+}  // namespace pipeworks::cli
