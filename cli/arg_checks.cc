@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "sched/generators.h"
 #include "sched/text_file.h"
 
 namespace pipeworks::cli {
@@ -39,6 +40,11 @@ CLI::Validator number_from(double low, double high, Ends ends) {
         return fmt::format("must be a number in {}, got '{}'", range, text);
       },
       range);
+}
+
+std::vector<std::string> schedule_kind_choices() {
+  const auto names = sched::schedule_kind_names();
+  return {names.begin(), names.end()};
 }
 
 sched::Status check_output_paths(const std::vector<std::pair<std::string_view, std::string>>& outputs) {

@@ -26,6 +26,9 @@ enum class Ends { kBoth, kAboveLow, kBelowHigh };  // [low, high], (low, high], 
 // A finite number in the range.
 CLI::Validator number_from(double low, double high, Ends ends = Ends::kBoth);
 
+// The names --schedule and --kind accept (sched::schedule_kind_names), for CLI::IsMember.
+std::vector<std::string> schedule_kind_choices();
+
 // Each (option, path) with a path given can be written (sched::check_output_path), so a long
 // job does not fail at its end; the error names the option: "--json: /x/r.json: cannot ...".
 sched::Status check_output_paths(const std::vector<std::pair<std::string_view, std::string>>& outputs);

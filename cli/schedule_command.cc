@@ -1,4 +1,4 @@
-// `pipeworks schedule`: generate a GPipe or 1F1B schedule, optionally with re-materialization
+// `pipeworks schedule`: generate any schedule generate() knows, optionally with re-materialization
 // and SEND/RECV lowering, and print it as a unit-time grid, CSV or JSON.
 #include <iostream>
 #include <memory>
@@ -26,6 +26,7 @@ struct ScheduleOptions {
   int stages = 0;
   int microbatches = 0;
   std::vector<int> placement;
+  int virtual_stages = 1;
   bool recompute = false;
   bool comm = false;
   std::string format;
@@ -57,7 +58,8 @@ int run(const ScheduleOptions& options) {
     std::cerr << "pipeworks schedule: error: " << writable.error().message << "\n";
     return kExitInvalid;
   }
-  auto schedule = sched::generate(*kind, sched::ScheduleShape{options.stages, options.microbatches, options.placement});
+  auto schedule = sched::generate(*kind, sched::ScheduleShape{options.stages, options.microbatches, options.placement},
+                                  options.virtual_stages);
   if (!schedule) {
     std::cerr << "pipeworks schedule: error: " << schedule.error().message << "\n"
               << "Run 'pipeworks schedule --help' for usage.\n";
@@ -100,10 +102,11 @@ int run(const ScheduleOptions& options) {
 void add_schedule_command(CLI::App& app, CommandContext& context) {
   auto options = std::make_shared<ScheduleOptions>();
   CLI::App* command = app.add_subcommand(
-      "schedule", "Generate a GPipe or 1F1B schedule and print it as a unit-time grid, CSV or JSON");
+      "schedule", "Generate a schedule (GPipe, 1F1B, interleaved 1F1B, looped BFS) and print it as a unit-time grid, "
+                  "CSV or JSON");
   command->add_option("--kind", options->kind, "Schedule to generate")
       ->required()
-      ->check(CLI::IsMember(std::vector<std::string>{"gpipe", "1f1b"}));
+      ->check(CLI::IsMember(schedule_kind_choices()));
   command->add_option("--stages,-k,-K", options->stages, "Number of pipeline stages K")
       ->required()
       ->check(integer_from(1, sched::kMaxStages));
@@ -113,6 +116,11 @@ void add_schedule_command(CLI::App& app, CommandContext& context) {
   command->add_option("--placement", options->placement, "Device of each stage, e.g. 0,0,1 (default: stage i on device i)")
       ->delimiter(',')
       ->check(integer_from(0, sched::kMaxStages - 1));
+  command->add_option("--virtual-stages,-v", options->virtual_stages,
+                      "Stages per device for interleaved-1f1b and looped-bfs (K/v devices, stage s on device s mod "
+                      "K/v)")
+      ->check(integer_from(1, sched::kMaxStages))
+      ->capture_default_str();
   command->add_flag("--recompute", options->recompute, "Re-materialize each forward before its backward (R actions)");
   command->add_flag("--comm", options->comm, "Lower cross-device data movement to SEND/RECV actions");
   command->add_option("--format", options->format, "Output format (default: grid, or the -o file's extension)")

@@ -16,6 +16,7 @@
 #include "cli/command_list.h"
 #include "cli/planning_args.h"
 #include "cli/simulate_schedule.h"
+#include "sched/generators.h"
 #include "sched/limits.h"
 #include "sched/text_file.h"
 #include "sim/batch_split.h"
@@ -188,11 +189,15 @@ void add_simulate_command(CLI::App& app, CommandContext& context) {
                                   ->check(integer_from(1, sched::kMaxScheduleCells))
                                   ->capture_default_str();
   CLI::Option* kind = command->add_option("--schedule", r.kind, "Schedule kind")
-                          ->check(CLI::IsMember(std::vector<std::string>{"gpipe", "1f1b"}))
+                          ->check(CLI::IsMember(schedule_kind_choices()))
                           ->capture_default_str();
   command->add_option("--placement", r.placement, "Device of each stage, e.g. 0,1,1,0 (default: stage i on device i)")
       ->delimiter(',')
       ->check(integer_from(0, sched::kMaxStages - 1));
+  command->add_option("--virtual-stages,-v", r.virtual_stages,
+                      "Stages per device for interleaved-1f1b and looped-bfs (K/v devices, stage s on device s mod K/v)")
+      ->check(integer_from(1, sched::kMaxStages))
+      ->capture_default_str();
   command->add_option("--schedule-file", r.file,
                       "Simulate this schedule (CSV in torch.distributed.pipelining's layout, or pipeworks JSON): "
                       "compute-only files are lowered, files with SEND/RECV taken as written; K, M and the "

@@ -43,13 +43,13 @@ sched::Result<sched::Schedule> generated(const ScheduleRequest& r, const sim::Cl
   auto kind = sched::parse_schedule_kind(r.kind);
   if (!kind) return kind.error();
   std::vector<int> placement = r.placement;
-  if (placement.empty()) {
+  if (placement.empty() && !sched::has_virtual_stages(*kind)) {
     auto by_default = sim::default_placement(r.stages, cluster);
     usage_error = false;
     if (!by_default) return by_default.error();
     placement = std::move(by_default).value();
   }
-  return sched::generate(*kind, sched::ScheduleShape{r.stages, r.microbatches, placement});
+  return sched::generate(*kind, sched::ScheduleShape{r.stages, r.microbatches, placement}, r.virtual_stages);
 }
 
 }  // namespace

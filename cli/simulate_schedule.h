@@ -17,7 +17,8 @@ struct ScheduleRequest {
   std::string kind = "gpipe";
   int stages = 4;
   int microbatches = 8;
-  std::vector<int> placement;  // empty: stage i on device i
+  std::vector<int> placement;  // empty: stage i on device i (s mod K/v with virtual stages)
+  int virtual_stages = 1;
   bool recompute = false;
   std::string file;            // non-empty: read the schedule from here
   // Whether --stages / --microbatches / --schedule were given (a file must then agree with them).

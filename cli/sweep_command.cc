@@ -47,7 +47,7 @@ sched::Status parse_lists(const SweepArgs& args, sim::SweepSpec& spec) {
   if (auto s = list(args.batch, "--batch", spec.batch_sizes); !s) return s;
   if (auto s = list(args.stages, "--stages", spec.stage_counts); !s) return s;
   if (auto s = list(args.microbatches, "--microbatches", spec.microbatch_counts); !s) return s;
-  auto schedules = sim::parse_name_list(args.schedules, sched::schedule_kind_names());
+  auto schedules = sim::parse_name_list(args.schedules, sim::sweepable_schedule_names());
   if (!schedules) return sched::Error{fmt::format("--schedule: {}", schedules.error().message)};
   for (const auto name : *schedules) spec.schedules.push_back(sched::parse_schedule_kind(name).value());
   auto recompute = sim::parse_name_list(args.recompute, {"off", "on"});

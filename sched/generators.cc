@@ -2,12 +2,14 @@
 #include "sched/generators.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 
 #include <fmt/format.h>
 
 #include "sched/action_index.h"
 #include "sched/dependencies.h"
+#include "sched/virtual_stages.h"
 
 namespace pipeworks::sched {
 namespace {
@@ -46,16 +48,21 @@ Result<Schedule> from_stage_orders(const ScheduleShape& shape, Program (*order_o
 
 }  // namespace
 
-std::string_view schedule_kind_name(ScheduleKind kind) {
-  return kind == ScheduleKind::kGPipe ? "gpipe" : "1f1b";
-}
+constexpr std::array<std::string_view, 4> kKindNames = {"gpipe", "1f1b", "interleaved-1f1b", "looped-bfs"};
 
-std::vector<std::string_view> schedule_kind_names() { return {"gpipe", "1f1b"}; }
+std::string_view schedule_kind_name(ScheduleKind kind) { return kKindNames.at(static_cast<std::size_t>(kind)); }
+
+std::vector<std::string_view> schedule_kind_names() { return {kKindNames.begin(), kKindNames.end()}; }
 
 Result<ScheduleKind> parse_schedule_kind(std::string_view name) {
-  if (name == "gpipe") return ScheduleKind::kGPipe;
-  if (name == "1f1b") return ScheduleKind::kOneFOneB;
-  return Error{fmt::format("unknown schedule '{}' (expected gpipe or 1f1b)", name)};
+  for (std::size_t i = 0; i < kKindNames.size(); ++i) {
+    if (kKindNames[i] == name) return static_cast<ScheduleKind>(i);
+  }
+  return Error{fmt::format("unknown schedule '{}' (expected gpipe, 1f1b, interleaved-1f1b or looped-bfs)", name)};
+}
+
+bool has_virtual_stages(ScheduleKind kind) {
+  return kind == ScheduleKind::kInterleaved1F1B || kind == ScheduleKind::kLoopedBfs;
 }
 
 Result<Schedule> gpipe(const ScheduleShape& shape) {
@@ -66,11 +73,28 @@ Result<Schedule> one_f_one_b(const ScheduleShape& shape) {
   return from_stage_orders(shape, [](int k, int m, int s) { return one_f_one_b_stage_order(k, m, s); });
 }
 
-Result<Schedule> generate(ScheduleKind kind, const ScheduleShape& shape) {
+Result<Schedule> generate(ScheduleKind kind, const ScheduleShape& shape, int virtual_stages) {
+  switch (kind) {
+    case ScheduleKind::kInterleaved1F1B:
+      return interleaved_1f1b(shape, virtual_stages);
+    case ScheduleKind::kLoopedBfs:
+      return looped_bfs(shape, virtual_stages);
+    case ScheduleKind::kGPipe:
+    case ScheduleKind::kOneFOneB:
+      break;
+  }
+  if (virtual_stages != 1) {
+    return Error{fmt::format("{} has one stage per device; virtual stages are for interleaved-1f1b and looped-bfs",
+                             schedule_kind_name(kind))};
+  }
   return kind == ScheduleKind::kGPipe ? gpipe(shape) : one_f_one_b(shape);
 }
 
 std::vector<int> in_flight_microbatches(ScheduleKind kind, int num_stages, int num_microbatches) {
+  if (has_virtual_stages(kind)) {
+    auto schedule = generate(kind, ScheduleShape{num_stages, num_microbatches, {}});
+    if (schedule) return peak_in_flight(*schedule);
+  }
   std::vector<int> counts(static_cast<std::size_t>(std::max(num_stages, 0)));
   for (int s = 0; s < num_stages; ++s) {
     counts[static_cast<std::size_t>(s)] =

@@ -1,5 +1,6 @@
-// Schedule generators: the one place where GPipe and 1F1B are written down. Everything else
-// (simulator, executor, pictures) interprets the Schedule they return.
+// Schedule generators: the one place where GPipe and 1F1B are written down (and, through
+// generate(), the virtual-stage schedules of virtual_stages.h). Everything else (simulator,
+// executor, pictures) interprets the Schedule they return.
 //
 // GPipe fill-drain, K = 4, M = 4, unit time (F = B = 1): all forwards, then all backwards.
 //
@@ -29,21 +30,26 @@
 
 namespace pipeworks::sched {
 
-enum class ScheduleKind { kGPipe, kOneFOneB };
+enum class ScheduleKind { kGPipe, kOneFOneB, kInterleaved1F1B, kLoopedBfs };
 
-std::string_view schedule_kind_name(ScheduleKind kind);  // "gpipe", "1f1b"
+// "gpipe", "1f1b", "interleaved-1f1b", "looped-bfs"
+std::string_view schedule_kind_name(ScheduleKind kind);
 Result<ScheduleKind> parse_schedule_kind(std::string_view name);
 std::vector<std::string_view> schedule_kind_names();
+// True for the kinds that place several stages on a device (virtual_stages.h).
+bool has_virtual_stages(ScheduleKind kind);
 
 // Fill-drain: F0..F(M-1) then B0..B(M-1) on every stage.
 Result<Schedule> gpipe(const ScheduleShape& shape);
 // One-forward-one-backward with warm-up min(K-1-s, M) on stage s.
 Result<Schedule> one_f_one_b(const ScheduleShape& shape);
-Result<Schedule> generate(ScheduleKind kind, const ScheduleShape& shape);
+// Any kind; `virtual_stages` (v) only for the kinds that have them, 1 for GPipe and 1F1B.
+Result<Schedule> generate(ScheduleKind kind, const ScheduleShape& shape, int virtual_stages = 1);
 
 // Per stage, the most micro-batches whose activations it holds at once under `kind` (forwards
-// run, backwards not yet): GPipe M on every stage, 1F1B min(M, K - s). The memory model, the
-// balanced partition and the sweeps all take it from here.
+// run, backwards not yet): GPipe M on every stage, 1F1B min(M, K - s), the others as their
+// generated schedule (with one virtual stage) has it. The memory model, the balanced partition
+// and the sweeps all take it from here.
 std::vector<int> in_flight_microbatches(ScheduleKind kind, int num_stages, int num_microbatches);
 
 // The per-stage orders a generator decides, merged into one program per device. Stages that

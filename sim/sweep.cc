@@ -29,7 +29,16 @@ double expected_cost(const SweepConfig& c) {
 
 }  // namespace
 
+std::vector<std::string_view> sweepable_schedule_names() { return {"gpipe", "1f1b"}; }
+
 sched::Status check_sweep_spec(const SweepSpec& spec) {
+  for (const sched::ScheduleKind kind : spec.schedules) {
+    if (sched::has_virtual_stages(kind)) {
+      return sched::Error{fmt::format("sweep: {} is not searched (sweeps search gpipe and 1f1b; `simulate --schedule "
+                                      "{} --virtual-stages V` predicts it)",
+                                      sched::schedule_kind_name(kind), sched::schedule_kind_name(kind))};
+    }
+  }
   for (const auto& [values, what] : {std::pair{&spec.batch_sizes, "batch sizes"},
                                       std::pair{&spec.stage_counts, "stage counts"},
                                       std::pair{&spec.microbatch_counts, "micro-batch counts"}}) {

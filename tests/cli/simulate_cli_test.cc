@@ -166,3 +166,25 @@ TEST_CASE("presets lists every model and cluster preset with its description; --
   CHECK_THAT(big.output, Catch::Contains("K=64 stages"));
   CHECK(run_simulate("--cluster dgx-h100 --nodes 2").exit_code == 1);  // only multinode has nodes
 }
+
+TEST_CASE("simulate --schedule interleaved-1f1b: v stages per device shrink the bubble to the closed form",
+          "[simulate]") {
+  const std::string json = std::string(PIPEWORKS_BINARY_DIR) + "/simulate_cli_test_interleaved.json";
+  const auto r = run_simulate("--model uniform --cluster dgx-h100 --partition uniform --schedule interleaved-1f1b "
+                              "-K 8 -M 8 --virtual-stages 2 --json " + json);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("closed form (D-1)/(vM+D-1) with D = 4 devices, v = 2 = 3/19"));
+  const auto j = read_json(json);
+  CHECK(j["devices"].size() == 4);
+  CHECK(j["bubble_fraction"].get<double>() == Approx(3.0 / 19).epsilon(0.02));  // links add a little
+  for (const auto& stage : j["stages"]) CHECK(stage["device"] == stage["stage"].get<int>() % 4);
+  // The same model on 4 devices with 1F1B: the bubble v = 2 times larger.
+  const auto plain = run_simulate("--model uniform --cluster dgx-h100 --partition uniform --schedule 1f1b -K 4 -M 8 "
+                                  "--json " + json);
+  REQUIRE(plain.exit_code == 0);
+  CHECK(read_json(json)["bubble_fraction"].get<double>() == Approx(3.0 / 11).epsilon(0.02));
+  const auto odd = run_simulate("--schedule interleaved-1f1b -K 8 -M 6 --virtual-stages 2");
+  CHECK(odd.exit_code == 2);
+  CHECK_THAT(odd.output, Catch::Contains("6 micro-batches is not a multiple of the 4 devices"));
+}
