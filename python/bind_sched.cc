@@ -91,16 +91,20 @@ void bind_schedule(py::module_& m) {
         std::vector<std::string> out;
         for (auto name : sched::schedule_kind_names()) out.emplace_back(name);
         return out;
-      }, "Names of the schedule generators: ['gpipe', '1f1b'].");
+      }, "Names of the schedule generators: ['gpipe', '1f1b', 'interleaved-1f1b', 'looped-bfs'].");
   m.def("generate",
-        [](const std::string& kind, int num_stages, int num_microbatches, std::optional<std::vector<int>> placement) {
+        [](const std::string& kind, int num_stages, int num_microbatches, std::optional<std::vector<int>> placement,
+           int virtual_stages) {
           const sched::ScheduleKind k = unwrap(sched::parse_schedule_kind(kind));
-          return unwrap(sched::generate(k, sched::ScheduleShape{num_stages, num_microbatches, placement.value_or(std::vector<int>{})}));
+          const sched::ScheduleShape shape{num_stages, num_microbatches, placement.value_or(std::vector<int>{})};
+          return unwrap(sched::generate(k, shape, virtual_stages));
         },
         py::arg("kind"), py::arg("num_stages"), py::arg("num_microbatches"), py::arg("placement") = py::none(),
-        py::call_guard<py::gil_scoped_release>(),
-        "Generates a compute-only schedule: kind 'gpipe' (fill-drain) or '1f1b'. placement[stage] = device\n"
-        "(default: stage i on device i). Raises pipeworks.Error on a bad shape or placement.");
+        py::arg("virtual_stages") = 1, py::call_guard<py::gil_scoped_release>(),
+        "Generates a compute-only schedule of a kind in schedule_kinds(). placement[stage] = device\n"
+        "(default: stage i on device i; s mod num_stages/virtual_stages for 'interleaved-1f1b' and\n"
+        "'looped-bfs', which take virtual_stages stages per device). Raises pipeworks.Error on a bad\n"
+        "shape or placement.");
   m.def("add_recompute", [](const Schedule& s) { return unwrap(sched::add_recompute(s)); }, py::arg("schedule"),
         py::call_guard<py::gil_scoped_release>(),
         "GPipe re-materialization: inserts R(s,m) before every backward of (s,m). Idempotent.");

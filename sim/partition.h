@@ -54,7 +54,9 @@ struct PartitionProblem {
 // Exact: minimizes the slowest stage's time (DP over prefix sums, O(K L^2) worst case with
 // pruning) subject to every stage fitting its capacity; deterministic (ties keep the latest
 // cut found scanning backwards). When no partition fits, the error names the stage that
-// overflows most, by how much, in the partition with the smallest largest overflow.
+// overflows most, by how much, in the partition with the smallest largest overflow. Stages that
+// share a device (virtual stages) are balanced as stages, not as device totals: a device's
+// stages can then add up to more than another's (layer counts even them out).
 sched::Result<Partition> balanced_partition(const PartitionProblem& problem, int num_stages);
 
 // The slowest stage's time and each stage's memory under `problem`, for a given partition.
