@@ -55,8 +55,9 @@ struct PartitionProblem {
 // pruning) subject to every stage fitting its capacity; deterministic (ties keep the latest
 // cut found scanning backwards). When no partition fits, the error names the stage that
 // overflows most, by how much, in the partition with the smallest largest overflow. Stages that
-// share a device (virtual stages) are balanced as stages, not as device totals: a device's
-// stages can then add up to more than another's (layer counts even them out).
+// share a device (virtual stages) are balanced as stages, not as device totals, so a device's
+// stages can add up to more than another's: interleaved 1F1B's critical path runs through every
+// stage, and levelling the device totals instead predicted slower (bench/README.md).
 sched::Result<Partition> balanced_partition(const PartitionProblem& problem, int num_stages);
 
 // The slowest stage's time and each stage's memory under `problem`, for a given partition.
