@@ -154,7 +154,7 @@ sched::Result<std::optional<viz::Comparison>> calibrated_comparison(const hw::Pr
 }
 
 void print_calibrated(const viz::Comparison& headline, const viz::Comparison& calibrated) {
-  const auto pct = [](double e) { return fmt::format("{:+.1f}%", 100 * e); };
+  const auto pct = [](double e) { return viz::format_relative(e); };
   fmt::print("\ncalibrated by the stage replay (this schedule's stage times and contention measured):\n"
              "  step time {} (error {}): the composition's error; the headline's {} less it is the cost model's\n",
              sim::format_duration(calibrated.predicted_step_ns), pct(calibrated.step_error()),

@@ -19,6 +19,7 @@
 #include "sched/generators.h"
 #include "sched/limits.h"
 #include "sched/text_file.h"
+#include "sched/units_text.h"
 #include "sim/batch_split.h"
 #include "sim/cluster_presets.h"
 #include "sim/cluster_spec.h"
@@ -121,9 +122,10 @@ std::optional<Failure> resolve_specs(const SimulateOptions& o, sim::ModelSpec& m
 
 void print_summary(const SimulateOptions& o, const sim::SimResult& result, const sim::ReportInputs& inputs,
                    sim::CommMode comm_mode) {
-  std::cout << fmt::format("{} on {}: {}, K={} stages, M={} micro-batches of {} samples, {} comm{}\n\n", inputs.model,
-                           inputs.cluster, inputs.schedule, inputs.num_stages, inputs.num_microbatches,
-                           inputs.microbatch_size, sim::comm_mode_name(comm_mode),
+  std::cout << fmt::format("{} on {}: {}, K={}, M={} of {}, {} comm{}\n\n", inputs.model, inputs.cluster,
+                           inputs.schedule, sched::counted(inputs.num_stages, "stage"),
+                           sched::counted(inputs.num_microbatches, "micro-batch", "micro-batches"),
+                           sched::counted(inputs.microbatch_size, "sample"), sim::comm_mode_name(comm_mode),
                            inputs.recompute ? ", re-materialization" : "")
             << sim::summary_table(result, inputs);
   if (o.grid) std::cout << "\n" << viz::terminal_grid(result.timeline);

@@ -23,4 +23,9 @@ std::string format_bytes(Bytes bytes) {
   return fmt::format("{:.2f} {}", value / divisor, kNames[index]);
 }
 
+std::string counted(std::int64_t n, std::string_view singular, std::string_view plural) {
+  if (n == 1) return fmt::format("1 {}", singular);
+  return plural.empty() ? fmt::format("{} {}s", n, singular) : fmt::format("{} {}", n, plural);
+}
+
 }  // namespace pipeworks::sched

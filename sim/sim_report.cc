@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "sched/units_text.h"
 #include "sim/cluster_spec.h"
 #include "sim/units.h"
 
@@ -169,8 +170,8 @@ std::string summary_table(const SimResult& result, const ReportInputs& inputs) {
   const std::int64_t samples = std::int64_t{m} * inputs.microbatch_size;
   text += "\n";
   text += fmt::format("makespan     {}\n", format_duration(result.makespan_ns));
-  text += fmt::format("throughput   {:.1f} samples/s ({} samples per iteration)\n", result.throughput_samples_per_s,
-                      samples);
+  text += fmt::format("throughput   {:.1f} samples/s ({} per iteration)\n", result.throughput_samples_per_s,
+                      sched::counted(samples, "sample"));
   text += fmt::format("bubble       {} simulated, {}\n", percent(result.bubble_fraction),
                       closed_form_text(k, m, static_cast<int>(result.devices.size())));
   std::size_t fitting = 0;

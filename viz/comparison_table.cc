@@ -13,7 +13,8 @@ namespace pipeworks::viz {
 std::string format_relative(double relative) {
   if (std::isnan(relative)) return "n/a";
   if (std::isinf(relative)) return relative > 0 ? "+inf%" : "-inf%";
-  return fmt::format("{:+.1f}%", 100.0 * relative);
+  std::string text = fmt::format("{:+.1f}%", 100.0 * relative);
+  return text == "-0.0%" || text == "+0.0%" ? "0.0%" : text;  // zero has no sign
 }
 
 namespace {

@@ -38,6 +38,9 @@ TEST_CASE("relative error is (predicted - measured) / measured with defined edge
   CHECK(relative_error(1, 0) == std::numeric_limits<double>::infinity());
   CHECK(relative_error(-1, 0) == -std::numeric_limits<double>::infinity());
   CHECK(format_relative(-0.0525) == "-5.2%");
+  CHECK(format_relative(-0.0004) == "0.0%");
+  CHECK(format_relative(0.0004) == "0.0%");
+  CHECK(format_relative(0.0006) == "+0.1%");
   CHECK(format_relative(std::numeric_limits<double>::infinity()) == "+inf%");
 }
 
