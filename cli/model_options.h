@@ -1,5 +1,6 @@
-// The model-zoo flags shared by `pipeworks run` and `pipeworks profile` (header-only; only
-// LibTorch-built commands include it, and it needs nothing but the LibTorch-free ModelConfig).
+// The model flags shared by `pipeworks run` and `pipeworks profile`: a zoo model and its sizes,
+// or a TorchScript file and what its samples and loss are (header-only; only LibTorch-built
+// commands include it, and it needs nothing but the LibTorch-free ModelConfig).
 #pragma once
 
 #include <string>
@@ -11,11 +12,21 @@
 
 namespace pipeworks::cli {
 
-inline void add_model_options(CLI::App* cmd, std::string& model, hw::ModelConfig& c) {
+struct ModelOptions {
+  std::string model = "mlp";
+  std::string input_shape;  // TorchScript models: one sample's shape
+  std::string input_dtype = "float32";
+  std::string loss = "mse";
+  std::string data;  // TorchScript models: torch.save({"inputs": X, "targets": Y}) file
+};
+
+inline void add_model_options(CLI::App* cmd, ModelOptions& o, hw::ModelConfig& c) {
   const auto size = [cmd](const char* flag, int& value, const char* help, int high) {
     cmd->add_option(flag, value, help)->check(integer_from(1, high))->capture_default_str();
   };
-  cmd->add_option("--model", model, "mlp | transformer | convnet")->capture_default_str();
+  cmd->add_option("--model", o.model,
+                  "mlp | transformer | convnet | FILE.pt (your TorchScript nn.Sequential; docs/your_model.md)")
+      ->capture_default_str();
   size("--depth", c.depth, "mlp: hidden layers", hw::kMaxModelDepth);
   size("--width", c.width, "mlp: layer width", hw::kMaxModelWidth);
   size("--layers", c.layers, "transformer: encoder layers", hw::kMaxModelDepth);
@@ -31,6 +42,51 @@ inline void add_model_options(CLI::App* cmd, std::string& model, hw::ModelConfig
       ->check(number_from(0, 1, Ends::kBelowHigh))
       ->capture_default_str();
   cmd->add_option("--seed", c.seed, "seed of parameters and data")->capture_default_str();
+  cmd->add_option("--input-shape", o.input_shape, "FILE.pt: one sample's shape, without the batch (e.g. 3,32,32)");
+  cmd->add_option("--input-dtype", o.input_dtype, "FILE.pt: float32 (inputs ~ N(0,1)) | int64 (see --input-high)")
+      ->capture_default_str();
+  cmd->add_option("--input-high", c.scripted.input_high, "FILE.pt, int64 inputs: drawn from [0, this) (e.g. a vocabulary)")
+      ->check(integer_from(1, 1 << 30));
+  cmd->add_option("--loss", o.loss,
+                  "FILE.pt: mse (targets ~ N(0,1) of the output's shape) | cross_entropy (classes along the "
+                  "output's last dimension)")
+      ->capture_default_str();
+  cmd->add_option("--data", o.data,
+                  "FILE.pt: real samples, torch.save({\"inputs\": X, \"targets\": Y}, path); each step draws its batch "
+                  "(the sample shape and dtype come from X)");
+}
+
+// The --model text and the TorchScript flags into `c` (a usage error otherwise). A TorchScript
+// model is loaded afterwards (hw::load_scripted_model), which can fail on the file's contents.
+inline sched::Status resolve_model_options(const ModelOptions& o, hw::ModelConfig& c) {
+  auto kind = hw::parse_model_kind(o.model);
+  if (!kind) return kind.error();
+  c.kind = *kind;
+  if (c.kind != hw::ModelKind::kScripted) {
+    if (!o.input_shape.empty()) return sched::Error{"--input-shape: only for a TorchScript model (--model FILE.pt)"};
+    if (!o.data.empty()) return sched::Error{"--data: only for a TorchScript model (--model FILE.pt)"};
+    return hw::check_model_config(c);
+  }
+  if (o.input_shape.empty() && o.data.empty()) {
+    return sched::Error{"--model " + o.model + ": needs --input-shape, one sample's shape (e.g. 3,32,32), or --data"};
+  }
+  if (!o.input_shape.empty()) {
+    auto shape = hw::parse_sample_shape(o.input_shape);
+    if (!shape) return sched::Error{"--input-shape: " + shape.error().message};
+    c.scripted.input_shape = *shape;
+  }
+  auto dtype = hw::parse_input_dtype(o.input_dtype);
+  if (!dtype) return sched::Error{"--input-dtype: " + dtype.error().message};
+  auto loss = hw::parse_loss_kind(o.loss);
+  if (!loss) return sched::Error{"--loss: " + loss.error().message};
+  c.scripted.path = o.model;
+  c.scripted.data_path = o.data;
+  c.scripted.input_dtype = *dtype;
+  c.scripted.loss = *loss;
+  if (o.data.empty() && c.scripted.input_dtype == hw::InputDtype::kInt64 && c.scripted.input_high < 1) {
+    return sched::Error{"--input-dtype int64: needs --input-high N (inputs are drawn from [0, N))"};
+  }
+  return hw::check_model_config(c);
 }
 
 }  // namespace pipeworks::cli

@@ -45,6 +45,12 @@ void add_planning_options(CLI::App& command, PlanningArgs& args) {
 sched::Result<sim::ModelSpec> resolve_model(const std::string& name_or_path) {
   const auto presets = sim::model_presets();
   if (has_preset(presets, name_or_path)) return sim::model_preset(name_or_path);
+  if (name_or_path.size() > 3 && name_or_path.substr(name_or_path.size() - 3) == ".pt") {
+    return sched::Error{fmt::format("--model '{0}' is a TorchScript model, which the simulator reads through its "
+                                    "profile: pipeworks profile --model {0} --input-shape ... -o MODEL.json, then "
+                                    "--model MODEL.json (docs/your_model.md)",
+                                    name_or_path)};
+  }
   std::error_code ignored;
   if (std::filesystem::is_regular_file(name_or_path, ignored)) return sim::load_model_spec(name_or_path);
   return sched::Error{fmt::format("--model '{}' is neither a model preset ({}) nor a file", name_or_path,

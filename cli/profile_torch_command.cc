@@ -12,6 +12,7 @@
 #include "cli/command_list.h"
 #include "cli/model_options.h"
 #include "hw/exec/threads.h"
+#include "hw/model/scripted_model.h"
 #include "hw/run/run_limits.h"
 #include "sched/text_file.h"
 #include "sim/units.h"
@@ -55,7 +56,7 @@ std::string profile_summary(const hw::Profile& profile) {
 namespace {
 
 struct ProfileCommandOptions {
-  std::string model = "mlp";
+  ModelOptions model;
   std::string device = "cpu";
   std::string output;
   std::string cluster_out;
@@ -69,19 +70,23 @@ int run_profile(ProfileCommandOptions& o) {
     return kExitUsage;
   };
   if (o.device != "cpu") return fail_usage(fmt::format("device '{}' is not supported (only cpu)", o.device));
-  auto kind = hw::parse_model_kind(o.model);
-  if (!kind) return fail_usage(kind.error().message);
-  o.profile.model.kind = *kind;
-  if (auto status = hw::check_model_config(o.profile.model); !status) return fail_usage(status.error().message);
+  if (auto status = resolve_model_options(o.model, o.profile.model); !status) return fail_usage(status.error().message);
   if (auto writable = check_output_paths({{"--output", o.output}, {"--cluster-out", o.cluster_out}}); !writable) {
     std::cerr << "pipeworks profile: error: " << writable.error().message << "\n";
     return kExitInvalid;
+  }
+  if (o.profile.model.kind == hw::ModelKind::kScripted) {
+    if (auto loaded = hw::load_scripted_model(o.profile.model); !loaded) {
+      std::cerr << "pipeworks profile: error: " << loaded.error().message << "\n";
+      return kExitInvalid;
+    }
   }
   o.profile.threads = hw::resolve_threads_per_worker(o.profile.threads, o.profile.workers);
   o.profile.measure_machine = !o.no_machine;
   fmt::print("pipeworks profile: {} on cpu, micro-batch sizes {}, {} warm-up + {} repetitions x {} round(s), {} "
              "thread(s) per worker, {} worker(s)\n",
-             o.model, fmt::join(o.profile.microbatch_sizes, ","), o.profile.warmup, o.profile.repetitions,
+             hw::model_display_name(o.profile.model), fmt::join(o.profile.microbatch_sizes, ","), o.profile.warmup,
+             o.profile.repetitions,
              o.profile.rounds, o.profile.threads, o.profile.workers);
   std::fflush(stdout);
   auto profile = hw::profile_model(o.profile, [](const std::string& line) {
@@ -113,7 +118,8 @@ int run_profile(ProfileCommandOptions& o) {
 void add_profile_command(CLI::App& app, CommandContext& context) {
   auto o = std::make_shared<ProfileCommandOptions>();
   o->profile.threads = 0;  // resolved from --workers unless given
-  CLI::App* cmd = app.add_subcommand("profile", "Measure a model-zoo model's layers on this machine; write a model spec");
+  CLI::App* cmd = app.add_subcommand(
+      "profile", "Measure a zoo model's or your TorchScript model's layers on this machine; write a model spec");
   add_model_options(cmd, o->model, o->profile.model);
   cmd->add_option("--device", o->device, "cpu")->capture_default_str();
   cmd->add_option("--microbatch-sizes", o->profile.microbatch_sizes, "micro-batch sizes to time (fit over them)")

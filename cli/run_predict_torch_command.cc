@@ -96,7 +96,7 @@ hw::PredictionObserver printing_observer(const hw::RunConfig& c) {
   o.on_plan = [&c](const hw::PredictionPlan& plan) {
     fmt::print("pipeworks run --predict: {} on {}, {} stages x {} micro-batches (batch {}), {}{}, partition {}, {} "
                "thread(s) per worker\n",
-               hw::model_kind_name(c.model.kind), c.device, c.num_stages, c.num_microbatches, c.batch_size,
+               hw::model_display_name(c.model), c.device, c.num_stages, c.num_microbatches, c.batch_size,
                sched::schedule_kind_name(c.schedule), c.recompute ? " + recompute" : "",
                sim::to_string(plan.partition), plan.threads_per_worker);
     std::fflush(stdout);

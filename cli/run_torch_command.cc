@@ -20,6 +20,7 @@
 #include "hw/dist/distributed_run.h"
 #include "hw/exec/cpu_affinity.h"
 #include "hw/exec/device_support.h"
+#include "hw/model/scripted_model.h"
 #include "hw/run/layer_partition.h"
 #include "hw/run/run.h"
 #include "hw/run/run_config_check.h"
@@ -35,7 +36,7 @@ namespace pipeworks::cli {
 namespace {
 
 struct RunOptions {
-  std::string model = "mlp";
+  ModelOptions model;
   std::string schedule = "1f1b";
   std::string device = "cpu";
   std::string optimizer = "sgd";
@@ -79,19 +80,17 @@ sched::Status resolve_options(RunOptions& options) {
   if (!pinning) return sched::Error{"--pin-workers: " + pinning.error().message};
   c.pin_workers = *pinning;
   c.recv_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(options.timeout_s * 1000));
-  auto model = hw::parse_model_kind(options.model);
-  if (!model) return model.error();
+  if (auto model = resolve_model_options(options.model, c.model); !model) return model;
   auto kind = sched::parse_schedule_kind(options.schedule);
   if (!kind) return kind.error();
   auto optimizer = sim::parse_optimizer(options.optimizer);
   if (!optimizer) return optimizer.error();
-  c.model.kind = *model;
   c.schedule = *kind;
   c.optimizer.kind = *optimizer;
   if (c.partition == "balanced" && options.predict.model_spec.empty()) {
     return sched::Error{"--partition balanced needs --model-spec FILE"};
   }
-  return hw::check_run_config(c);
+  return sched::Ok{};
 }
 
 // `--partition balanced` cut by the model spec, as layer counts every run path then uses.
@@ -119,6 +118,10 @@ sched::Status write_outputs(const hw::RunReport& report, const RunOptions& optio
 
 int run(RunOptions& options) {
   if (auto status = resolve_options(options); !status) return fail_usage(status.error().message);
+  if (options.config.model.kind == hw::ModelKind::kScripted) {
+    if (auto loaded = hw::load_scripted_model(options.config.model); !loaded) return fail(loaded.error().message);
+  }
+  if (auto status = hw::check_run_config(options.config); !status) return fail_usage(status.error().message);
   if (auto writable = check_output_paths({{"--json", options.json}, {"--trace", options.trace}, {"--svg", options.svg}});
       !writable) {
     return fail(writable.error().message);
@@ -138,7 +141,7 @@ int run(RunOptions& options) {
   if (options.predict.enabled) {
     return run_with_prediction(options.config, options.predict, {options.trace, options.svg, options.json});
   }
-  if (rank == 0) print_run_header(options.model, options.config, distributed);
+  if (rank == 0) print_run_header(hw::model_display_name(options.config.model), options.config, distributed);
   auto report = distributed ? run_distributed(options, print_step) : hw::run_training(options.config, print_step);
   if (!report) return fail(report.error().message);
   if (rank != 0) return kExitOk;
@@ -152,7 +155,8 @@ int run(RunOptions& options) {
 void add_run_command(CLI::App& app, CommandContext& context) {
   auto options = std::make_shared<RunOptions>();
   hw::RunConfig& c = options->config;
-  CLI::App* cmd = app.add_subcommand("run", "Train a model-zoo model with a pipeline schedule on this machine");
+  CLI::App* cmd = app.add_subcommand(
+      "run", "Train a zoo model or your TorchScript model with a pipeline schedule on this machine");
   add_model_options(cmd, options->model, c.model);
   cmd->add_option("--stages,-K,-k", c.num_stages, "pipeline stages")
       ->check(integer_from(1, sched::kMaxStages))

@@ -16,6 +16,9 @@ packages=(
   libopenblas0-openmp
   # the Python module and the notebooks
   pybind11-dev python3-dev python3-numpy python3-nbconvert python3-nbformat python3-ipykernel python3-matplotlib python3-pandas
+  # users' own models: PyTorch saves the TorchScript files `--model FILE.pt` loads (the tests'
+  # models, pipeworks.torch_models, torchvision's ResNets)
+  python3-torch python3-torchvision
 )
 
 missing=()

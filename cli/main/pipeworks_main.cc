@@ -11,16 +11,21 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/command_list.h"
+#ifdef PIPEWORKS_HAVE_TORCH
+#include "hw/model/torch_errors.h"
+#endif
 
 namespace {
 
 using namespace pipeworks::cli;
 
-// A library exception's message without the call stack some append (LibTorch's "Exception
-// raised from ..." and its frames).
-std::string first_part(const std::string& what) {
-  const std::size_t stack = what.find("\nException raised from ");
-  return stack == std::string::npos ? what : what.substr(0, stack);
+// A library exception's message; LibTorch's without its call stack (hw/model/torch_errors.h).
+std::string exception_message(const std::exception& e) {
+#ifdef PIPEWORKS_HAVE_TORCH
+  return pipeworks::hw::torch_error_message(e);
+#else
+  return e.what();
+#endif
 }
 
 // The error and where to read more: the subcommand's usage line, or the whole help when no
@@ -66,7 +71,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return usage_error(app, e);
   } catch (const std::exception& e) {
-    std::cerr << "pipeworks: error: " << first_part(e.what()) << "\n";
+    std::cerr << "pipeworks: error: " << exception_message(e) << "\n";
     return flushed(kExitInvalid);
   }
   return flushed(context.exit_code);

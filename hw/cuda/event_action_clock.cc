@@ -10,12 +10,13 @@
 #include <c10/util/Exception.h>
 #include <fmt/format.h>
 
+#include "hw/model/torch_errors.h"
+
 namespace pipeworks::hw::cuda {
 namespace {
 
 std::string describe(const std::exception& e) {
-  if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e)) return c10_error->what_without_backtrace();
-  return e.what();
+  return torch_error_message(e);
 }
 
 }  // namespace

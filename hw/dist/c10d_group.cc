@@ -10,6 +10,8 @@
 #define USE_C10D_GLOO 1
 #endif
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+
+#include "hw/model/torch_errors.h"
 #define PIPEWORKS_HAVE_GLOO 1
 #else
 #define PIPEWORKS_HAVE_GLOO 0
@@ -59,8 +61,7 @@ sched::Status wait_for_every_rank(C10dGroup& group) {
 }  // namespace
 
 std::string describe_c10d_exception(const std::exception& e) {
-  if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e)) return c10_error->what_without_backtrace();
-  return e.what();
+  return torch_error_message(e);
 }
 
 sched::Result<C10dGroup> connect_store(const DistributedEnv& env, std::chrono::milliseconds timeout) {

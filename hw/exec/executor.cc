@@ -17,6 +17,7 @@
 #include "hw/exec/threads.h"
 #include "hw/exec/worker_pool.h"
 #include "hw/model/action_context.h"
+#include "hw/model/torch_errors.h"
 #include "sched/action_index.h"
 
 namespace pipeworks::hw {
@@ -40,10 +41,7 @@ struct ActionError {
   std::string message;
 };
 
-std::string describe_exception(const std::exception& e) {
-  if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e)) return c10_error->what_without_backtrace();
-  return e.what();
-}
+std::string describe_exception(const std::exception& e) { return torch_error_message(e); }
 
 // Runs `work`; what it threw as a message, nothing when it returned.
 template <class Work>

@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include "hw/model/layers.h"
+#include "hw/model/scripted_model.h"
 #include "hw/model/torch_compat.h"
 #include "sim/batch_split.h"
 
@@ -72,6 +73,13 @@ sched::Result<Model> build_model(const ModelConfig& config) {
       model.layers = convnet_layers(config);
       model.loss = LossKind::kCrossEntropy;
       break;
+    case ModelKind::kScripted: {
+      auto layers = scripted_layers(config);
+      if (!layers) return layers.error();
+      model.layers = std::move(*layers);
+      model.loss = config.scripted.loss;
+      break;
+    }
   }
   return model;
 }
@@ -102,6 +110,8 @@ Batch make_batch(const ModelConfig& c, int batch_size, std::uint64_t seed) {
     case ModelKind::kConvnet:
       return {torch::randn({n, 3, c.image_size, c.image_size}, generator),
               torch::randint(c.classes, {n}, generator, torch::kLong)};
+    case ModelKind::kScripted:
+      return scripted_batch(c.scripted, batch_size, seed);
   }
   return {};
 }

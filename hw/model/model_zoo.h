@@ -25,11 +25,6 @@ struct Layer {
   torch::nn::AnyModule module;  // Tensor -> Tensor
 };
 
-enum class LossKind : std::uint8_t {
-  kMse,           // mean squared error against a float target of the output's shape
-  kCrossEntropy,  // mean over all positions; output (..., C), target int64 (...)
-};
-
 struct Model {
   ModelConfig config;
   std::vector<Layer> layers;

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "hw/model/action_context.h"
+#include "hw/model/torch_errors.h"
 
 namespace pipeworks::hw {
 
@@ -42,10 +43,8 @@ sched::Result<double> Reference::step(const MicroBatches& batch, std::uint64_t s
     }
     optimizer_->step();
     return loss_sum;
-  } catch (const c10::Error& e) {
-    return sched::Error{fmt::format("reference: {}", e.what_without_backtrace())};
   } catch (const std::exception& e) {
-    return sched::Error{fmt::format("reference: {}", e.what())};
+    return sched::Error{fmt::format("reference: {}", torch_error_message(e))};
   }
 }
 

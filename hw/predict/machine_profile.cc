@@ -16,6 +16,7 @@
 #include "hw/exec/inprocess_transport.h"
 #include "hw/exec/threads.h"
 #include "hw/model/model_zoo.h"
+#include "hw/model/torch_errors.h"
 #include "hw/predict/profiler.h"
 #include "hw/run/layer_partition.h"
 #include "hw/run/run.h"
@@ -201,7 +202,7 @@ sched::Result<std::vector<sched::Nanoseconds>> time_stages(Model& model, const s
           }
           medians[i] = summarize_timings(std::move(samples)).median_ns;
         } catch (const std::exception& e) {
-          errors[i] = e.what();
+          errors[i] = torch_error_message(e);
         }
       });
     }
@@ -270,7 +271,7 @@ sched::Result<MachineProfile> profile_machine(const ModelConfig& model, int micr
     if (auto s = measure_dispatch(out, threads, repetitions); !s) return s.error();
     if (auto s = measure_contention(out, model, microbatch_size, repetitions, notes); !s) return s.error();
   } catch (const std::exception& e) {
-    return sched::Error{fmt::format("machine profile: {}", e.what())};
+    return sched::Error{fmt::format("machine profile: {}", torch_error_message(e))};
   }
   return out;
 }

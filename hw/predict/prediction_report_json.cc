@@ -40,7 +40,7 @@ nlohmann::json prediction_report_json(const PredictionReport& report) {
   const RunConfig& c = report.config;
   nlohmann::json j;
   j["schema"] = "pipeworks.predict_report/1";
-  j["model"] = model_kind_name(c.model.kind);
+  j["model"] = model_display_name(c.model);
   j["device"] = c.device;
   j["schedule"] = sched::schedule_kind_name(c.schedule);
   j["stages"] = c.num_stages;

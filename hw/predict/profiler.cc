@@ -15,6 +15,7 @@
 #include "hw/exec/threads.h"
 #include "hw/model/model_zoo.h"
 #include "hw/model/torch_compat.h"
+#include "hw/model/torch_errors.h"
 #include "hw/predict/stage_memory.h"
 #include "hw/run/describe_model.h"
 
@@ -218,7 +219,7 @@ sched::Status measure_bytes(Model& model, const Batch& batch, int size, std::vec
       sample.output_bytes = static_cast<sched::Bytes>(x.nbytes());
       layers[l].samples.push_back(sample);
     } catch (const std::exception& e) {
-      return sched::Error{fmt::format("profile: layer {} at micro-batch size {}: {}", layer.name, size, e.what())};
+      return sched::Error{fmt::format("profile: layer {} at micro-batch size {}: {}", layer.name, size, torch_error_message(e))};
     }
   }
   for (Layer& l : model.layers) {
@@ -275,7 +276,7 @@ sched::Result<std::vector<LayerProfile>> profile_layers(const ModelConfig& confi
       }
     }
   } catch (const std::exception& e) {
-    return sched::Error{fmt::format("profile: whole-model pass: {}", e.what())};
+    return sched::Error{fmt::format("profile: whole-model pass: {}", torch_error_message(e))};
   }
   for (Layer& l : model->layers) {
     for (torch::Tensor p : l.module.ptr()->parameters()) compat::drop_grad(p);
@@ -381,7 +382,7 @@ sched::Result<Profile> profile_model(const ProfileOptions& options,
                   static_cast<double>(since(t0)) / 1e9));
 
   sim::ModelSpec& spec = profile.spec;
-  spec.name = std::string(model_kind_name(options.model.kind));
+  spec.name = model_display_name(options.model);
   spec.description = fmt::format("profiled on this CPU with {} intra-op thread(s), micro-batch sizes {}", options.threads,
                                  fmt::join(options.microbatch_sizes, ","));
   std::vector<FitPoint> input_points;

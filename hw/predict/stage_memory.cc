@@ -10,6 +10,7 @@
 #include "hw/exec/counting_allocator.h"
 #include "hw/model/model_zoo.h"
 #include "hw/model/torch_compat.h"
+#include "hw/model/torch_errors.h"
 #include "hw/run/describe_model.h"
 
 namespace pipeworks::hw {
@@ -117,7 +118,7 @@ sched::Result<std::vector<StageExtraBytes>> measure_stage_extra_bytes(const Mode
       }
     }
   } catch (const std::exception& e) {
-    return sched::Error{fmt::format("stage memory: {}", e.what())};
+    return sched::Error{fmt::format("stage memory: {}", torch_error_message(e))};
   }
   return extra;
 }
@@ -145,7 +146,7 @@ sched::Result<std::vector<RangeExtraBytes>> measure_range_extra_bytes(const Mode
       input = forward_layers(*model, begin, begin + 1, input, batch.targets, false);
     }
   } catch (const std::exception& e) {
-    return sched::Error{fmt::format("stage memory: {}", e.what())};
+    return sched::Error{fmt::format("stage memory: {}", torch_error_message(e))};
   }
   return out;
 }

@@ -19,6 +19,7 @@
 #include "hw/model/model_zoo.h"
 #include "hw/model/stage_cell.h"
 #include "hw/model/torch_compat.h"
+#include "hw/model/torch_errors.h"
 #include "hw/run/run_setup.h"
 #include "sim/batch_split.h"
 
@@ -267,7 +268,7 @@ sched::Status StageReplayer::State::add_executors(const sim::Partition& partitio
       executors.push_back(std::move(executor).value());
     }
   } catch (const std::exception& e) {
-    return sched::Error{fmt::format("stage replay: {}", e.what())};
+    return sched::Error{fmt::format("stage replay: {}", torch_error_message(e))};
   }
   return sched::Ok{};
 }

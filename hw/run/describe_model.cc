@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include "hw/exec/counting_allocator.h"
+#include "hw/model/torch_errors.h"
 
 namespace pipeworks::hw {
 namespace {
@@ -46,8 +47,10 @@ sched::Result<sim::ModelSpec> describe_model(const Model& model, int probe_batch
   const Batch one = make_batch(model.config, probe_batch, model.config.seed);
   const Batch two = make_batch(model.config, 2 * probe_batch, model.config.seed);
   sim::ModelSpec spec;
-  spec.name = std::string(model_kind_name(model.config.kind));
-  spec.description = fmt::format("pipeworks hw model zoo: {} ({} layers)", spec.name, copy.layers.size());
+  spec.name = model_display_name(model.config);
+  spec.description = model.config.kind == ModelKind::kScripted
+                         ? fmt::format("TorchScript module {} ({} layers)", model.config.scripted.path, copy.layers.size())
+                         : fmt::format("pipeworks hw model zoo: {} ({} layers)", spec.name, copy.layers.size());
   auto per_sample = [&](sched::Bytes a, sched::Bytes b) {
     const sim::ScaledBytes s = scaled(a, b);
     return sim::ScaledBytes{s.fixed_bytes, s.per_sample_bytes / probe_batch};
@@ -76,7 +79,7 @@ sched::Result<sim::ModelSpec> describe_model(const Model& model, int probe_batch
       x2 = p2.output;
     }
   } catch (const std::exception& e) {
-    return sched::Error{fmt::format("describe_model: {}", e.what())};
+    return sched::Error{fmt::format("describe_model: {}", torch_error_message(e))};
   }
   return spec;
 }

@@ -56,6 +56,17 @@ sched::Status check_run_config(const RunConfig& c) {
                                     sched::schedule_kind_name(c.schedule))};
   }
   if (auto s = check_model_config(c.model); !s) return s;
+  const ScriptedModelConfig& scripted = c.model.scripted;
+  if (c.model.kind == ModelKind::kScripted && scripted.layer_names.empty()) {
+    return sched::Error{fmt::format("'{}' has not been loaded", scripted.path)};
+  }
+  if (c.model.kind == ModelKind::kScripted && c.recompute && !scripted.random_layers.empty()) {
+    return sched::Error{fmt::format(
+        "--recompute: child '{}' of '{}' draws random numbers (dropout) from the global generator, so a "
+        "re-materialized forward would draw others and the gradients would be wrong; run without --recompute or "
+        "save the model with dropout 0",
+        scripted.random_layers.front(), scripted.path)};
+  }
   if (auto s = check_sizes(c); !s) return s;
   if (auto s = check_layout(c); !s) return s;
   const double lr = c.optimizer.learning_rate;

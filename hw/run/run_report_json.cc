@@ -5,7 +5,7 @@ namespace pipeworks::hw {
 
 nlohmann::json run_report_json(const RunConfig& config, const RunReport& report) {
   nlohmann::json j;
-  j["model"] = model_kind_name(config.model.kind);
+  j["model"] = model_display_name(config.model);
   j["schedule"] = sched::schedule_kind_name(config.schedule);
   j["stages"] = config.num_stages;
   j["microbatches"] = config.num_microbatches;

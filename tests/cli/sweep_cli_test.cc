@@ -66,6 +66,10 @@ TEST_CASE("sweep rejects bad lists and unknown inputs with the right exit code",
   const Run model = run("sweep --model no-such-model --cluster dgx-h100 --batch 8 --stages 1 --microbatches 1");
   CHECK(model.exit_code == 1);
   CHECK_THAT(model.output, Catch::Contains("--model 'no-such-model' is neither a model preset ("));
+  const Run scripted = run("plan --model resnet.pt --cluster dgx-h100 --batch 8 --devices 2");
+  CHECK(scripted.exit_code == 1);
+  CHECK_THAT(scripted.output, Catch::Contains("--model 'resnet.pt' is a TorchScript model, which the simulator reads "
+                                              "through its profile: pipeworks profile --model resnet.pt"));
   const Run output = run(kSmall + "--stages 1 --microbatches 1 -o rows.txt");
   CHECK(output.exit_code == 2);
   const Run missing = run("sweep --model uniform --cluster dgx-h100 --stages 1 --microbatches 1");
