@@ -87,6 +87,10 @@ sched::Status resolve_options(RunOptions& options) {
   if (!optimizer) return optimizer.error();
   c.schedule = *kind;
   c.optimizer.kind = *optimizer;
+  if (options.predict.enabled && c.check) {
+    return sched::Error{"--check and --predict: run them separately (--predict times the steps, --check runs the "
+                        "non-pipelined reference beside each one)"};
+  }
   if (c.partition == "balanced" && options.predict.model_spec.empty()) {
     return sched::Error{"--partition balanced needs --model-spec FILE"};
   }
