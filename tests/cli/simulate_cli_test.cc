@@ -151,7 +151,7 @@ TEST_CASE("simulate --schedule-file and --placement: contradictions and bad file
   CHECK(j["stages"][3]["device"] == 0);
 }
 
-TEST_CASE("presets lists every model and cluster preset with its description; --nodes resizes multinode",
+TEST_CASE("presets lists every model and cluster preset with its description, --nodes resizes multinode",
           "[simulate]") {
   const auto r = pipeworks::test::run_pipeworks("presets");
   REQUIRE(r.exit_code == 0);

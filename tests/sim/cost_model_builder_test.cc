@@ -72,7 +72,7 @@ TEST_CASE("stage costs are layer sums at the micro-batch size divided by device 
   CHECK(model->device_memory_bytes == std::vector<Bytes>{1 << 30, 1 << 30});
 }
 
-TEST_CASE("forwards without the graph sum per stage; the node's contention reaches each device") {
+TEST_CASE("forwards without the graph sum per stage, the node's contention reaches each device") {
   ModelSpec spec = three_layers();
   spec.layers[2].forward_no_grad = ScaledDuration{0, 600};  // layer 1 states none: its forward counts
   const Partition partition = *explicit_partition({0, 1, 3}, 3);

@@ -29,7 +29,7 @@ TEST_CASE("rank backend: gloo computes on the CPU, unknown backends are errors")
   CHECK((*where)->executor_meters_memory());
 }
 
-TEST_CASE("gradient check: parts fold into maxima and a conjunction; an empty total becomes the first part") {
+TEST_CASE("gradient check: parts fold into maxima and a conjunction, an empty total becomes the first part") {
   std::optional<GradientCheck> total;
   merge_check(total, GradientCheck{1e-7, 1e-6, false, true, 1e-5, 4e-5});
   REQUIRE(total);

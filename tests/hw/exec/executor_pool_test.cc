@@ -96,7 +96,7 @@ TEST_CASE("executor: before_compute is called before each compute action, outsid
   CHECK(observed.size() == 2 * compute_actions.size());
 }
 
-TEST_CASE("executor: a before_compute that throws fails the step naming the action; the next step runs") {
+TEST_CASE("executor: a before_compute that throws fails the step naming the action, the next step runs") {
   const Model model = build_model(tiny_mlp()).value();
   const sched::Schedule schedule = lowered(ScheduleKind::kGPipe, 2, 2, false);
   std::atomic<bool> throwing{true};

@@ -42,7 +42,7 @@ std::map<std::string, std::string> thread_cpu_lists() {
   return out;
 }
 
-TEST_CASE("worker pinning: device d gets usable cores [d*t, (d+1)*t)") {
+TEST_CASE("worker pinning: device d gets usable cores d*t up to (d+1)*t, exclusive") {
   const std::vector<int> usable{0, 1, 2, 3, 5, 6};
   CHECK(plan_worker_cpus(WorkerPinning::kOn, 2, 2, usable).value() == std::vector<std::vector<int>>{{0, 1}, {2, 3}});
   CHECK(plan_worker_cpus(WorkerPinning::kOn, 3, 2, usable).value() ==
@@ -52,7 +52,7 @@ TEST_CASE("worker pinning: device d gets usable cores [d*t, (d+1)*t)") {
   CHECK(plan_worker_cpus(WorkerPinning::kOff, 2, 1, usable).value().empty());
 }
 
-TEST_CASE("worker pinning: auto pins only with a core left over; on fails where they do not fit") {
+TEST_CASE("worker pinning: auto pins only with a core left over, on fails where they do not fit") {
   const std::vector<int> usable{0, 1};
   CHECK(plan_worker_cpus(WorkerPinning::kAuto, 1, 1, usable).value() == std::vector<std::vector<int>>{{0}});
   CHECK(plan_worker_cpus(WorkerPinning::kAuto, 2, 1, usable).value().empty());  // every core taken

@@ -73,7 +73,7 @@ TEST_CASE("worker pool: every worker finishes a phase before any worker starts t
   }
 }
 
-TEST_CASE("worker pool: a throwing phase is its worker's error; the others finish and the pool serves on") {
+TEST_CASE("worker pool: a throwing phase is its worker's error, the others finish and the pool serves on") {
   auto pool = make_pool(3);
   std::vector<int> second(3, 0);
   const std::vector<WorkerPool::Job> phases = {
@@ -142,7 +142,7 @@ TEST_CASE("worker pool: pin restricts a worker's thread to the given cores") {
   CHECK_FALSE(pool->pin(1, {}).ok());
 }
 
-TEST_CASE("worker pool: refuses no workers; destroying pools never hangs (idle, used, after a failure)") {
+TEST_CASE("worker pool: refuses no workers, destroying pools never hangs (idle, used, after a failure)") {
   CHECK_FALSE(WorkerPool::create(0).ok());
   CHECK_FALSE(WorkerPool::create(-2).ok());
   int rounds = 0;

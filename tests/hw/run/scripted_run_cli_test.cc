@@ -68,7 +68,7 @@ TEST_CASE("a scripted model is profiled once, then predicted and planned from it
   fs::remove_all(dir);
 }
 
-TEST_CASE("bad TorchScript files exit 1 naming the file or the child; bad flags exit 2 before any header") {
+TEST_CASE("bad TorchScript files exit 1 naming the file or the child, bad flags exit 2 before any header") {
   struct Case {
     std::string arguments;
     int exit_code;
