@@ -108,7 +108,7 @@ torch::Tensor sample_inputs(const ScriptedModelConfig& c, int batch_size, at::Ge
 sched::Status compare_with_forward(const std::string& path, torch::jit::Module& module, const torch::Tensor& input,
                                    const torch::Tensor& sequential) {
   const std::string rule = "pipeworks cuts a module into its top-level children, so its forward must be them in "
-                           "order (save an nn.Sequential, or use pipeworks.flatten)";
+                           "order (save an nn.Sequential, or use pipeworks.torch_models.flatten)";
   if (!module.find_method("forward")) return sched::Ok{};  // a container: its children are the model
   torch::Tensor whole;
   try {
@@ -204,7 +204,7 @@ sched::Status load_scripted_model(ModelConfig& config) {
   }
   if (c.layer_names.empty()) {
     return sched::Error{fmt::format("'{}' ({}) has no child modules to cut into stages; save an nn.Sequential "
-                                    "(pipeworks.flatten makes one)",
+                                    "(pipeworks.torch_models.flatten makes one)",
                                     c.path, type_name(*module))};
   }
   for (const torch::Tensor& p : module->parameters()) c.parameters += static_cast<double>(p.numel());

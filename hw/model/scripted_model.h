@@ -1,7 +1,7 @@
 // A user's own model: a TorchScript module saved from Python (torch.jit.script(model).save),
 // cut into stages at its top-level children. The module must be a sequence: its forward is its
 // children applied one after the other (a scripted nn.Sequential is), each child maps one
-// tensor to one tensor, and a sample of the given shape runs through them. pipeworks.flatten
+// tensor to one tensor, and a sample of the given shape runs through them. pipeworks.torch_models
 // in the Python package turns models such as torchvision's ResNets into such a sequence.
 #pragma once
 
