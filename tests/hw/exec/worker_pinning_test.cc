@@ -94,15 +94,20 @@ TEST_CASE("worker pinning: each worker thread of an executor runs on its device'
 
   const auto& plan = executor->worker_cpus();
   REQUIRE(plan.size() == static_cast<std::size_t>(devices));
-  std::multiset<std::string> expected, started;
+  std::set<std::string> expected, started;
   for (int d = 0; d < devices; ++d) {
     CHECK(plan[static_cast<std::size_t>(d)] == std::vector<int>{usable[static_cast<std::size_t>(d)]});
     expected.insert(format_cpu_list(plan[static_cast<std::size_t>(d)]));
   }
+  std::size_t new_threads = 0;
   for (const auto& [tid, cpus] : after) {
-    if (before.count(tid) == 0) started.insert(cpus);
+    if (before.count(tid) == 0) started.insert(cpus), ++new_threads;
   }
-  CHECK(started == expected);  // the executor started exactly its workers, each on its own core
+  // Every thread the executor started runs on one device's cores, and every device's cores hold
+  // one. A worker may start a helper of LibTorch's (its pthreadpool, when at::set_num_threads
+  // first runs) that inherits the worker's cores, so threads are matched by core list, not count.
+  CHECK(started == expected);
+  CHECK(new_threads >= static_cast<std::size_t>(devices));
   // Pinned workers still train: a step runs every action.
   const MicroBatches batch = split_batch(make_batch(model.config, 8, 1), 4).value();
   auto step = executor->step(batch, 1);
