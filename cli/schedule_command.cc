@@ -102,8 +102,8 @@ int run(const ScheduleOptions& options) {
 void add_schedule_command(CLI::App& app, CommandContext& context) {
   auto options = std::make_shared<ScheduleOptions>();
   CLI::App* command = app.add_subcommand(
-      "schedule", "Generate a schedule (GPipe, 1F1B, interleaved 1F1B, looped BFS) and print it as a unit-time grid, "
-                  "CSV or JSON");
+      "schedule", "Generate a schedule (GPipe, 1F1B, interleaved 1F1B, looped BFS, ZB-H1, ZB-H2, ZB-V, DualPipeV) and print it "
+                  "as a unit-time grid, CSV or JSON");
   command->add_option("--kind", options->kind, "Schedule to generate")
       ->required()
       ->check(CLI::IsMember(schedule_kind_choices()));
@@ -118,7 +118,7 @@ void add_schedule_command(CLI::App& app, CommandContext& context) {
       ->check(integer_from(0, sched::kMaxStages - 1));
   command->add_option("--virtual-stages,-v", options->virtual_stages,
                       "Stages per device for interleaved-1f1b and looped-bfs (K/v devices, stage s on device s mod "
-                      "K/v)")
+                      "K/v); zb-v and dualpipe-v always have 2 (a V: device r holds stages r and K-1-r)")
       ->check(integer_from(1, sched::kMaxStages))
       ->capture_default_str();
   command->add_flag("--recompute", options->recompute, "Re-materialize each forward before its backward (R actions)");

@@ -6,10 +6,12 @@
 #include <limits>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sched/action_index.h"
 #include "sched/dependencies.h"
 #include "sched/virtual_stages.h"
+#include "sched/zero_bubble.h"
 
 namespace pipeworks::sched {
 namespace {
@@ -48,7 +50,8 @@ Result<Schedule> from_stage_orders(const ScheduleShape& shape, Program (*order_o
 
 }  // namespace
 
-constexpr std::array<std::string_view, 4> kKindNames = {"gpipe", "1f1b", "interleaved-1f1b", "looped-bfs"};
+constexpr std::array<std::string_view, 8> kKindNames = {"gpipe", "1f1b",  "interleaved-1f1b", "looped-bfs",
+                                                        "zb-h1", "zb-h2", "zb-v",             "dualpipe-v"};
 
 std::string_view schedule_kind_name(ScheduleKind kind) { return kKindNames.at(static_cast<std::size_t>(kind)); }
 
@@ -58,11 +61,18 @@ Result<ScheduleKind> parse_schedule_kind(std::string_view name) {
   for (std::size_t i = 0; i < kKindNames.size(); ++i) {
     if (kKindNames[i] == name) return static_cast<ScheduleKind>(i);
   }
-  return Error{fmt::format("unknown schedule '{}' (expected gpipe, 1f1b, interleaved-1f1b or looped-bfs)", name)};
+  return Error{fmt::format("unknown schedule '{}' (expected {} or {})", name,
+                           fmt::join(kKindNames.begin(), kKindNames.end() - 1, ", "), kKindNames.back())};
 }
 
 bool has_virtual_stages(ScheduleKind kind) {
-  return kind == ScheduleKind::kInterleaved1F1B || kind == ScheduleKind::kLoopedBfs;
+  return kind == ScheduleKind::kInterleaved1F1B || kind == ScheduleKind::kLoopedBfs || is_v_shaped(kind);
+}
+
+bool is_v_shaped(ScheduleKind kind) { return kind == ScheduleKind::kZbV || kind == ScheduleKind::kDualPipeV; }
+
+bool splits_backward(ScheduleKind kind) {
+  return kind == ScheduleKind::kZbH1 || kind == ScheduleKind::kZbH2 || is_v_shaped(kind);
 }
 
 Result<Schedule> gpipe(const ScheduleShape& shape) {
@@ -74,24 +84,30 @@ Result<Schedule> one_f_one_b(const ScheduleShape& shape) {
 }
 
 Result<Schedule> generate(ScheduleKind kind, const ScheduleShape& shape, int virtual_stages) {
-  switch (kind) {
-    case ScheduleKind::kInterleaved1F1B:
-      return interleaved_1f1b(shape, virtual_stages);
-    case ScheduleKind::kLoopedBfs:
-      return looped_bfs(shape, virtual_stages);
-    case ScheduleKind::kGPipe:
-    case ScheduleKind::kOneFOneB:
-      break;
+  if (is_v_shaped(kind) && virtual_stages != 1 && virtual_stages != 2) {
+    return Error{fmt::format("{} places exactly two stages on each device (a V); {} virtual stages cannot be",
+                             schedule_kind_name(kind), virtual_stages)};
   }
-  if (virtual_stages != 1) {
-    return Error{fmt::format("{} has one stage per device; virtual stages are for interleaved-1f1b and looped-bfs",
+  if (!has_virtual_stages(kind) && virtual_stages != 1) {
+    return Error{fmt::format("{} has one stage per device; virtual stages are for interleaved-1f1b and looped-bfs "
+                             "(zb-v and dualpipe-v always have two)",
                              schedule_kind_name(kind))};
   }
-  return kind == ScheduleKind::kGPipe ? gpipe(shape) : one_f_one_b(shape);
+  switch (kind) {
+    case ScheduleKind::kGPipe: return gpipe(shape);
+    case ScheduleKind::kOneFOneB: return one_f_one_b(shape);
+    case ScheduleKind::kInterleaved1F1B: return interleaved_1f1b(shape, virtual_stages);
+    case ScheduleKind::kLoopedBfs: return looped_bfs(shape, virtual_stages);
+    case ScheduleKind::kZbH1: return zb_h1(shape);
+    case ScheduleKind::kZbH2: return zb_h2(shape);
+    case ScheduleKind::kZbV: return zb_v(shape);
+    case ScheduleKind::kDualPipeV: return dualpipe_v(shape);
+  }
+  return Error{"unknown schedule kind"};
 }
 
 std::vector<int> in_flight_microbatches(ScheduleKind kind, int num_stages, int num_microbatches) {
-  if (has_virtual_stages(kind)) {
+  if (kind != ScheduleKind::kGPipe && kind != ScheduleKind::kOneFOneB) {
     auto schedule = generate(kind, ScheduleShape{num_stages, num_microbatches, {}});
     if (schedule) return peak_in_flight(*schedule);
   }

@@ -1,5 +1,6 @@
 // Schedule generators: the one place where GPipe and 1F1B are written down (and, through
-// generate(), the virtual-stage schedules of virtual_stages.h). Everything else (simulator,
+// generate(), the virtual-stage schedules of virtual_stages.h and the zero-bubble ones of
+// zero_bubble.h). Everything else (simulator,
 // executor, pictures) interprets the Schedule they return.
 //
 // GPipe fill-drain, K = 4, M = 4, unit time (F = B = 1): all forwards, then all backwards.
@@ -30,20 +31,25 @@
 
 namespace pipeworks::sched {
 
-enum class ScheduleKind { kGPipe, kOneFOneB, kInterleaved1F1B, kLoopedBfs };
+enum class ScheduleKind { kGPipe, kOneFOneB, kInterleaved1F1B, kLoopedBfs, kZbH1, kZbH2, kZbV, kDualPipeV };
 
-// "gpipe", "1f1b", "interleaved-1f1b", "looped-bfs"
+// "gpipe", "1f1b", "interleaved-1f1b", "looped-bfs", "zb-h1", "zb-h2", "zb-v", "dualpipe-v"
 std::string_view schedule_kind_name(ScheduleKind kind);
 Result<ScheduleKind> parse_schedule_kind(std::string_view name);
 std::vector<std::string_view> schedule_kind_names();
-// True for the kinds that place several stages on a device (virtual_stages.h).
+// True for the kinds that place several stages on a device (virtual_stages.h, zero_bubble.h).
 bool has_virtual_stages(ScheduleKind kind);
+// True for zb-v and dualpipe-v: two stages per device in V placement (zero_bubble.h).
+bool is_v_shaped(ScheduleKind kind);
+// True for the kinds whose backward is split into I and W (zero_bubble.h).
+bool splits_backward(ScheduleKind kind);
 
 // Fill-drain: F0..F(M-1) then B0..B(M-1) on every stage.
 Result<Schedule> gpipe(const ScheduleShape& shape);
 // One-forward-one-backward with warm-up min(K-1-s, M) on stage s.
 Result<Schedule> one_f_one_b(const ScheduleShape& shape);
-// Any kind; `virtual_stages` (v) only for the kinds that have them, 1 for GPipe and 1F1B.
+// Any kind; `virtual_stages` (v) only for the kinds that have them, 1 for the others; the V
+// kinds always have two (v = 1, not given, or 2).
 Result<Schedule> generate(ScheduleKind kind, const ScheduleShape& shape, int virtual_stages = 1);
 
 // Per stage, the most micro-batches whose activations it holds at once under `kind` (forwards

@@ -29,12 +29,12 @@ double expected_cost(const SweepConfig& c) {
 
 }  // namespace
 
-std::vector<std::string_view> sweepable_schedule_names() { return {"gpipe", "1f1b"}; }
+std::vector<std::string_view> sweepable_schedule_names() { return {"gpipe", "1f1b", "zb-h1", "zb-h2"}; }
 
 sched::Status check_sweep_spec(const SweepSpec& spec) {
   for (const sched::ScheduleKind kind : spec.schedules) {
     if (sched::has_virtual_stages(kind)) {
-      return sched::Error{fmt::format("sweep: {} is not searched (sweeps search gpipe and 1f1b; `simulate --schedule "
+      return sched::Error{fmt::format("sweep: {} is not searched (sweeps search gpipe, 1f1b, zb-h1 and zb-h2; `simulate --schedule "
                                       "{} --virtual-stages V` predicts it)",
                                       sched::schedule_kind_name(kind), sched::schedule_kind_name(kind))};
     }

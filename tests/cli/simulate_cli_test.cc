@@ -188,3 +188,46 @@ TEST_CASE("simulate --schedule interleaved-1f1b: v stages per device shrink the 
   CHECK(odd.exit_code == 2);
   CHECK_THAT(odd.output, Catch::Contains("6 micro-batches is not a multiple of the 4 devices"));
 }
+
+TEST_CASE("simulate the zero-bubble schedules: ZB-H1 under 1F1B's step time, ZB-V in a V on K/2 devices",
+          "[simulate]") {
+  const std::string json = std::string(PIPEWORKS_BINARY_DIR) + "/simulate_cli_test_zero_bubble.json";
+  const std::string common = "--model uniform --cluster dgx-h100 --partition uniform -K 4 -M 8 --json " + json;
+  const auto step_time = [&](const std::string& schedule) {
+    const auto r = run_simulate(common + " --schedule " + schedule);
+    INFO(r.output);
+    REQUIRE(r.exit_code == 0);
+    return read_json(json)["makespan_ns"].get<double>();
+  };
+  const double one_f = step_time("1f1b");
+  CHECK(step_time("zb-h1") < one_f);
+  CHECK(step_time("zb-h2") <= step_time("zb-h1"));
+  for (const std::string schedule : {"zb-v", "dualpipe-v"}) {
+    INFO(schedule);
+    step_time(schedule);
+    const auto j = read_json(json);
+    CHECK(j["devices"].size() == 2);
+    for (const auto& stage : j["stages"]) {
+      const int s = stage["stage"].get<int>();
+      CHECK(stage["device"] == std::min(s, 3 - s));
+    }
+  }
+  const auto odd = run_simulate("--schedule zb-v -K 3 -M 6");
+  CHECK(odd.exit_code == 2);
+  CHECK_THAT(odd.output, Catch::Contains("zb-v places two stages on each device; 3 stages is odd"));
+}
+
+TEST_CASE("schedule --kind dualpipe-v prints its V, sweep searches zb-h1 and zb-h2", "[simulate]") {
+  const auto grid = pipeworks::test::run_pipeworks("schedule --kind dualpipe-v -K 4 -M 4");
+  REQUIRE(grid.exit_code == 0);
+  CHECK_THAT(grid.output, Catch::Contains("d0: 0F0 0F1 0F2 3F0 3I0 3W0 3F1 0F3 3B1"));
+  const auto sweep = pipeworks::test::run_pipeworks(
+      "sweep --model uniform --cluster dgx-h100 --batch 32 --stages 4 --microbatches 8 --schedule 1f1b,zb-h1,zb-h2");
+  INFO(sweep.output);
+  REQUIRE(sweep.exit_code == 0);
+  CHECK_THAT(sweep.output, Catch::Contains("zb-h2"));
+  const auto refused = pipeworks::test::run_pipeworks(
+      "sweep --model uniform --cluster dgx-h100 --batch 32 --stages 4 --microbatches 8 --schedule zb-v");
+  CHECK(refused.exit_code == 2);
+  CHECK_THAT(refused.output, Catch::Contains("'zb-v' is not one of gpipe, 1f1b, zb-h1, zb-h2"));
+}

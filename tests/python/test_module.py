@@ -34,7 +34,8 @@ class ScheduleTest(unittest.TestCase):
         self.assertEqual(s.num_actions(), 12)
         self.assertEqual(s.programs[1][0], pw.Action(1, pw.ActionKind.F, 0))
         self.assertEqual(str(pw.parse_action("1SEND_F3")), "1SEND_F3")
-        self.assertEqual(pw.schedule_kinds(), ["gpipe", "1f1b", "interleaved-1f1b", "looped-bfs"])
+        self.assertEqual(pw.schedule_kinds(), ["gpipe", "1f1b", "interleaved-1f1b", "looped-bfs", "zb-h1", "zb-h2",
+                                               "zb-v", "dualpipe-v"])
 
     def test_virtual_stages(self):
         s = pw.generate("interleaved-1f1b", num_stages=4, num_microbatches=4, virtual_stages=2)
@@ -42,6 +43,9 @@ class ScheduleTest(unittest.TestCase):
         self.assertEqual(s.program_strings()[1][:4], ["1F0", "1F1", "3F0", "3B0"])
         with self.assertRaises(pw.Error):
             pw.generate("gpipe", 4, 4, virtual_stages=2)
+        v = pw.generate("zb-v", num_stages=4, num_microbatches=4)
+        self.assertEqual(v.placement, [0, 1, 1, 0])
+        self.assertEqual(v.program_strings()[0][3:6], ["3F0", "3I0", "3W0"])
 
     def test_passes(self):
         s = pw.generate("gpipe", 2, 2)

@@ -25,6 +25,14 @@ std::vector<Schedule> sample_schedules() {
       out.push_back(*lower_comm(*add_recompute(*s)));
     }
   }
+  for (auto kind : {ScheduleKind::kZbH1, ScheduleKind::kZbH2, ScheduleKind::kZbV, ScheduleKind::kDualPipeV}) {
+    auto s = generate(kind, ScheduleShape{4, 6, {}});
+    REQUIRE(s.ok());
+    out.push_back(*s);
+    out.push_back(*add_recompute(*s));
+    out.push_back(*lower_comm(*s));
+    out.push_back(*lower_comm(*add_recompute(*s)));
+  }
   return out;
 }
 

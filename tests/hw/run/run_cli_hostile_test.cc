@@ -96,6 +96,7 @@ TEST_CASE("hostile run/profile/launch: usage errors exit 2 before any header", "
                {"run --placement 0,5", "placement leaves device 1 without a stage"},
                {"run --partition 3,3,3", "partition"},
                {"run --schedule interleaved-1f1b", "the executor runs gpipe and 1f1b; interleaved-1f1b is generated"},
+               {"run --schedule zb-h1", "the executor runs gpipe and 1f1b; zb-h1 is generated"},
                {"run --predict --check", "--check and --predict: run them separately"},
                {"run --predict --warmup -1", "--warmup: must be an integer from 0 to 1000000, got '-1'"},
                {"run --predict --profile-repetitions 0", "--profile-repetitions: must be an integer from 1"},

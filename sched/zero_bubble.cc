@@ -1,0 +1,235 @@
+// ZB-H1, ZB-H2, ZB-V and DualPipeV orders (see zero_bubble.h).
+#include "sched/zero_bubble.h"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "sched/generators.h"
+
+namespace pipeworks::sched {
+namespace {
+
+constexpr Action forward(int stage, int m) { return {stage, ActionKind::kForward, m}; }
+constexpr Action input_grad(int stage, int m) { return {stage, ActionKind::kBackwardInput, m}; }
+constexpr Action weight_grad(int stage, int m) { return {stage, ActionKind::kBackwardWeight, m}; }
+constexpr Action full_backward(int stage, int m) { return {stage, ActionKind::kBackward, m}; }
+
+// Stage s of K: 1F1B's warm-up, then F, I pairs; W's lag s pairs behind their I's.
+Program zb_h1_stage_order(int num_stages, int num_microbatches, int stage) {
+  Program order;
+  const int warmup = std::min(num_stages - 1 - stage, num_microbatches);
+  int backwards = 0, weights = 0;
+  const auto backward = [&] {
+    order.push_back(input_grad(stage, backwards++));
+    if (backwards > stage) order.push_back(weight_grad(stage, weights++));
+  };
+  for (int m = 0; m < warmup; ++m) order.push_back(forward(stage, m));
+  for (int m = warmup; m < num_microbatches; ++m) {
+    order.push_back(forward(stage, m));
+    backward();
+  }
+  while (backwards < num_microbatches) backward();
+  while (weights < num_microbatches) order.push_back(weight_grad(stage, weights++));
+  return order;
+}
+
+// The ZB-H2 list schedule in unit time: per step, per stage, I if ready, else F if ready and under
+// the in-flight limit, else the oldest pending W.
+Result<std::vector<Program>> zb_h2_stage_orders(int num_stages, int num_microbatches) {
+  constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+  const auto k = static_cast<std::size_t>(num_stages);
+  const auto m = static_cast<std::size_t>(num_microbatches);
+  const int limit = 2 * num_stages - 1;
+  std::vector<std::vector<std::int64_t>> f_done(k, std::vector<std::int64_t>(m, kNever));
+  std::vector<std::vector<std::int64_t>> i_done = f_done;
+  std::vector<int> nf(k, 0), ni(k, 0), nw(k, 0);
+  std::vector<Program> orders(k);
+  std::size_t remaining = 3 * k * m;
+  for (std::int64_t t = 0; remaining > 0; ++t) {
+    const std::size_t before = remaining;
+    for (std::size_t s = 0; s < k; ++s) {
+      const auto i = static_cast<std::size_t>(ni[s]);
+      const auto f = static_cast<std::size_t>(nf[s]);
+      const bool can_i = ni[s] < num_microbatches && f_done[s][i] <= t && (s + 1 == k || i_done[s + 1][i] <= t);
+      const bool can_f = nf[s] < num_microbatches && nf[s] - nw[s] < limit && (s == 0 || f_done[s - 1][f] <= t);
+      const int stage = static_cast<int>(s);
+      if (can_i) {
+        i_done[s][i] = t + 1;
+        orders[s].push_back(input_grad(stage, ni[s]++));
+      } else if (can_f) {
+        f_done[s][f] = t + 1;
+        orders[s].push_back(forward(stage, nf[s]++));
+      } else if (nw[s] < ni[s]) {
+        orders[s].push_back(weight_grad(stage, nw[s]++));
+      } else {
+        continue;
+      }
+      --remaining;
+    }
+    // Every action finishes within its step: a step where no stage can act is followed by more.
+    if (remaining == before) return Error{fmt::format("zb-h2: the list schedule stopped at step {}", t)};
+  }
+  return orders;
+}
+
+// Checks an even K and the V placement; returns p.
+Result<int> v_devices(const ScheduleShape& shape, std::string_view kind) {
+  if (auto size = resolve_placement(ScheduleShape{shape.num_stages, shape.num_microbatches, {}}); !size) {
+    return size.error();
+  }
+  if (shape.num_stages % 2 != 0) {
+    return Error{fmt::format("{} places two stages on each device; {} stages is odd", kind, shape.num_stages)};
+  }
+  const std::vector<int> v = v_placement(shape.num_stages);
+  if (!shape.placement.empty() && shape.placement != v) {
+    for (std::size_t s = 0; s < v.size(); ++s) {
+      if (s < shape.placement.size() && shape.placement[s] != v[s]) {
+        return Error{fmt::format("{} places stages in a V (device r holds stages r and {}-r); the placement puts "
+                                 "stage {} on {}, not {}",
+                                 kind, shape.num_stages - 1, s, shape.placement[s], v[s])};
+      }
+    }
+    return Error{fmt::format("placement names {} stages but the schedule has {}", shape.placement.size(),
+                             shape.num_stages)};
+  }
+  return shape.num_stages / 2;
+}
+
+// A V schedule's device programs for at least `generated` micro-batches, with the actions of
+// micro-batches M and later dropped.
+Schedule v_schedule(const ScheduleShape& shape, std::vector<Program> programs) {
+  Schedule schedule;
+  schedule.num_stages = shape.num_stages;
+  schedule.num_microbatches = shape.num_microbatches;
+  schedule.placement = v_placement(shape.num_stages);
+  for (Program& program : programs) {
+    std::erase_if(program, [&](const Action& a) { return a.microbatch >= shape.num_microbatches; });
+  }
+  schedule.programs = std::move(programs);
+  return schedule;
+}
+
+// One device's program for its two stages: per stage the next micro-batch to run forward,
+// backward and weight-gradient, and (DualPipeV) the W's owed, oldest first.
+struct VCounters {
+  std::vector<int> next_forward, next_backward, next_weight;  // by stage
+  std::deque<Action> owed_weights;
+  Program program;
+
+  explicit VCounters(int num_stages)
+      : next_forward(static_cast<std::size_t>(num_stages), 0),
+        next_backward(next_forward),
+        next_weight(next_forward) {}
+  int forwards(int stage) const { return next_forward[static_cast<std::size_t>(stage)]; }
+  void f(int stage) { program.push_back(forward(stage, next_forward[static_cast<std::size_t>(stage)]++)); }
+  void b(int stage) { program.push_back(full_backward(stage, next_backward[static_cast<std::size_t>(stage)]++)); }
+  void i(int stage) {
+    const int m = next_backward[static_cast<std::size_t>(stage)]++;
+    program.push_back(input_grad(stage, m));
+    owed_weights.push_back(weight_grad(stage, m));
+  }
+  // The next W of `stage`, in micro-batch order (ZB-V).
+  void w(int stage) { program.push_back(weight_grad(stage, next_weight[static_cast<std::size_t>(stage)]++)); }
+  // The oldest W owed on either stage, if any (DualPipeV).
+  void owed_w() {
+    if (owed_weights.empty()) return;
+    program.push_back(owed_weights.front());
+    owed_weights.pop_front();
+  }
+};
+
+// ScheduleZBVZeroBubble's order for device r of p, with n >= 2p-1 micro-batches.
+Program zb_v_program(int p, int n, int r) {
+  const int s0 = r, s1 = 2 * p - 1 - r;
+  VCounters c(2 * p);
+  const auto iw = [&](int stage) { c.i(stage), c.w(stage); };
+  for (int j = 0; j < 2 * (p - r) - 1; ++j) c.f(s0);
+  for (int j = 0; j < r; ++j) c.f(s1), c.f(s0);
+  for (int j = 0; j < p - r; ++j) c.f(s1), iw(s1);
+  while (c.forwards(s1) < c.forwards(s0) || c.forwards(s0) < n) {
+    if (c.forwards(s0) < n) c.f(s0);
+    iw(s0);
+    c.f(s1), iw(s1);
+  }
+  for (int j = 0; j < r; ++j) c.i(s0), c.i(s1);
+  for (int j = 0; j < p - r; ++j) c.i(s0), c.w(s0);
+  while (c.next_weight[static_cast<std::size_t>(s1)] < n) c.w(s1);
+  while (c.next_weight[static_cast<std::size_t>(s0)] < n) c.w(s0);
+  return c.program;
+}
+
+// ScheduleDualPipeV's order for device r of p, with n >= 2p micro-batches; an overlapped F+B
+// pair is the F then the B.
+Program dualpipe_v_program(int p, int n, int r) {
+  const int s0 = r, s1 = 2 * p - 1 - r;
+  VCounters c(2 * p);
+  for (int j = 0; j < 2 * (p - r - 1); ++j) c.f(s0);
+  for (int j = 0; j < r + 1; ++j) c.f(s0), c.f(s1);
+  for (int j = 0; j < p - r - 1; ++j) c.i(s1), c.owed_w(), c.f(s1);
+  for (int j = 0; j < n - 2 * p + r + 1; ++j) {
+    c.f(s0), c.b(s1);
+    c.f(s1), c.b(s0);
+  }
+  for (int j = 0; j < p - r - 1; ++j) c.b(s1), c.f(s1), c.b(s0);
+  bool split = false;
+  const auto backward = [&](int stage) { split ? c.i(stage) : c.b(stage); };
+  for (int j = 0; j < r + 1; ++j) {
+    if (j == (r + 1) / 2 && r % 2 == 1) split = true;
+    backward(s1);
+    if (j == (r + 1) / 2 && r % 2 == 0) split = true;
+    backward(s0);
+  }
+  for (int j = 0; j < p - r - 1; ++j) c.owed_w(), backward(s0);
+  while (!c.owed_weights.empty()) c.owed_w();
+  return c.program;
+}
+
+}  // namespace
+
+std::vector<int> v_placement(int num_stages) {
+  std::vector<int> placement(static_cast<std::size_t>(std::max(num_stages, 0)));
+  for (int s = 0; s < num_stages; ++s) placement[static_cast<std::size_t>(s)] = std::min(s, num_stages - 1 - s);
+  return placement;
+}
+
+Result<Schedule> zb_h1(const ScheduleShape& shape) {
+  auto placement = resolve_placement(shape);
+  if (!placement) return placement.error();
+  std::vector<Program> orders;
+  for (int s = 0; s < shape.num_stages; ++s) {
+    orders.push_back(zb_h1_stage_order(shape.num_stages, shape.num_microbatches, s));
+  }
+  return merge_stage_orders(shape.num_stages, shape.num_microbatches, *placement, orders);
+}
+
+Result<Schedule> zb_h2(const ScheduleShape& shape) {
+  auto placement = resolve_placement(shape);
+  if (!placement) return placement.error();
+  auto orders = zb_h2_stage_orders(shape.num_stages, shape.num_microbatches);
+  if (!orders) return orders.error();
+  return merge_stage_orders(shape.num_stages, shape.num_microbatches, *placement, *orders);
+}
+
+Result<Schedule> zb_v(const ScheduleShape& shape) {
+  auto p = v_devices(shape, "zb-v");
+  if (!p) return p.error();
+  const int n = std::max(shape.num_microbatches, 2 * *p - 1);
+  std::vector<Program> programs;
+  for (int r = 0; r < *p; ++r) programs.push_back(zb_v_program(*p, n, r));
+  return v_schedule(shape, std::move(programs));
+}
+
+Result<Schedule> dualpipe_v(const ScheduleShape& shape) {
+  auto p = v_devices(shape, "dualpipe-v");
+  if (!p) return p.error();
+  const int n = std::max(shape.num_microbatches, 2 * *p);
+  std::vector<Program> programs;
+  for (int r = 0; r < *p; ++r) programs.push_back(dualpipe_v_program(*p, n, r));
+  return v_schedule(shape, std::move(programs));
+}
+
+}  // namespace pipeworks::sched

@@ -1,0 +1,70 @@
+// Zero-bubble schedules (Qi et al. 2024, "Zero Bubble Pipeline Parallelism"): the backward of a
+// micro-batch splits into I (input gradient, on the critical path: the previous stage waits for
+// it) and W (weight gradient, needed only by the optimizer), and the W's fill the bubble.
+//
+// ZB-H1, K = 3, M = 4 (unit time): 1F1B's warm-up (K-1-s forwards on stage s), then F, I pairs;
+// stage s holds back its W's by s pairs and runs them where 1F1B would idle. Every stage holds
+// at most K micro-batches (F run, W not yet), 1F1B's peak on stage 0. With F, I and W costs the
+// makespan is M(F+I+W) + (K-1)(F+I-W): 1F1B's bubble (K-1)(F+I+W) less 2W per hop (the
+// zero-bubble paper's (p-1)(F+B-2W) with B the whole backward).
+//
+//   t:   0  1  2  3  4  5  6  7  8  9 10 11 12 13
+//   d0: F0 F1 F2  .  . I0 W0 F3 I1 W1 I2 W2 I3 W3
+//   d1:  . F0 F1  . I0 F2 I1 W0 F3 I2 W1 I3 W2 W3
+//   d2:  .  . F0 I0 F1 I1 F2 I2 W0 F3 I3 W1 W2 W3
+//
+// In unit time (F = I = W = 1) that is 3M + K - 1 steps (M >= K) against 1F1B's 3(M + K - 1).
+//
+// ZB-H2: more warm-up forwards and W's moved to the tail, up to 2K-1 micro-batches in flight on
+// every stage. Written down as the unit-time list schedule that, at each step, runs on each stage
+// its next I if ready, else its next F if ready and fewer than 2K-1 micro-batches are in flight,
+// else its oldest pending W. With F = I = W and M >= 2K-1 every device is busy without a gap from
+// its first action to its last (a parallelogram): the makespan M(F+I+W) + (K-1)F is the least
+// any schedule can have, and the only idle time is the forward ramp of the first micro-batch.
+//
+//   t:   0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15 16 17 18 19
+//   d0: F0 F1 F2 F3 F4 I0 W0 I1 F5 I2 W1 I3 W2 I4 W3 W4 I5 W5  .  .
+//   d1:  . F0 F1 F2 I0 F3 I1 F4 I2 W0 I3 F5 I4 W1 W2 I5 W3 W4 W5  .
+//   d2:  .  . F0 I0 F1 I1 F2 I2 F3 I3 F4 I4 W0 F5 I5 W1 W2 W3 W4 W5
+//
+// ZB-V and DualPipeV: K = 2p stages on p devices in V placement (device r holds stages r and
+// 2p-1-r, so the first and the last stage share device 0 and the middle hand-off stays on
+// device p-1), ordered as torch.distributed.pipelining's ScheduleZBVZeroBubble and
+// ScheduleDualPipeV order them. DualPipeV's overlapped forward+backward pair (one stage's F and
+// the other stage's B, meant to share a device's compute and communication) is written as the two
+// actions back to back: neither this IR nor a CPU overlaps them, so the prediction is for the
+// pair run one after the other. Both generate as if M were at least 2p-1 (DualPipeV: 2p) and
+// then drop the actions of micro-batches that do not exist, as torch.distributed.pipelining does.
+// Stage s holds at most min(M, 2p - s) micro-batches: 1F1B's counts over 2p half-size stages.
+//
+// ZB-V, p = 2, M = 4 (stages 0, 3 on d0; 1, 2 on d1): 6M + p - 1 steps, no device idle inside.
+//
+//   t:    0   1   2   3   4   5   6   7   8   9  10  11  12  13  14  15  16  17  18  19  20  21  22  23  24
+//   d0: 0F0 0F1 0F2 3F0 3I0 3W0 3F1 3I1 3W1 0F3 0I0 0W0 3F2 3I2 3W2 0I1 0W1 3F3 3I3 3W3 0I2 0W2 0I3 0W3   .
+//   d1:   . 1F0 2F0 1F1 2F1 2I0 2W0 1F2 1I0 1W0 2F2 2I1 2W1 1F3 1I1 1W1 2F3 2I2 2W2 1I2 2I3 1I3 1W2 2W3 1W3
+//
+// DualPipeV, p = 2, M = 4 (its pairs: 0F3 3B1, 3F2 0B0, ...):
+//
+//   t:    0   1   2   3   4   5   6   7   8   9  10  11  12  13  14  15  16  17  18
+//   d0: 0F0 0F1 0F2 3F0 3I0 3W0 3F1 0F3 3B1 3F2 0B0 3B2 3F3 0B1 3B3 0I2 0W2 0I3 0W3
+//   d1:   . 1F0 2F0 1F1 2F1 1F2 2B0 2F2 1B0 1F3 2B1 2F3 1B1 2B2 1B2 2I3 1I3 2W3 1W3
+//
+// All four pictures are asserted in tests/sched/zero_bubble_test.cc.
+#pragma once
+
+#include "sched/schedule.h"
+
+namespace pipeworks::sched {
+
+// One stage per device unless shape.placement shares them (then merged by merge_stage_orders).
+Result<Schedule> zb_h1(const ScheduleShape& shape);
+Result<Schedule> zb_h2(const ScheduleShape& shape);
+
+// shape.num_stages = 2p; shape.placement empty or the V placement.
+Result<Schedule> zb_v(const ScheduleShape& shape);
+Result<Schedule> dualpipe_v(const ScheduleShape& shape);
+
+// The V placement of 2p stages: stage s on device s for s < p, on device 2p-1-s after.
+std::vector<int> v_placement(int num_stages);
+
+}  // namespace pipeworks::sched
