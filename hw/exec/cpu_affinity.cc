@@ -65,7 +65,9 @@ sched::Result<std::vector<std::vector<int>>> plan_worker_cpus(WorkerPinning pinn
   return plan;
 }
 
-sched::Status pin_thread(std::thread& thread, const std::vector<int>& cpus) {
+namespace {
+
+sched::Status pin_native(pthread_t thread, const std::vector<int>& cpus) {
   if (cpus.empty()) return sched::Error{"pin_thread: no cores given"};
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -73,11 +75,19 @@ sched::Status pin_thread(std::thread& thread, const std::vector<int>& cpus) {
     if (c < 0 || c >= CPU_SETSIZE) return sched::Error{fmt::format("pin_thread: core {} is out of range", c)};
     CPU_SET(c, &set);
   }
-  if (const int rc = pthread_setaffinity_np(thread.native_handle(), sizeof(set), &set); rc != 0) {
+  if (const int rc = pthread_setaffinity_np(thread, sizeof(set), &set); rc != 0) {
     return sched::Error{fmt::format("cannot pin a worker to cores {}: {}", format_cpu_list(cpus), std::strerror(rc))};
   }
   return sched::Ok{};
 }
+
+}  // namespace
+
+sched::Status pin_thread(std::thread& thread, const std::vector<int>& cpus) {
+  return pin_native(thread.native_handle(), cpus);
+}
+
+sched::Status pin_current_thread(const std::vector<int>& cpus) { return pin_native(pthread_self(), cpus); }
 
 std::string format_cpu_list(const std::vector<int>& cpus) {
   std::string out;

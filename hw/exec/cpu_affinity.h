@@ -43,6 +43,8 @@ sched::Result<std::vector<std::vector<int>>> plan_worker_cpus(WorkerPinning pinn
 
 // Restricts `thread` to `cpus` (pthread_setaffinity_np); threads it starts later inherit them.
 sched::Status pin_thread(std::thread& thread, const std::vector<int>& cpus);
+// The same for the calling thread.
+sched::Status pin_current_thread(const std::vector<int>& cpus);
 
 // "0-1", "2,5,7": a core list as taskset and /proc print it.
 std::string format_cpu_list(const std::vector<int>& cpus);

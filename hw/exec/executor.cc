@@ -14,6 +14,7 @@
 #include "hw/exec/inprocess_transport.h"
 #include "hw/exec/recorder.h"
 #include "hw/exec/schedule_checks.h"
+#include "hw/exec/stage_compute.h"
 #include "hw/exec/threads.h"
 #include "hw/exec/worker_pool.h"
 #include "hw/model/action_context.h"
@@ -29,13 +30,6 @@ namespace {
 
 // What one (stage, micro-batch) holds between its actions. Only the worker of the stage's
 // device touches it (a stage on the same device reads its neighbour's slot on that thread).
-struct Slot {
-  torch::Tensor input;        // stage input (a leaf that requires grad, except stage 0's data)
-  torch::Tensor output;       // stage output with its graph (last stage: the loss)
-  torch::Tensor grad_output;  // received gradient of the output (RECV_B)
-  torch::Tensor input_grad;   // input.grad() after B, for stage s-1
-};
-
 // A failure inside an action: the message gets the action's context added by the worker.
 struct ActionError {
   std::string message;
@@ -107,8 +101,8 @@ struct Executor::State {
   int threads = 1;
   std::vector<std::vector<int>> worker_cpus;  // per device; empty: not pinned
   Recorder recorder{0};
-  // Per (stage, micro-batch): does the schedule hold R / RECV_F / RECV_B for it.
-  std::vector<std::vector<char>> recompute, recv_f, recv_b;
+  // Per (stage, micro-batch): does the schedule hold R / RECV_F / RECV_B / W (a split backward) for it.
+  std::vector<std::vector<char>> recompute, recv_f, recv_b, split;
   std::vector<int> local_devices;              // the devices this process runs, one worker each
   std::vector<std::vector<StageCell*>> own;    // per device, the cells its worker runs
   std::vector<WorkerPool::Job> step_phases;    // the pool's round for one step
@@ -145,7 +139,9 @@ struct Executor::State {
 
   void forward(const Action& a, int device);
   void recompute_forward(const Action& a);
+  torch::Tensor incoming_grad(const Action& a);
   void backward(const Action& a);
+  void backward_input_action(const Action& a);
   void run(const Action& a, int device);
   std::optional<std::string> run_timed(const Action& a, int device, sched::Bytes baseline);
   void run_program(int device);
@@ -181,7 +177,7 @@ void Executor::State::forward(const Action& a, int device) {
   {
     std::optional<torch::NoGradGuard> no_grad;
     if (has(recompute, s, m)) no_grad.emplace();
-    output = c.forward(input);
+    output = forward_layers(c, input, has(split, s, m) && !no_grad ? &here.layer_outputs : nullptr);
     check_finite(output, "stage output");
     if (c.is_last) {
       output = compute_loss(c.loss, output, batch->targets[static_cast<std::size_t>(m)]);
@@ -196,12 +192,14 @@ void Executor::State::recompute_forward(const Action& a) {
   Slot& here = slot(a.stage, a.microbatch);
   if (!here.input.defined()) throw ActionError{"no stage input kept for re-materialization (F did not run)"};
   StageCell& c = cell(a.stage);
-  torch::Tensor output = c.forward(here.input);
+  torch::Tensor output = forward_layers(c, here.input, has(split, a.stage, a.microbatch) ? &here.layer_outputs : nullptr);
   if (c.is_last) output = compute_loss(c.loss, output, batch->targets[static_cast<std::size_t>(a.microbatch)]);
   here.output = output;
 }
 
-void Executor::State::backward(const Action& a) {
+// The gradient of (s, m)'s output: 1/M of the loss on the last stage, else the one received or
+// left by stage s+1 on this device.
+torch::Tensor Executor::State::incoming_grad(const Action& a) {
   const int s = a.stage;
   const int m = a.microbatch;
   Slot& here = slot(s, m);
@@ -219,14 +217,27 @@ void Executor::State::backward(const Action& a) {
     next.input_grad = torch::Tensor();
   }
   if (!grad.defined()) throw ActionError{"the gradient of the stage output has not arrived"};
-  torch::autograd::backward({here.output}, {grad});
-  if (s > 0) {
+  here.grad_output = torch::Tensor();
+  return grad;
+}
+
+void Executor::State::backward(const Action& a) {
+  Slot& here = slot(a.stage, a.microbatch);
+  torch::autograd::backward({here.output}, {incoming_grad(a)});
+  if (a.stage > 0) {
     here.input_grad = here.input.grad();
     check_finite(here.input_grad, "input gradient");
   }
   here.output = torch::Tensor();
   here.input = torch::Tensor();
-  here.grad_output = torch::Tensor();
+}
+
+// I: the input gradient now (for stage s-1), the graph and the layer gradients kept for W.
+void Executor::State::backward_input_action(const Action& a) {
+  Slot& here = slot(a.stage, a.microbatch);
+  backward_input(here, incoming_grad(a));
+  if (a.stage > 0) check_finite(here.input_grad, "input gradient");
+  here.input = torch::Tensor();
 }
 
 void Executor::State::run(const Action& a, int device) {
@@ -252,7 +263,7 @@ void Executor::State::run(const Action& a, int device) {
       if (has(recompute, a.stage, a.microbatch)) here.output = torch::Tensor();
       break;
     case ActionKind::kSendB:
-      if (!here.input_grad.defined()) throw ActionError{"nothing to send: B did not run"};
+      if (!here.input_grad.defined()) throw ActionError{"nothing to send: B or I did not run"};
       unwrap(transport->send(a, here.input_grad));
       here.input_grad = torch::Tensor();
       break;
@@ -269,8 +280,12 @@ void Executor::State::run(const Action& a, int device) {
       break;
     }
     case ActionKind::kBackwardInput:
+      backward_input_action(a);
+      break;
     case ActionKind::kBackwardWeight:
-      throw ActionError{"split backward (I/W) is not supported"};
+      if (!here.output_grad.defined()) throw ActionError{"no input-gradient pass (I) to take the weight gradients from"};
+      backward_weight(here, cell(a.stage));
+      break;
   }
 }
 
@@ -332,8 +347,14 @@ sched::Status Executor::State::start_workers() {
   for (StageCell& c : cells) own[static_cast<std::size_t>(c.device)].push_back(&c);
   step_phases = {[this](int worker) { on_worker(worker, &State::run_program); },
                  [this](int worker) { on_worker(worker, &State::step_optimizers); }};
-  auto started = WorkerPool::create(static_cast<int>(local_devices.size()),
-                                    [n = threads](int) { set_worker_threads(n); });
+  // Each worker pins itself before LibTorch starts helper threads of its own (at::set_num_threads
+  // starts a pthreadpool), so that those inherit its cores; pin() below reports any failure.
+  auto started = WorkerPool::create(static_cast<int>(local_devices.size()), [this](int worker) {
+    if (!worker_cpus.empty()) {
+      (void)pin_current_thread(worker_cpus[static_cast<std::size_t>(local_devices[static_cast<std::size_t>(worker)])]);
+    }
+    set_worker_threads(threads);
+  });
   if (!started) return sched::Error{"executor: " + started.error().message};
   pool = std::move(started).value();
   if (worker_cpus.empty()) return sched::Ok{};
@@ -391,6 +412,7 @@ sched::Result<std::unique_ptr<Executor>> Executor::create(sched::Schedule schedu
   state->recompute = action_table(*index, k, schedule.num_microbatches, ActionKind::kRecompute);
   state->recv_f = action_table(*index, k, schedule.num_microbatches, ActionKind::kRecvF);
   state->recv_b = action_table(*index, k, schedule.num_microbatches, ActionKind::kRecvB);
+  state->split = action_table(*index, k, schedule.num_microbatches, ActionKind::kBackwardWeight);
   state->threads = resolve_threads_per_worker(options.threads_per_worker, schedule.num_devices());
   auto cpus = plan_worker_cpus(options.pin_workers, schedule.num_devices(), state->threads, usable_cpus());
   if (!cpus) return sched::Error{"executor: " + cpus.error().message};

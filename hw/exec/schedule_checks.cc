@@ -24,6 +24,24 @@ sched::Status need_comm(const sched::ActionIndex& index, const Action& consumer,
   return sched::Ok{};
 }
 
+// F exactly once, and the backward either as one B or split into one I and one W.
+sched::Status check_backward_counts(const sched::ActionIndex& index, int s, int mb) {
+  const auto count = [&](ActionKind kind) { return index.count({s, kind, mb}); };
+  if (count(ActionKind::kForward) != 1) {
+    return sched::Error{fmt::format("{}F{} occurs {} times; the executor needs it exactly once", s, mb,
+                                    count(ActionKind::kForward))};
+  }
+  const bool whole = count(ActionKind::kBackward) == 1 && count(ActionKind::kBackwardInput) == 0 &&
+                     count(ActionKind::kBackwardWeight) == 0;
+  const bool split = count(ActionKind::kBackward) == 0 && count(ActionKind::kBackwardInput) == 1 &&
+                     count(ActionKind::kBackwardWeight) == 1;
+  if (whole || split) return sched::Ok{};
+  return sched::Error{fmt::format("stage {}, micro-batch {}: {} B, {} I and {} W; the executor needs one B, or one I "
+                                  "and one W",
+                                  s, mb, count(ActionKind::kBackward), count(ActionKind::kBackwardInput),
+                                  count(ActionKind::kBackwardWeight))};
+}
+
 }  // namespace
 
 sched::Status check_executable(const sched::Schedule& schedule) {
@@ -45,11 +63,6 @@ sched::Status check_executable(const sched::Schedule& schedule) {
   for (std::size_t d = 0; d < schedule.programs.size(); ++d) {
     for (const Action& a : schedule.programs[d]) {
       if (!index->in_range(a)) return sched::Error{fmt::format("{} is out of range", to_string(a))};
-      if (a.kind == ActionKind::kBackwardInput || a.kind == ActionKind::kBackwardWeight) {
-        return sched::Error{fmt::format("{}: the hw executor runs full backwards (B) only; split I/W schedules "
-                                        "are not supported",
-                                        to_string(a))};
-      }
       if (schedule.device_of(a.stage) != static_cast<int>(d)) {
         return sched::Error{fmt::format("{} is in device {}'s program but stage {} is placed on device {}",
                                         to_string(a), d, a.stage, schedule.device_of(a.stage))};
@@ -58,13 +71,7 @@ sched::Status check_executable(const sched::Schedule& schedule) {
   }
   for (int s = 0; s < k; ++s) {
     for (int mb = 0; mb < m; ++mb) {
-      for (ActionKind kind : {ActionKind::kForward, ActionKind::kBackward}) {
-        const Action a{s, kind, mb};
-        if (index->count(a) != 1) {
-          return sched::Error{fmt::format("{} occurs {} times; the executor needs it exactly once", to_string(a),
-                                          index->count(a))};
-        }
-      }
+      if (auto once = check_backward_counts(*index, s, mb); !once) return once;
       if (index->count({s, ActionKind::kRecompute, mb}) > 1) {
         return sched::Error{fmt::format("{}R{} occurs more than once", s, mb)};
       }
@@ -75,8 +82,9 @@ sched::Status check_executable(const sched::Schedule& schedule) {
         }
       }
       if (s + 1 < k && schedule.device_of(s + 1) != schedule.device_of(s)) {
-        if (auto st =
-                need_comm(*index, {s, ActionKind::kBackward, mb}, ActionKind::kSendB, s + 1, ActionKind::kRecvB);
+        const ActionKind backward =
+            index->count({s, ActionKind::kBackward, mb}) == 1 ? ActionKind::kBackward : ActionKind::kBackwardInput;
+        if (auto st = need_comm(*index, {s, backward, mb}, ActionKind::kSendB, s + 1, ActionKind::kRecvB);
             !st) {
           return st;
         }

@@ -113,9 +113,10 @@ TEST_CASE("the executor rejects schedules it cannot run") {
       if (a.kind == ActionKind::kBackward) a.kind = ActionKind::kBackwardInput;
     }
   }
-  auto r2 = Executor::create(split, cells_for(split), one_thread());
+  auto r2 = Executor::create(split, cells_for(split), one_thread());  // I without its W
   REQUIRE_FALSE(r2.ok());
-  CHECK(contains(r2.error().message, "I/W"));
+  CHECK(contains(r2.error().message, "stage 0, micro-batch 0: 0 B, 1 I and 0 W; the executor needs one B, or one I and "
+                                     "one W"));
 
   sched::Schedule missing = lowered(ScheduleKind::kGPipe, 2, 2, false);
   std::erase(missing.programs[0], sched::Action{0, ActionKind::kBackward, 1});
