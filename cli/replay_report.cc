@@ -16,10 +16,15 @@ std::string timing_text(const hw::Timing& t) {
                      sim::format_duration(t.max_ns));
 }
 
-// "F ...  R ...  B ..." under one condition.
+// "F ...  R ...  B ..." under one condition, and "  I ...  W ..." where the stage splits its
+// backwards.
 std::string kinds_text(const hw::StageTimes& t, hw::ReplayCondition c) {
-  return fmt::format("F {}  R {}  B {}", timing_text(t.forward[c]), timing_text(t.recompute[c]),
-                     timing_text(t.backward[c]));
+  std::string out = fmt::format("F {}  R {}  B {}", timing_text(t.forward[c]), timing_text(t.recompute[c]),
+                                timing_text(t.backward[c]));
+  if (t.backward_input.alone.median_ns > 0) {
+    out += fmt::format("  I {}  W {}", timing_text(t.backward_input[c]), timing_text(t.backward_weight[c]));
+  }
+  return out;
 }
 
 }  // namespace

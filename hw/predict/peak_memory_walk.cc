@@ -38,20 +38,25 @@ Events level_events(const sched::Timeline& timeline, std::size_t devices) {
 
 // What the walk needs to know of the schedule's compute spans beside their own bytes.
 struct StageFacts {
-  std::vector<const sched::Span*> first_backward;  // per stage, by start time
+  std::vector<const sched::Span*> first_backward;  // per stage, by start time: its first B or I
+  std::vector<const sched::Span*> first_grads;     // per stage, by start time: its first B or W
   // Stages that re-materialize: their F output (kept as input_bytes by the simulator until their
   // B) is the next stage's input, freed when B(s+1,m) drops it (R makes a new one).
   std::vector<bool> rematerializes;
 };
 
 StageFacts stage_facts(const sched::Timeline& timeline, std::size_t k) {
-  StageFacts facts{std::vector<const sched::Span*>(k, nullptr), std::vector<bool>(k, false)};
+  StageFacts facts{std::vector<const sched::Span*>(k, nullptr), std::vector<const sched::Span*>(k, nullptr),
+                   std::vector<bool>(k, false)};
+  const auto keep_first = [](const sched::Span*& first, const sched::Span& span) {
+    if (first == nullptr || span.start_ns < first->start_ns) first = &span;
+  };
   for (const sched::Span& span : timeline.spans) {
     const auto s = static_cast<std::size_t>(span.action.stage);
     if (span.lane != sched::Lane::kCompute || span.action.stage < 0 || s >= k) continue;
-    const sched::Span*& first = facts.first_backward[s];
-    if (span.action.kind == sched::ActionKind::kBackward && (first == nullptr || span.start_ns < first->start_ns)) {
-      first = &span;
+    if (sched::is_input_backward(span.action.kind)) keep_first(facts.first_backward[s], span);
+    if (span.action.kind == sched::ActionKind::kBackward || span.action.kind == sched::ActionKind::kBackwardWeight) {
+      keep_first(facts.first_grads[s], span);  // the action that allocates the parameter gradients
     }
     if (span.action.kind == sched::ActionKind::kRecompute) facts.rematerializes[s] = true;
   }
@@ -64,6 +69,13 @@ class Walk {
        StageFacts facts, Events& events)
       : schedule_(schedule), costs_(costs), extra_(extra), facts_(std::move(facts)), events_(events) {}
 
+  // The parameter gradients appear at the end of the stage's first B or W, whichever comes first;
+  // W drops what I kept for it (the gradients of the stage's layer outputs).
+  void weight(const sched::Span& span, std::size_t s) {
+    if (facts_.first_grads[s] == &span) add(s, Event{span.end_ns, false, 0, bytes(s, &sim::StageCost::grad_bytes), 0, 0});
+    add(s, Event{span.end_ns, false, -extra_bytes(s).split_held, 0, 0, 0});
+  }
+
   // A forward's peak sits above the level its end leaves (its stash, or its output alone).
   void forward(const sched::Span& span, std::size_t s) {
     const bool no_graph = span.action.kind == sched::ActionKind::kForward && facts_.rematerializes[s];
@@ -75,7 +87,8 @@ class Walk {
     const std::size_t k = facts_.rematerializes.size();
     const bool is_first = facts_.first_backward[s] == &span;
     add(s, Event{span.start_ns, true, 0, 0, 0, is_first ? extra_bytes(s).first : extra_bytes(s).later});
-    if (is_first) add(s, Event{span.end_ns, false, 0, bytes(s, &sim::StageCost::grad_bytes), 0, 0});
+    if (facts_.first_grads[s] == &span) add(s, Event{span.end_ns, false, 0, bytes(s, &sim::StageCost::grad_bytes), 0, 0});
+    if (span.action.kind == sched::ActionKind::kBackwardInput) add(s, Event{span.end_ns, false, extra_bytes(s).split_held, 0, 0, 0});
     // B(s,m) makes the gradient of s's input (held on s's device); it consumes the one of s+1.
     if (s > 0) add(s, Event{span.end_ns, false, 0, 0, bytes(s - 1, &sim::StageCost::output_bytes), 0});
     if (s + 1 < k) add(s + 1, Event{span.end_ns, false, 0, 0, -bytes(s, &sim::StageCost::output_bytes), 0});
@@ -139,7 +152,8 @@ std::vector<sched::Bytes> walk_peak_memory(const sched::Timeline& timeline, cons
     if (span.lane != sched::Lane::kCompute || span.action.stage < 0 || s >= k) continue;
     const sched::ActionKind kind = span.action.kind;
     if (kind == sched::ActionKind::kForward || kind == sched::ActionKind::kRecompute) walk.forward(span, s);
-    if (kind == sched::ActionKind::kBackward) walk.backward(span, s);
+    if (sched::is_input_backward(kind)) walk.backward(span, s);
+    if (kind == sched::ActionKind::kBackwardWeight) walk.weight(span, s);
   }
   std::vector<sched::Bytes> peaks(devices, 0);
   for (std::size_t d = 0; d < devices; ++d) peaks[d] = peak_of(events[d]);

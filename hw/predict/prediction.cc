@@ -86,10 +86,36 @@ sched::Status check_inputs(const sched::Schedule& schedule, const sim::Partition
   return sched::Ok{};
 }
 
+// What a stage holds from I to W: the gradient of every layer output but the last, and of the
+// stage output (the last stage's is its loss's, a scalar, counted as nothing).
+sched::Result<sched::Bytes> split_held_bytes(const sim::ModelSpec& spec, int begin, int end, bool last, int size) {
+  sched::Bytes held = 0;
+  for (int l = begin; l < end - (last ? 1 : 0); ++l) {
+    auto output = spec.layers[static_cast<std::size_t>(l)].output_bytes.at(size);
+    if (!output || __builtin_add_overflow(held, *output, &held)) return sched::Error{"predict: byte counts overflow"};
+  }
+  return held;
+}
+
 // Each stage's temporaries: measured on the stage as a whole when the profile has them for this
 // partition, else from the spec's measured temporaries of the stage's layer range, else composed
-// from its layers.
+// from its layers; what a split backward holds from I to W from the spec.
+sched::Result<std::vector<StageExtraBytes>> stage_temporaries(const Profile* profile, const sim::ModelSpec& spec,
+                                                              const sim::Partition& partition, int size);
+
 sched::Result<std::vector<StageExtraBytes>> stage_extra_bytes(const Profile* profile, const sim::ModelSpec& spec,
+                                                              const sim::Partition& partition, int size) {
+  auto extra = stage_temporaries(profile, spec, partition, size);
+  if (!extra) return extra.error();
+  for (int s = 0; s < partition.num_stages(); ++s) {
+    auto held = split_held_bytes(spec, partition.begin(s), partition.end(s), s + 1 == partition.num_stages(), size);
+    if (!held) return held.error();
+    (*extra)[static_cast<std::size_t>(s)].split_held = *held;
+  }
+  return extra;
+}
+
+sched::Result<std::vector<StageExtraBytes>> stage_temporaries(const Profile* profile, const sim::ModelSpec& spec,
                                                               const sim::Partition& partition, int size) {
   const auto k = static_cast<std::size_t>(partition.num_stages());
   if (profile != nullptr && profile->stage_boundaries == partition.boundaries &&
@@ -116,7 +142,11 @@ void apply_replay_times(const StageTimes& t, double speed, bool recompute, sim::
   };
   stage.forward_ns = at_speed(t.forward.alone);
   stage.forward_no_grad_ns = 0;  // F as measured, without the graph where the stage re-materializes
-  stage.backward_ns = at_speed(t.backward.alone);
+  stage.backward_input_ns = at_speed(t.backward_input.alone);
+  stage.backward_weight_ns = at_speed(t.backward_weight.alone);
+  // A stage whose every backward is split has no B measured: its whole backward is I + W.
+  const bool whole = t.backward.alone.median_ns > 0;
+  stage.backward_ns = whole ? at_speed(t.backward.alone) : stage.backward_input_ns + stage.backward_weight_ns;
   stage.recompute_ns = recompute ? at_speed(t.recompute.alone) : 0;
   // What resuming after a wait adds (measured where the replay had something to wait for).
   const auto resume = [&](const Timing& resumed, const Timing& alone) -> sched::Nanoseconds {
@@ -124,14 +154,15 @@ void apply_replay_times(const StageTimes& t, double speed, bool recompute, sim::
     return std::max<sched::Nanoseconds>(0, at_speed(resumed) - at_speed(alone));
   };
   stage.resume_forward_ns = resume(t.forward.resumed, t.forward.alone);
-  stage.resume_backward_ns = resume(t.backward.resumed, t.backward.alone);
+  stage.resume_backward_ns = whole ? resume(t.backward.resumed, t.backward.alone)
+                                   : resume(t.backward_input.resumed, t.backward_input.alone);
   stage.resume_recompute_ns = recompute ? resume(t.recompute.resumed, t.recompute.alone) : 0;
   // The first of each kind in a step, as measured (0 where not measured: as the others).
   const auto first = [&](const Timing& timing) -> sched::Nanoseconds {
     return timing.median_ns > 0 ? at_speed(timing) : 0;
   };
   stage.first_forward_ns = first(t.forward.first);
-  stage.first_backward_ns = first(t.backward.first);
+  stage.first_backward_ns = first(t.backward.first);  // no first-of-step cost for I and W (sim::StageCost)
   stage.first_recompute_ns = recompute ? first(t.recompute.first) : 0;
 }
 

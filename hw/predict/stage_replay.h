@@ -75,15 +75,19 @@ struct ByCondition {
 
 // The kinds the replay times.
 inline constexpr sched::ActionKind kReplayedKinds[] = {sched::ActionKind::kForward, sched::ActionKind::kRecompute,
-                                                       sched::ActionKind::kBackward};
+                                                       sched::ActionKind::kBackward, sched::ActionKind::kBackwardInput,
+                                                       sched::ActionKind::kBackwardWeight};
 
 // One stage's figures per replayed kind: F (without the graph when the schedule re-materializes
-// the stage), R (zeros when the schedule has none for the stage) and B.
+// the stage), R (zeros when the schedule has none for the stage), B, and I and W (zeros unless the
+// schedule splits the stage's backwards).
 template <class T>
 struct ByKind {
   T forward{};
   T recompute{};
   T backward{};
+  T backward_input{};
+  T backward_weight{};
 
   // Null for a kind the replay does not time.
   T* of(sched::ActionKind kind) { return pick(*this, kind); }
@@ -97,6 +101,8 @@ struct ByKind {
       case sched::ActionKind::kForward: return &self.forward;
       case sched::ActionKind::kRecompute: return &self.recompute;
       case sched::ActionKind::kBackward: return &self.backward;
+      case sched::ActionKind::kBackwardInput: return &self.backward_input;
+      case sched::ActionKind::kBackwardWeight: return &self.backward_weight;
       default: return Pointer{nullptr};
     }
   }

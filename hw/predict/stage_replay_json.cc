@@ -8,10 +8,16 @@ namespace {
 
 nlohmann::json timing_json(const Timing& t) { return {{"median", t.median_ns}, {"min", t.min_ns}, {"max", t.max_ns}}; }
 
-// "forward", "recompute", "backward": a replayed kind's part of a key.
+// "forward", "recompute", "backward", "backward_input", "backward_weight": a replayed kind's part
+// of a key.
 std::string kind_key(sched::ActionKind kind) {
-  if (kind == sched::ActionKind::kForward) return "forward";
-  return kind == sched::ActionKind::kRecompute ? "recompute" : "backward";
+  switch (kind) {
+    case sched::ActionKind::kForward: return "forward";
+    case sched::ActionKind::kRecompute: return "recompute";
+    case sched::ActionKind::kBackwardInput: return "backward_input";
+    case sched::ActionKind::kBackwardWeight: return "backward_weight";
+    default: return "backward";
+  }
 }
 
 // "", "first_", "resumed_": the condition's prefix of a key.
