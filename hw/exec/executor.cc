@@ -28,8 +28,6 @@ using sched::ActionKind;
 
 namespace {
 
-// What one (stage, micro-batch) holds between its actions. Only the worker of the stage's
-// device touches it (a stage on the same device reads its neighbour's slot on that thread).
 // A failure inside an action: the message gets the action's context added by the worker.
 struct ActionError {
   std::string message;

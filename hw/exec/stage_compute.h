@@ -19,7 +19,8 @@
 
 namespace pipeworks::hw {
 
-// What one (stage, micro-batch) holds on its device between its actions.
+// What one (stage, micro-batch) holds on its device between its actions. Only the worker of the
+// stage's device touches it (a stage on the same device reads its neighbour's slot on that thread).
 struct Slot {
   torch::Tensor input;        // stage input (a leaf that requires grad, except stage 0's data)
   torch::Tensor output;       // stage output with its graph (last stage: the loss)
