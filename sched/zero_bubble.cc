@@ -99,7 +99,7 @@ Result<int> v_devices(const ScheduleShape& shape, std::string_view kind) {
   return shape.num_stages / 2;
 }
 
-// A V schedule's device programs for at least `generated` micro-batches, with the actions of
+// A V schedule from device programs generated for at least M micro-batches, with the actions of
 // micro-batches M and later dropped.
 Schedule v_schedule(const ScheduleShape& shape, std::vector<Program> programs) {
   Schedule schedule;
