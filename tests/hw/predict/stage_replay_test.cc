@@ -200,15 +200,20 @@ TEST_CASE("stage replay JSON: every kind under every condition as {median, min, 
   t.forward.alone = {1, 2, 3};
   t.recompute.first = {4, 5, 6};
   t.backward.resumed = {7, 8, 9};
+  t.backward_input.alone = {10, 11, 12};
+  t.backward_weight.first = {13, 14, 15};
   replay.stages = {t};
   replay.device_contention = {1.5};
   const std::string zero = R"({"max":0,"median":0,"min":0})";
   CHECK(replay_json(replay).dump() ==
-        R"({"device_contention":[1.5],"rounds":1,"stages":[{"backward_ns":)" + zero + R"(,"first_backward_ns":)" + zero +
-            R"(,"first_forward_ns":)" + zero +
+        R"({"device_contention":[1.5],"rounds":1,"stages":[{"backward_input_ns":{"max":12,"median":10,"min":11},)"
+        R"("backward_ns":)" + zero + R"(,"backward_weight_ns":)" + zero + R"(,"first_backward_input_ns":)" + zero +
+            R"(,"first_backward_ns":)" + zero + R"(,"first_backward_weight_ns":{"max":15,"median":13,"min":14},)"
+            R"("first_forward_ns":)" + zero +
             R"(,"first_recompute_ns":{"max":6,"median":4,"min":5},"forward_ns":{"max":3,"median":1,"min":2},)"
-            R"("recompute_ns":)" + zero + R"(,"resumed_backward_ns":{"max":9,"median":7,"min":8},"resumed_forward_ns":)" +
-            zero + R"(,"resumed_recompute_ns":)" + zero + "}]}");
+            R"("recompute_ns":)" + zero + R"(,"resumed_backward_input_ns":)" + zero +
+            R"(,"resumed_backward_ns":{"max":9,"median":7,"min":8},"resumed_backward_weight_ns":)" + zero +
+            R"(,"resumed_forward_ns":)" + zero + R"(,"resumed_recompute_ns":)" + zero + "}]}");
   // ByKind / ByCondition name the same figures as of(kind)[condition].
   CHECK((*t.of(sched::ActionKind::kRecompute))[ReplayCondition::kFirst].median_ns == 4);
   CHECK(t.of(sched::ActionKind::kSendF) == nullptr);
