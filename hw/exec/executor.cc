@@ -11,9 +11,9 @@
 #include <torch/torch.h>
 
 #include "hw/exec/counting_allocator.h"
+#include "hw/exec/executor_inputs.h"
 #include "hw/exec/inprocess_transport.h"
 #include "hw/exec/recorder.h"
-#include "hw/exec/schedule_checks.h"
 #include "hw/exec/stage_compute.h"
 #include "hw/exec/threads.h"
 #include "hw/exec/worker_pool.h"
@@ -365,43 +365,13 @@ sched::Status Executor::State::start_workers() {
   return sched::Ok{};
 }
 
-namespace {
-
-// The executor's preconditions on its inputs (see create()).
-sched::Status check_inputs(const sched::Schedule& schedule, const std::vector<StageCell>& cells,
-                           const ExecutorOptions& options) {
-  if (auto status = check_executable(schedule); !status) return sched::Error{"executor: " + status.error().message};
-  const int k = schedule.num_stages;
-  if (static_cast<int>(cells.size()) != k) {
-    return sched::Error{fmt::format("executor: {} cells for {} stages", cells.size(), k)};
-  }
-  for (int s = 0; s < k; ++s) {
-    const StageCell& c = cells[static_cast<std::size_t>(s)];
-    if (c.stage != s || c.device != schedule.device_of(s) || c.is_last != (s + 1 == k)) {
-      return sched::Error{fmt::format("executor: cell {} is stage {} on device {}, the schedule has stage {} on "
-                                      "device {}",
-                                      s, c.stage, c.device, s, schedule.device_of(s))};
-    }
-  }
-  if (options.measure_memory && schedule.num_devices() > kMaxCountedDevices) {
-    return sched::Error{fmt::format("executor: memory is counted for at most {} devices", kMaxCountedDevices)};
-  }
-  if (options.only_device && (*options.only_device < 0 || *options.only_device >= schedule.num_devices())) {
-    return sched::Error{fmt::format("executor: only_device {} is not one of the {} devices", *options.only_device,
-                                    schedule.num_devices())};
-  }
-  return sched::Ok{};
-}
-
-}  // namespace
-
 Executor::Executor(std::unique_ptr<State> state) : state_(std::move(state)) {}
 Executor::~Executor() = default;
 
 sched::Result<std::unique_ptr<Executor>> Executor::create(sched::Schedule schedule, std::vector<StageCell> cells,
                                                           ExecutorOptions options,
                                                           std::unique_ptr<Transport> transport) {
-  if (auto status = check_inputs(schedule, cells, options); !status) return status.error();
+  if (auto status = check_executor_inputs(schedule, cells, options); !status) return status.error();
   const int k = schedule.num_stages;
   if (options.measure_memory) install_counting_allocator();
   auto state = std::make_unique<State>();
