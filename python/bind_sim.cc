@@ -1,6 +1,7 @@
 // Python bindings for the simulator: simulate(schedule, cost_model) -> SimResult (attributes,
 // to_dict(), the predicted Timeline), and the simulate command's JSON report and summary table.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,7 @@
 
 #include "python/bindings.h"
 #include "python/convert.h"
+#include "sim/closed_form_bubble.h"
 #include "sim/cluster_spec.h"
 #include "sim/sim_report.h"
 #include "sim/simulator.h"
@@ -138,6 +140,16 @@ void bind_sim(py::module_& m) {
         "the schedule and the cost model do not match or the schedule cannot progress.");
   m.def("gpipe_closed_form_bubble", &sim::gpipe_closed_form_bubble, py::arg("num_stages"), py::arg("num_microbatches"),
         "(K-1)/(M+K-1): GPipe's bubble with uniform stages and free communication.");
+  m.def("closed_form_bubble",
+        [](const std::string& schedule, int num_stages, int num_microbatches, int num_devices) -> std::optional<double> {
+          const auto form = sim::closed_form_bubble(schedule, num_stages, num_microbatches, num_devices);
+          if (!form) return std::nullopt;
+          return form->fraction();
+        },
+        py::arg("schedule"), py::arg("num_stages"), py::arg("num_microbatches"), py::arg("num_devices"),
+        "The bubble a schedule kind has in closed form with uniform stages, free communication and\n"
+        "F = I = W where the backward splits (what `simulate` prints beside its own); None where no\n"
+        "closed form is known (dualpipe-v; zb-h1 with M < K; zb-h2 with M < 2K; zb-v with M < 2D).");
   m.def("simulate_report_json",
         [](const SimResult& r, const std::string& model, const std::string& cluster, const std::string& schedule,
            int num_stages, int num_microbatches, int microbatch_size, bool recompute, bool comm_lowered) {

@@ -2,12 +2,12 @@
 #include "sim/sim_report.h"
 
 #include <algorithm>
-#include <numeric>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "sched/units_text.h"
+#include "sim/closed_form_bubble.h"
 #include "sim/cluster_spec.h"
 #include "sim/units.h"
 
@@ -61,31 +61,10 @@ std::vector<StageLayers> stage_layers(const Partition& partition, const ModelSpe
   return stages;
 }
 
-namespace {
-
-// "27.3% GPipe closed form (K-1)/(M+K-1) = 3/11"; with v = K/D stages on each of D devices the
-// fill-drain form (D-1)/(vM+D-1) that interleaving shrinks.
-std::string closed_form_text(int k, int m, int devices) {
-  const auto fraction = [](std::int64_t top, std::int64_t bottom) {
-    const std::int64_t g = std::max<std::int64_t>(std::gcd(top, bottom), 1);
-    return fmt::format("{}/{}", top / g, bottom / g);
-  };
-  if (devices <= 0 || devices == k || k % devices != 0) {
-    return fmt::format("{} GPipe closed form (K-1)/(M+K-1) = {}", percent(gpipe_closed_form_bubble(k, m)),
-                       fraction(k - 1, m + k - 1));
-  }
-  const std::int64_t v = k / devices;
-  const std::int64_t top = devices - 1;
-  const std::int64_t bottom = v * m + devices - 1;
-  return fmt::format("{} closed form (D-1)/(vM+D-1) with D = {} devices, v = {} = {}",
-                     percent(static_cast<double>(top) / static_cast<double>(bottom)), devices, v, fraction(top, bottom));
-}
-
-}  // namespace
 
 double gpipe_closed_form_bubble(int num_stages, int num_microbatches) {
-  const int denominator = num_microbatches + num_stages - 1;
-  return denominator > 0 ? static_cast<double>(num_stages - 1) / denominator : 0.0;
+  const auto form = closed_form_bubble("gpipe", num_stages, num_microbatches, num_stages);
+  return form ? form->fraction() : 0.0;
 }
 
 std::string report_json(const SimResult& result, const ReportInputs& inputs) {
@@ -173,7 +152,7 @@ std::string summary_table(const SimResult& result, const ReportInputs& inputs) {
   text += fmt::format("throughput   {:.1f} samples/s ({} per iteration)\n", result.throughput_samples_per_s,
                       sched::counted(samples, "sample"));
   text += fmt::format("bubble       {} simulated, {}\n", percent(result.bubble_fraction),
-                      closed_form_text(k, m, static_cast<int>(result.devices.size())));
+                      closed_form_text(inputs.schedule, k, m, static_cast<int>(result.devices.size())));
   std::size_t fitting = 0;
   for (const DeviceResult& d : result.devices) fitting += d.memory.fits ? 1 : 0;
   text += fmt::format("memory       {}\n", result.fits ? "fits on every device"

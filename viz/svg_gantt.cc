@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "sched/text_file.h"
+#include "viz/device_stages.h"
 #include "viz/kind_colors.h"
 #include "viz/time_units.h"
 #include "viz/xml_text.h"
@@ -39,7 +40,23 @@ struct Panel {
   const Timeline* tl = nullptr;
   sched::TimelineStats stats;
   int rows = 0;
+  DeviceStages stages;
 };
+
+// A device's later stages are hatched over their kind's color: the 2nd rising, the 3rd falling,
+// the 4th and later dotted. Defined once in <defs> when some device runs several stages.
+constexpr int kStageMarks = 3;
+constexpr const char* kStageMarkDefs =
+    "<defs>\n"
+    R"svg(<pattern id="stage-mark-1" patternUnits="userSpaceOnUse" width="5" height="5" patternTransform="rotate(45)">)svg"
+    R"svg(<rect x="0" y="0" width="1.6" height="5" fill="#ffffff" fill-opacity="0.75"/></pattern>)svg" "\n"
+    R"svg(<pattern id="stage-mark-2" patternUnits="userSpaceOnUse" width="5" height="5" patternTransform="rotate(-45)">)svg"
+    R"svg(<rect x="0" y="0" width="1.6" height="5" fill="#ffffff" fill-opacity="0.75"/></pattern>)svg" "\n"
+    R"svg(<pattern id="stage-mark-3" patternUnits="userSpaceOnUse" width="4" height="4">)svg"
+    R"svg(<circle cx="2" cy="2" r="1" fill="#ffffff" fill-opacity="0.8"/></pattern>)svg" "\n"
+    "</defs>\n";
+
+int stage_mark(int local_index) { return std::min(local_index, kStageMarks); }
 
 int device_rows(const Timeline& tl) {
   int rows = std::max(tl.num_devices, 0);
@@ -66,7 +83,11 @@ class Chart {
     int max_rows = 1;
     for (const Timeline* tl : timelines) {
       if (tl == nullptr) continue;
-      Panel p{tl, sched::compute_stats(*tl), device_rows(*tl)};
+      Panel p{tl, sched::compute_stats(*tl), device_rows(*tl), {}};
+      p.stages = device_stages(*tl, p.rows);
+      for (const std::vector<int>& stages : p.stages.stages_of_device) {
+        max_stage_mark_ = std::max(max_stage_mark_, stage_mark(static_cast<int>(stages.size()) - 1));
+      }
       range_ns_ = std::max(range_ns_, p.stats.makespan_ns);
       max_rows = std::max(max_rows, p.rows);
       for (const Span& s : tl->spans) {
@@ -102,6 +123,7 @@ class Chart {
         R"(<rect x="0" y="0" width="{0}" height="{1:.0f}" fill="#ffffff"/>)" "\n"
         R"(<text x="{3}" y="22" font-size="16" font-weight="bold" fill="#1a1a1a">{2}</text>)" "\n",
         width_, std::ceil(y + 8), xml_text(title), kLeft);
+    if (max_stage_mark_ > 0) head += kStageMarkDefs;
     return head + fmt::to_string(body_) + "</svg>\n";
   }
 
@@ -142,7 +164,7 @@ class Chart {
           rows_top, rows_bottom + 4);
     }
     draw_spans(p, rows_top);
-    draw_device_labels(k, rows_top);
+    draw_device_labels(p, rows_top);
     draw_axis(rows_bottom);
     put("</g>\n");
     return rows_bottom + kAxisH;
@@ -171,6 +193,10 @@ class Chart {
       const std::string name = fmt::format("{}{}", sched::kind_name(s.action.kind), s.action.microbatch);
       put(R"(<rect x="{:.2f}" y="{:.2f}" width="{:.2f}" height="{:.2f}" fill="{}"><title>{}</title></rect>)" "\n", x,
           row_y, drawn_w, bar_h_, color.fill, sched::to_string(s.action));
+      if (const int mark = stage_mark(p.stages.local_index(s.device, s.action.stage)); mark > 0) {
+        put(R"svg(<rect x="{:.2f}" y="{:.2f}" width="{:.2f}" height="{:.2f}" fill="url(#stage-mark-{})"/>)svg" "\n", x, row_y,
+            drawn_w, bar_h_, mark);
+      }
       if (!o_.show_labels || font < 7) continue;
       std::string label = name;
       if (label.size() * font * kMonoEm + 3 > drawn_w) label = std::to_string(s.action.microbatch);
@@ -185,16 +211,22 @@ class Chart {
     }
   }
 
-  // Every device when rows are tall enough, else every n-th so labels never touch.
-  void draw_device_labels(int k, double rows_top) {
+  // Every device when rows are tall enough, else every n-th so labels never touch. A device that
+  // runs other stages than its own index names them: "d0 s0,7".
+  void draw_device_labels(const Panel& p, double rows_top) {
     const int every = row_h_ >= 11 ? 1 : static_cast<int>(std::ceil(11.0 / row_h_));
     const double font = std::min(11.0, row_h_ * every - 2.0);
-    for (int d = 0; d < k; d += every) {
-      const std::string text = fmt::format("device {}", d);
-      const bool long_fits = static_cast<double>(text.size()) * font * kSansEm <= kLeft - 10;
+    const auto fits = [&](const std::string& text) {
+      return static_cast<double>(text.size()) * font * kSansEm <= kLeft - 10;
+    };
+    for (int d = 0; d < p.rows; d += every) {
+      const std::vector<int>& stages = p.stages.stages_of_device[static_cast<std::size_t>(d)];
+      const bool own_stage = stages.empty() || stages == std::vector<int>{d};
+      const std::string text =
+          own_stage ? fmt::format("device {}", d) : fmt::format("d{} {}", d, stage_list_text(stages));
       put(R"(<text x="{}" y="{:.2f}" font-size="{:.0f}" text-anchor="end" dominant-baseline="central" fill="#333">{}</text>)"
           "\n",
-          kLeft - 8, rows_top + d * row_h_ + bar_h_ / 2, font, long_fits ? text : fmt::format("d{}", d));
+          kLeft - 8, rows_top + d * row_h_ + bar_h_ / 2, font, fits(text) ? text : fmt::format("d{}", d));
     }
   }
 
@@ -249,6 +281,17 @@ class Chart {
         text_at(at + 25, title);
       }
     }
+    // A device's stages: its 1st plain, each hatching in use, over a neutral grey.
+    static const char* const kMarkTitles[] = {"device's 1st stage", "2nd stage", "3rd stage", "4th+ stage"};
+    for (int mark = 0; max_stage_mark_ > 0 && mark <= max_stage_mark_; ++mark) {
+      const std::string title = kMarkTitles[mark];
+      const double at = place(20 + 5 + static_cast<double>(title.size()) * 11 * kSansEm);
+      put(R"(<rect x="{:.2f}" y="{:.2f}" width="20" height="12" fill="#7a7a7a"/>)" "\n", at, y);
+      if (mark > 0) {
+        put(R"svg(<rect x="{:.2f}" y="{:.2f}" width="20" height="12" fill="url(#stage-mark-{})"/>)svg" "\n", at, y, mark);
+      }
+      text_at(at + 25, title);
+    }
     const double idle_at = place(20 + 5 + 4 * 11 * kSansEm);
     put(R"(<rect x="{:.2f}" y="{:.2f}" width="20" height="12" fill="{}" stroke="#bbbbbb" stroke-width="0.5"/>)" "\n",
         idle_at, y, kIdleFill);
@@ -260,6 +303,7 @@ class Chart {
 
   const SvgOptions& o_;
   std::vector<Panel> panels_;
+  int max_stage_mark_ = 0;     // the highest stage mark any span gets (0: one stage per device)
   fmt::memory_buffer body_;
   int width_ = 0;
   double plot_w_ = 0;

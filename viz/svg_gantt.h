@@ -20,6 +20,9 @@ namespace pipeworks::viz {
 //
 // Several timelines stack top to bottom on one time scale, each from its own first span, so a
 // prediction sits above its measurement. Labels ("F3", else "3") appear only where they fit.
+// Where a device runs several stages (interleaved, looped BFS, ZB-V, DualPipeV) its row label
+// names them ("d0 s0,7") and the spans of its 2nd, 3rd and later stages are hatched (one way,
+// the other way, dotted) over their kind's color, the hatchings in the legend (device_stages.h).
 struct SvgOptions {
   int width_px = 1200;
   int row_height_px = 0;  // 0: from the device count, 28 px for few devices down to 8 px

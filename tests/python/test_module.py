@@ -103,6 +103,16 @@ class SimulateTest(unittest.TestCase):
                 self.assertAlmostEqual(r.bubble_fraction, (k - 1) / (m + k - 1), places=12)
                 self.assertAlmostEqual(pw.gpipe_closed_form_bubble(k, m), (k - 1) / (m + k - 1), places=12)
 
+    def test_closed_form_bubble_of_every_kind(self):
+        # ZB-H1 with F = I = W (uniform_cost_model splits B = 2F into I = W = F): (K-1)/(3M+K-1).
+        r = pw.simulate(pw.generate("zb-h1", 4, 8), pw.uniform_cost_model(4, 1 * MS, 2 * MS))
+        self.assertAlmostEqual(r.bubble_fraction, 3 / 27, places=12)
+        self.assertAlmostEqual(pw.closed_form_bubble("zb-h1", 4, 8, 4), 3 / 27, places=12)
+        self.assertAlmostEqual(pw.closed_form_bubble("gpipe", 4, 8, 4), pw.gpipe_closed_form_bubble(4, 8), places=12)
+        self.assertAlmostEqual(pw.closed_form_bubble("interleaved-1f1b", 8, 8, 4), 3 / 19, places=12)
+        self.assertIsNone(pw.closed_form_bubble("dualpipe-v", 8, 8, 4))
+        self.assertIsNone(pw.closed_form_bubble("zb-h2", 4, 7, 4))
+
     def test_contention_slows_overlapping_compute(self):
         # GPipe K=2 M=2, F=1 B=2: each device overlaps half its compute; factor 3 -> slow-down 2.
         cm = pw.uniform_cost_model(2, 1 * MS, 2 * MS)

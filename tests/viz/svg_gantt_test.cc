@@ -12,6 +12,9 @@
 #include <sstream>
 
 #include "gpipe_timeline.h"
+#include "sched/generators.h"
+#include "sched/passes.h"
+#include "sim/simulator.h"
 #include "xml_checker.h"
 
 namespace pipeworks::viz {
@@ -20,6 +23,12 @@ namespace {
 using testing::GpipeCosts;
 using testing::make_gpipe_timeline;
 
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
 std::string well_formed_svg(const std::vector<const sched::Timeline*>& tls, const SvgOptions& o = {}) {
   const std::string svg = svg_gantt(tls, o);
   INFO(svg.substr(0, 2000));
@@ -27,7 +36,7 @@ std::string well_formed_svg(const std::vector<const sched::Timeline*>& tls, cons
   // Self-contained: no scripts, no links, no external references.
   CHECK(svg.find("<script") == std::string::npos);
   CHECK(svg.find("href") == std::string::npos);
-  CHECK(svg.find("url(") == std::string::npos);
+  CHECK(count_of(svg, "url(") == count_of(svg, "url(#"));  // fills from the file's own <defs> only
   CHECK(svg.find("http") == svg.find("http://www.w3.org/2000/svg"));
   return svg;
 }
@@ -128,6 +137,51 @@ TEST_CASE("labels never overlap, from K=2 M=4 to K=64 M=256", "[viz][svg]") {
       if (k == 2 && width >= 1200) CHECK(labels == 2 * 2 * 4);  // every action labelled
     }
   }
+}
+
+TEST_CASE("virtual stages: rows name their stages, a device's later stages are hatched, the legend says so",
+          "[viz][svg]") {
+  // ZB-V, 8 stages on 4 devices: device d runs stages d and 7-d; 8 micro-batches, each stage
+  // F, I and W once per micro-batch.
+  auto schedule = sched::generate(sched::ScheduleKind::kZbV, sched::ScheduleShape{8, 8, {}});
+  REQUIRE(schedule.ok());
+  auto lowered = sched::lower_comm(*schedule);
+  REQUIRE(lowered.ok());
+  sim::CostModel costs = sim::uniform_cost_model(8, 1'000'000, 2'000'000);
+  for (sim::StageCost& c : costs.stages) c.backward_input_ns = c.backward_weight_ns = 1'000'000;
+  auto result = sim::simulate(*lowered, costs, sim::SimOptions{});
+  REQUIRE(result.ok());
+  result->timeline.name = "zb-v";
+  const std::string svg = well_formed_svg({&result->timeline});
+  CHECK(count_of(svg, "<defs>") == 1);
+  for (const char* label : {">d0 s0,7<", ">d1 s1,6<", ">d2 s2,5<", ">d3 s3,4<"}) CHECK(count_of(svg, label) == 1);
+  // One hatching over every action of stages 4..7 (each the 2nd stage of its device): 3 kinds x 8
+  // micro-batches x 4 stages, and one in the legend.
+  CHECK(count_of(svg, "fill=\"url(#stage-mark-1)\"") == 3 * 8 * 4 + 1);
+  CHECK(count_of(svg, "url(#stage-mark-2)") == 0);
+  CHECK(count_of(svg, ">device's 1st stage<") == 1);
+  CHECK(count_of(svg, ">2nd stage<") == 1);
+  CHECK(count_of(svg, ">I backward-input<") == 1);
+  CHECK(count_of(svg, ">W backward-weight<") == 1);
+}
+
+TEST_CASE("looped BFS with 3 stages a device: three marks, one stage a device: none", "[viz][svg]") {
+  auto schedule = sched::generate(sched::ScheduleKind::kLoopedBfs, sched::ScheduleShape{6, 4, {}}, 3);
+  REQUIRE(schedule.ok());
+  auto result = sim::simulate(*schedule, sim::uniform_cost_model(6, 1'000'000, 2'000'000), sim::SimOptions{});
+  REQUIRE(result.ok());
+  const std::string svg = well_formed_svg({&result->timeline});
+  // Device 0 runs stages 0, 2, 4; device 1 runs 1, 3, 5 (stage s on device s mod 2).
+  CHECK(count_of(svg, ">d0 s0,2,4<") == 1);
+  CHECK(count_of(svg, ">d1 s1,3,5<") == 1);
+  CHECK(count_of(svg, "fill=\"url(#stage-mark-1)\"") == 2 * 2 * 4 + 1);
+  CHECK(count_of(svg, "fill=\"url(#stage-mark-2)\"") == 2 * 2 * 4 + 1);
+  CHECK(count_of(svg, ">3rd stage<") == 1);
+  const auto gpipe = make_gpipe_timeline(4, 4);
+  const std::string plain = well_formed_svg({&gpipe});
+  CHECK(count_of(plain, "<defs>") == 0);
+  CHECK(count_of(plain, "stage-mark") == 0);
+  CHECK(count_of(plain, ">device 3<") == 1);
 }
 
 TEST_CASE("empty and malformed timelines still draw well-formed SVG", "[viz][svg]") {
