@@ -24,6 +24,7 @@ struct PlanArgs {
   PlanningArgs planning;
   std::string batch;
   std::string devices;
+  std::string schedules = "gpipe,1f1b,zb-h1,zb-h2";
   std::string output;
 };
 
@@ -48,7 +49,11 @@ int run(const PlanArgs& args) {
   auto inputs = resolve_planning_args(args.planning, usage_error);
   if (!inputs) return fail(usage_error ? kExitUsage : kExitInvalid, inputs.error().message);
 
+  auto schedules = sim::parse_name_list(args.schedules, sim::sweepable_schedule_names());
+  if (!schedules) return fail(kExitUsage, fmt::format("--schedule: {}", schedules.error().message));
+
   sim::PlanRequest request;
+  for (const auto name : *schedules) request.schedules.push_back(sched::parse_schedule_kind(name).value());
   request.model = inputs->model;
   request.cluster = inputs->cluster;
   request.batch_size = *batch;
@@ -84,6 +89,7 @@ void add_plan_command(CLI::App& app, CommandContext& context) {
   add_planning_options(*command, args->planning);
   command->add_option("--batch", args->batch, "Samples per training step")->required();
   command->add_option("--devices", args->devices, "Devices to use (the first N of the cluster)")->required();
+  command->add_option("--schedule", args->schedules, "Schedules compared, e.g. gpipe,1f1b")->capture_default_str();
   command->add_option("-o,--output", args->output, "Also write every swept row to FILE.csv or FILE.json");
   command->callback([args, &context] { context.exit_code = run(*args); });
 }

@@ -161,16 +161,19 @@ void bind_planner(py::module_& m) {
       .def("report", &sim::plan_report, "The plan as `pipeworks plan` prints it.");
   m.def("plan",
         [](const sim::ModelSpec& model, const sim::ClusterSpec& cluster, int batch_size, int num_devices,
-           std::optional<sim::Bytes> memory_cap_bytes, const std::string& optimizer, int threads) {
+           std::optional<sim::Bytes> memory_cap_bytes, const std::string& optimizer, int threads,
+           const std::vector<std::string>& schedules) {
           sim::PlanRequest request{model, cluster, batch_size, num_devices, memory_cap_bytes,
-                                   unwrap(sim::parse_optimizer(optimizer))};
+                                   unwrap(sim::parse_optimizer(optimizer)), {}};
+          for (const std::string& name : schedules) request.schedules.push_back(unwrap(sched::parse_schedule_kind(name)));
           return unwrap(sim::make_plan(request, sim::SweepOptions{threads, {}}));
         },
         py::arg("model"), py::arg("cluster"), py::kw_only(), py::arg("batch_size"), py::arg("num_devices"),
         py::arg("memory_cap_bytes") = py::none(), py::arg("optimizer") = "adam", py::arg("threads") = 0,
-        py::call_guard<py::gil_scoped_release>(),
-        "Sweeps divisors of num_devices (stages) and of batch_size (micro-batches), both schedules,\n"
-        "recompute off/on, and returns the fastest fitting configuration with runners-up.");
+        py::arg("schedules") = std::vector<std::string>{}, py::call_guard<py::gil_scoped_release>(),
+        "Sweeps divisors of num_devices (stages) and of batch_size (micro-batches), the schedules\n"
+        "(default: gpipe, 1f1b, zb-h1, zb-h2), recompute off/on, and returns the fastest fitting\n"
+        "configuration with runners-up.");
 }
 
 }  // namespace

@@ -67,6 +67,12 @@ RunnerUp verdict(std::string family, const std::vector<SweepRow>& rows, const st
 
 }  // namespace
 
+std::vector<sched::ScheduleKind> plan_schedules() {
+  std::vector<sched::ScheduleKind> kinds;
+  for (const std::string_view name : sweepable_schedule_names()) kinds.push_back(sched::parse_schedule_kind(name).value());
+  return kinds;
+}
+
 sched::Result<SweepSpec> plan_sweep_spec(const PlanRequest& request) {
   if (request.batch_size < 1) return sched::Error{fmt::format("plan: batch size must be >= 1, got {}", request.batch_size)};
   if (request.num_devices < 1) return sched::Error{fmt::format("plan: devices must be >= 1, got {}", request.num_devices)};
@@ -82,7 +88,7 @@ sched::Result<SweepSpec> plan_sweep_spec(const PlanRequest& request) {
     if (k <= request.model.num_layers()) spec.stage_counts.push_back(k);
   }
   spec.microbatch_counts = divisors(request.batch_size);
-  spec.schedules = {sched::ScheduleKind::kGPipe, sched::ScheduleKind::kOneFOneB};
+  spec.schedules = request.schedules.empty() ? plan_schedules() : request.schedules;
   spec.recompute_modes = {false, true};
   spec.memory_cap_bytes = request.memory_cap_bytes;
   spec.optimizer = request.optimizer;

@@ -25,7 +25,13 @@ struct PlanRequest {
   int num_devices = 1;  // at most the cluster's; stage counts are the divisors of it
   std::optional<Bytes> memory_cap_bytes;
   OptimizerKind optimizer = OptimizerKind::kAdam;
+  // The schedules compared; empty: plan_schedules().
+  std::vector<sched::ScheduleKind> schedules;
 };
+
+// What a plan compares unless told otherwise: every schedule the sweep takes (one stage per
+// device): gpipe, 1f1b, zb-h1, zb-h2.
+std::vector<sched::ScheduleKind> plan_schedules();
 
 // A group of configurations the plan compares with the winner: one per schedule x recompute
 // pair ("1f1b, recompute on") and one per stage count ("16 stages").
@@ -44,7 +50,7 @@ struct Plan {
 };
 
 // The sweep the planner runs: stages = divisors of num_devices (at most the number of layers),
-// micro-batches = divisors of batch_size, both schedules, recompute off and on.
+// micro-batches = divisors of batch_size, the request's schedules, recompute off and on.
 sched::Result<SweepSpec> plan_sweep_spec(const PlanRequest& request);
 
 sched::Result<Plan> make_plan(const PlanRequest& request, const SweepOptions& options = {});

@@ -90,8 +90,9 @@ struct SweepOptions {
   std::function<void(std::size_t, std::size_t)> on_progress;
 };
 
-// The schedule kinds a sweep searches: GPipe and 1F1B. The virtual-stage kinds would need their
-// number of stages per device searched too; `simulate --virtual-stages` predicts them one by one.
+// The schedule kinds a sweep searches, those with one stage per device: gpipe, 1f1b, zb-h1, zb-h2.
+// The virtual-stage kinds would need their number of stages per device searched too; `simulate
+// --schedule KIND` predicts them one by one.
 std::vector<std::string_view> sweepable_schedule_names();
 
 // Checks the spec (non-empty lists, positive values, at most kMaxSweepCombinations

@@ -79,12 +79,21 @@ TEST_CASE("sweep rejects bad lists and unknown inputs with the right exit code",
 TEST_CASE("plan prints the best configuration and a verdict per family", "[cli][plan]") {
   const Run plan = run("plan --model gpt2-medium --cluster dgx-h100 --batch 64 --devices 8 --memory-cap 12GiB");
   CHECK(plan.exit_code == 0);
-  CHECK_THAT(plan.output, Catch::StartsWith("plan: gpt2-medium on dgx-h100, batch 64: 112 configurations simulated, "
+  CHECK_THAT(plan.output, Catch::StartsWith("plan: gpt2-medium on dgx-h100, batch 64: 224 configurations simulated, "
                                             "none skipped\n"));
   CHECK_THAT(plan.output, Catch::Contains("\nbest: "));
   CHECK_THAT(plan.output, Catch::Contains("(cap 12.00 GiB)"));
   CHECK_THAT(plan.output, Catch::Contains("runners-up (best of each family):\n  gpipe, recompute off"));
   CHECK_THAT(plan.output, Catch::Contains("the best (shown above)"));
+  CHECK_THAT(plan.output, Catch::Contains("\n  zb-h1, recompute off"));
+  // --schedule narrows the comparison to the schedules named, as in sweep.
+  const Run two = run("plan --model gpt2-medium --cluster dgx-h100 --batch 64 --devices 8 --schedule gpipe,1f1b");
+  CHECK(two.exit_code == 0);
+  CHECK_THAT(two.output, Catch::StartsWith("plan: gpt2-medium on dgx-h100, batch 64: 112 configurations simulated, "));
+  CHECK_THAT(two.output, !Catch::Contains("zb-h1"));
+  const Run v = run("plan --model gpt2-medium --cluster dgx-h100 --batch 64 --devices 8 --schedule zb-v");
+  CHECK(v.exit_code == 2);
+  CHECK_THAT(v.output, Catch::Contains("--schedule: "));
 }
 
 TEST_CASE("plan fails with exit 1 when nothing fits, naming the overflow", "[cli][plan]") {

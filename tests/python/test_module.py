@@ -252,6 +252,15 @@ class SweepTest(unittest.TestCase):
         self.assertIsNotNone(plan.best)
         self.assertIn("best:", plan.report())
         self.assertTrue(plan.runners_up)
+        families = [r["family"] for r in plan.runners_up]
+        self.assertIn("zb-h1, recompute off", families)
+        only = pw.plan(pw.model_preset("uniform", layers=8), pw.cluster_preset("dgx-h100"),
+                       batch_size=16, num_devices=4, schedules=["1f1b"])
+        self.assertEqual([f for f in (r["family"] for r in only.runners_up) if "recompute" in f],
+                         ["1f1b, recompute off", "1f1b, recompute on"])
+        with self.assertRaises(pw.Error):
+            pw.plan(pw.model_preset("uniform", layers=8), pw.cluster_preset("dgx-h100"),
+                    batch_size=16, num_devices=4, schedules=["zb-v"])
 
 
 class VizTest(unittest.TestCase):

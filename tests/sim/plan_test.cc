@@ -34,7 +34,11 @@ TEST_CASE("the planner sweeps divisors of the devices and of the batch") {
   CHECK(spec->stage_counts == std::vector<int>{1, 2, 3, 6});
   CHECK(spec->microbatch_counts == std::vector<int>{1, 2, 3, 4, 6, 12});
   CHECK(spec->batch_sizes == std::vector<int>{12});
-  CHECK(spec->schedules.size() == 2);
+  CHECK(spec->schedules == sim::plan_schedules());
+  CHECK(spec->schedules.size() == 4);  // gpipe, 1f1b, zb-h1, zb-h2
+  request.schedules = {sched::ScheduleKind::kOneFOneB};
+  CHECK(sim::plan_sweep_spec(request)->schedules == request.schedules);
+  request.schedules.clear();
   CHECK(spec->recompute_modes == std::vector<bool>{false, true});
 
   request.model = sim::uniform_model(4, 1000, 2000, 0, 0, 0);
@@ -73,9 +77,10 @@ TEST_CASE("the planner's choice is the best fitting row of the same sweep") {
       CHECK(best.capacity_bytes == *cap);
     }
     // One family per schedule x recompute pair, one per stage count; the winner is in two.
-    REQUIRE(plan->runners_up.size() == 4 + plan->spec.stage_counts.size());
+    REQUIRE(plan->runners_up.size() == 8 + plan->spec.stage_counts.size());
     CHECK(plan->runners_up[0].family == "gpipe, recompute off");
-    CHECK(plan->runners_up[4].family == "1 stage");
+    CHECK(plan->runners_up[7].family == "zb-h2, recompute on");
+    CHECK(plan->runners_up[8].family == "1 stage");
     int holding_best = 0;
     for (const auto& up : plan->runners_up) {
       holding_best += up.contains_best ? 1 : 0;
