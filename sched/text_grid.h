@@ -4,8 +4,18 @@
 //   d0: F0 F1  .  . B0 B1
 //   d1:  . F0 F1 B0 B1  .
 //
-// Compute actions take one step; SEND/RECV take none and are not drawn. A device that hosts
-// one stage shows `F0`; one hosting several shows the full action (`2F0`). Idle steps are `.`.
+// Compute actions take one step. A device that hosts one stage shows `F0`; one hosting several
+// shows the full action (`2F0`). Idle steps are `.`. SEND/RECV take no step; in a lowered
+// schedule a row under each device shows them, a send in the step of the compute it follows
+// (`>F0`: F0's activation sent on), a receive in the step of the compute it precedes (`<B0`:
+// B0's gradient received), several in one step in program order separated by commas:
+//
+//   t:    0   1   2   3   4   5
+//   d0:  F0  F1   .   .  B0  B1
+//       >F0 >F1         <B0 <B1
+//   d1:   .  F0  F1  B0  B1   .
+//           <F0 <F1 >B0 >B1
+//   (under each device: >F0 sent after that step, <B0 received before it)
 #pragma once
 
 #include <string>

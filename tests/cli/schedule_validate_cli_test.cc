@@ -27,6 +27,15 @@ TEST_CASE("schedule prints the grid, CSV and JSON", "[cli][schedule]") {
         "t:   0  1  2  3  4  5\n"
         "d0: F0 F1  .  . B0 B1\n"
         "d1:  . F0 F1 B0 B1  .\n");
+  const Run comm = run("schedule --kind gpipe --stages 2 --microbatches 2 --comm");
+  CHECK(comm.exit_code == 0);
+  CHECK(comm.output ==
+        "t:    0   1   2   3   4   5\n"
+        "d0:  F0  F1   .   .  B0  B1\n"
+        "    >F0 >F1         <B0 <B1\n"
+        "d1:   .  F0  F1  B0  B1   .\n"
+        "        <F0 <F1 >B0 >B1\n"
+        "(under each device: >F0 sent after that step, <B0 received before it)\n");
   const Run csv = run("schedule --kind 1f1b -k 2 -m 2 --comm --format csv");
   CHECK(csv.exit_code == 0);
   CHECK(csv.output ==

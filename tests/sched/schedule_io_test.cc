@@ -173,8 +173,21 @@ TEST_CASE("render_grid of small recompute and lowered schedules", "[io][grid]") 
         "t:   0  1  2  3  4  5  6  7\n"
         "d0: F0 F1 R0  .  . B0 R1 B1\n"
         "d1:  . F0 F1 R0 B0 R1 B1  .\n");
-  // Comm takes no time in unit-time execution, so lowering keeps the picture.
-  CHECK(*render_grid(*lower_comm(*s)) == *render_grid(*s));
+  // Comm takes no step in unit-time execution: lowering keeps the compute rows and adds a row of
+  // transfers under each device (the picture in text_grid.h).
+  CHECK(*render_grid(*lower_comm(*s)) ==
+        "t:    0   1   2   3   4   5\n"
+        "d0:  F0  F1   .   .  B0  B1\n"
+        "    >F0 >F1         <B0 <B1\n"
+        "d1:   .  F0  F1  B0  B1   .\n"
+        "        <F0 <F1 >B0 >B1\n"
+        "(under each device: >F0 sent after that step, <B0 received before it)\n");
+  // Several stages on a device: marks carry the stage, several in a step separated by commas.
+  auto v = generate(ScheduleKind::kZbV, ScheduleShape{4, 2, {}});
+  REQUIRE(v.ok());
+  const std::string grid = *render_grid(*lower_comm(*v));
+  CHECK(grid.find("1<F1,2>F0") != std::string::npos);
+  CHECK(grid.find("3>B0") != std::string::npos);
 }
 
 TEST_CASE("JSON numbers beyond a double are errors, not exceptions", "[io]") {
