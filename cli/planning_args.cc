@@ -37,7 +37,8 @@ void add_planning_options(CLI::App& command, PlanningArgs& args) {
   command.add_option("--memory-cap", args.memory_cap,
                      "Per-device memory cap, e.g. 40GiB (the smaller of it and the device memory applies)");
   command.add_option("--optimizer", args.optimizer, "Optimizer whose state counts towards memory")
-      ->check(CLI::IsMember(std::vector<std::string>{"sgd", "momentum", "adam"}));
+      ->check(CLI::IsMember(std::vector<std::string>{"sgd", "momentum", "adam"}))
+      ->capture_default_str();
   command.add_option("--threads", args.threads, "Worker threads (default: every core)")
       ->check(integer_from(0, sim::kMaxSweepThreads));
 }

@@ -82,16 +82,23 @@ sched::Result<hw::PredictionSettings> settings_from(const PredictOptions& p) {
   return s;
 }
 
-void print_step(const hw::MeasuredStep& s, bool warmup) {
+void print_step(const hw::MeasuredStep& s, const char* note) {
   std::vector<std::string> peaks;
   for (sched::Bytes b : s.peak_activation_bytes) peaks.push_back(sched::format_bytes(b));
   fmt::print("{:>4}  {:>12}  {:>12}  {}{}\n", s.step, sim::format_duration(s.makespan_ns),
-             sim::format_duration(s.step_ns), fmt::join(peaks, ", "), warmup ? "  (warm-up)" : "");
+             sim::format_duration(s.step_ns), fmt::join(peaks, ", "), note);
   std::fflush(stdout);
 }
 
+// Why a step is not measured: the first `warmup` ones are --warmup's; with the stage replay, one
+// more follows every replay round (replay_and_measure.h), since the round leaves its own buffers
+// in the caches.
+const char* warmup_note(int warmups_so_far, int warmup) {
+  return warmups_so_far < warmup ? "  (warm-up, --warmup)" : "  (warm-up after a stage-replay round, not measured)";
+}
+
 // Progress lines as the prediction's phases happen.
-hw::PredictionObserver printing_observer(const hw::RunConfig& c) {
+hw::PredictionObserver printing_observer(const hw::RunConfig& c, int warmup) {
   hw::PredictionObserver o;
   o.on_plan = [&c](const hw::PredictionPlan& plan) {
     fmt::print("pipeworks run --predict: {} on {}, {} stages x {} micro-batches (batch {}), {}{}, partition {}, {} "
@@ -106,11 +113,12 @@ hw::PredictionObserver printing_observer(const hw::RunConfig& c) {
     std::fflush(stdout);
   };
   o.on_profile = [](const hw::Profile& profile) { fmt::print("{}", profile_summary(profile)); };
-  o.on_step = [header = std::make_shared<bool>(true)](const hw::MeasuredStep& s, bool warmup) {
+  o.on_step = [header = std::make_shared<bool>(true), warmups = std::make_shared<int>(0), warmup](
+                  const hw::MeasuredStep& s, bool is_warmup) {
     if (std::exchange(*header, false)) {
       fmt::print("{:>4}  {:>12}  {:>12}  {}\n", "step", "makespan", "step time", "peak activation bytes per device");
     }
-    print_step(s, warmup);
+    print_step(s, is_warmup ? warmup_note((*warmups)++, warmup) : "");
   };
   o.on_replay = [](const hw::ScheduleReplay& replay) { fmt::print("{}", replay_summary(replay)); };
   return o;
@@ -192,7 +200,7 @@ sched::Status write_outputs(const hw::PredictionReport& r, const viz::Comparison
 int run_with_prediction(const hw::RunConfig& config, const PredictOptions& options, const RunOutputs& outputs) {
   auto settings = settings_from(options);
   if (!settings) return fail(settings.error().message);
-  auto report = hw::run_with_prediction(config, *settings, printing_observer(config));
+  auto report = hw::run_with_prediction(config, *settings, printing_observer(config, settings->warmup));
   if (!report) return fail(report.error().message);
   const hw::PredictionReport& r = *report;
   fmt::print("workers: {}\n", hw::describe_worker_cpus(r.run.worker_cpus));

@@ -171,7 +171,9 @@ void add_run_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--batch", c.batch_size, "samples per mini-batch")
       ->check(integer_from(1, hw::kMaxBatchSize))
       ->capture_default_str();
-  cmd->add_option("--schedule", options->schedule, "gpipe | 1f1b")->capture_default_str();
+  cmd->add_option("--schedule", options->schedule,
+                  "gpipe | 1f1b | zb-h1 | zb-h2 | zb-v | dualpipe-v (zb-v and dualpipe-v: K stages in a V on K/2 devices)")
+      ->capture_default_str();
   cmd->add_flag("--recompute", c.recompute, "re-materialize activations (R before each B)");
   cmd->add_option("--placement", c.placement, "device of each stage (default: stage i on device i)")
       ->delimiter(',')

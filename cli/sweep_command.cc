@@ -25,7 +25,7 @@ struct SweepArgs {
   std::string batch;
   std::string stages;
   std::string microbatches;
-  std::string schedules = "gpipe,1f1b";
+  std::string schedules = "gpipe,1f1b,zb-h1,zb-h2";  // every sweepable kind, as plan
   std::string recompute = "off,on";
   std::size_t top = 10;
   std::string output;

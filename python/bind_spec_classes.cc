@@ -57,8 +57,12 @@ void bind_model_classes(py::module_& m) {
       .def_readwrite("output_bytes", &sim::LayerSpec::output_bytes, "activation sent to the next layer")
       .def_readwrite("stash_bytes", &sim::LayerSpec::stash_bytes, "activations kept from forward to backward")
       .def_readwrite("param_bytes", &sim::LayerSpec::param_bytes)
+      .def_readwrite("whole_backward", &sim::LayerSpec::whole_backward,
+                     "With a split backward, what a whole backward (B) costs when measured apart from I and W;\n"
+                     "None: B = I + W.")
       .def_property("backward", &sim::LayerSpec::backward, &sim::LayerSpec::set_backward,
-                    "Full backward I + W; assigning splits it I = B - B/2, W = B/2.");
+                    "Full backward: whole_backward, else I + W; assigning splits it I = B - B/2, W = B/2\n"
+                    "(and clears whole_backward).");
 
   py::class_<sim::ModelSpec>(m, "ModelSpec", "A model's per-layer costs (see docs/model_spec.md).")
       .def(py::init<>())

@@ -191,7 +191,7 @@ void bind_sweep(py::module_& m) {
           return unwrap(sim::run_sweep(spec, sim::SweepOptions{threads, {}}));
         },
         py::arg("model"), py::arg("cluster"), py::kw_only(), py::arg("batch_sizes"), py::arg("stage_counts"),
-        py::arg("microbatch_counts"), py::arg("schedules") = std::vector<std::string>{"gpipe", "1f1b"},
+        py::arg("microbatch_counts"), py::arg("schedules") = std::vector<std::string>{"gpipe", "1f1b", "zb-h1", "zb-h2"},
         py::arg("recompute") = std::vector<bool>{false, true}, py::arg("memory_cap_bytes") = py::none(),
         py::arg("optimizer") = "adam", py::arg("threads") = 0, py::call_guard<py::gil_scoped_release>(),
         "Simulates every (batch, stages, micro-batches, schedule, recompute) combination with a balanced\n"

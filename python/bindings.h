@@ -14,5 +14,6 @@ void bind_spec_classes(pybind11::module_& m);
 void bind_sim(pybind11::module_& m);
 void bind_sweep(pybind11::module_& m);
 void bind_viz(pybind11::module_& m);
+void bind_reprs(pybind11::module_& m);  // after every class is bound
 
 }  // namespace pipeworks::python

@@ -46,6 +46,16 @@ sched::Result<Nanoseconds> no_grad_forward(const ModelSpec& model, int begin, in
       sum_at(model, begin, end, m, [](const LayerSpec& l) { return l.forward_no_grad.value_or(l.forward); }), speed);
 }
 
+// Layers [begin, end) run as a whole backward (B), where some layer states what that costs
+// apart from its I and W (LayerSpec::whole_backward; the others count I + W); 0 when none does
+// (B is then the stage's I + W).
+sched::Result<Nanoseconds> whole_backward(const ModelSpec& model, int begin, int end, int m, double speed) {
+  bool stated = false;
+  for (int l = begin; l < end; ++l) stated = stated || model.layers[static_cast<std::size_t>(l)].whole_backward;
+  if (!stated) return Nanoseconds{0};
+  return scaled_by_speed(sum_at(model, begin, end, m, [](const LayerSpec& l) { return l.backward(); }), speed);
+}
+
 sched::Result<StageCost> stage_cost(const ModelSpec& model, int begin, int end, int m, double speed,
                                     OptimizerKind optimizer) {
   StageCost cost;
@@ -54,14 +64,19 @@ sched::Result<StageCost> stage_cost(const ModelSpec& model, int begin, int end, 
       scaled_by_speed(sum_at(model, begin, end, m, [](const LayerSpec& l) { return l.backward_input; }), speed);
   auto weight_grad =
       scaled_by_speed(sum_at(model, begin, end, m, [](const LayerSpec& l) { return l.backward_weight; }), speed);
+  auto whole = whole_backward(model, begin, end, m, speed);
   auto stash = sum_at(model, begin, end, m, [](const LayerSpec& l) { return l.stash_bytes; });
   auto input = begin == 0 ? model.input_bytes.at(m)
                           : model.layers[static_cast<std::size_t>(begin - 1)].output_bytes.at(m);
   auto output = model.layers[static_cast<std::size_t>(end - 1)].output_bytes.at(m);
-  for (const auto* r : {&forward, &input_grad, &weight_grad, &stash, &input, &output}) {
+  for (const auto* r : {&forward, &input_grad, &weight_grad, &whole, &stash, &input, &output}) {
     if (!*r) return r->error();
   }
-  if (__builtin_add_overflow(*input_grad, *weight_grad, &cost.backward_ns)) return error("backward time overflows");
+  if (*whole > 0) {
+    cost.backward_ns = *whole;
+  } else if (__builtin_add_overflow(*input_grad, *weight_grad, &cost.backward_ns)) {
+    return error("backward time overflows");
+  }
   cost.forward_ns = *forward;
   cost.backward_input_ns = *input_grad;
   cost.backward_weight_ns = *weight_grad;

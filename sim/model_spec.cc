@@ -106,6 +106,7 @@ void LayerSpec::set_backward(const ScaledDuration& backward) {
     backward_weight.measured.push_back(SizePoint{p.size, p.value / 2});
   }
   backward_split = false;
+  whole_backward.reset();
 }
 
 std::string_view dtype_name(ParamDtype dtype) {
@@ -137,9 +138,10 @@ sched::Status check_scaled(std::int64_t fixed, std::int64_t per_sample, const st
 
 sched::Status check_layer(const LayerSpec& l) {
   const ScaledDuration no_grad = l.forward_no_grad.value_or(ScaledDuration{});
+  const ScaledDuration whole = l.whole_backward.value_or(ScaledDuration{});
   const std::pair<const ScaledDuration*, const char*> durations[] = {
       {&l.forward, "forward"}, {&l.backward_input, "backward_input"}, {&l.backward_weight, "backward_weight"},
-      {&no_grad, "forward_no_grad"}};
+      {&no_grad, "forward_no_grad"}, {&whole, "backward"}};
   for (const auto& [d, what] : durations) {
     if (auto s = check_scaled(d->fixed_ns, d->per_sample_ns, d->measured, what); !s) return s;
   }
@@ -150,6 +152,7 @@ sched::Status check_layer(const LayerSpec& l) {
     if (auto s = check_scaled(b->fixed_bytes, b->per_sample_bytes, b->measured, what); !s) return s;
   }
   if (l.param_bytes < 0) return error("param_bytes is negative");
+  if (l.whole_backward && !l.backward_split) return error("a whole backward beside I and W needs backward_split");
   return sched::Ok{};
 }
 

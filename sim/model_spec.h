@@ -79,6 +79,10 @@ struct LayerSpec {
   ScaledDuration backward_input;
   ScaledDuration backward_weight;
   bool backward_split = false;
+  // With a split backward, what the backward costs run whole (a B action), when measured apart
+  // from I and W: split, the weight gradient walks again through what one backward walks once
+  // (a block's inner graph), so I + W can exceed B. None: B = I + W.
+  std::optional<ScaledDuration> whole_backward;
   ScaledBytes output_bytes;  // the activation sent to the next layer / across a stage boundary
   ScaledBytes stash_bytes;   // activations kept from forward until backward
   Bytes param_bytes = 0;
@@ -89,9 +93,10 @@ struct LayerSpec {
   // stash), at their peak: workspaces, the input gradient being made. Default 0.
   ScaledBytes backward_transient_bytes;
 
-  ScaledDuration backward() const { return backward_input + backward_weight; }
+  // B: whole_backward when measured, else I + W.
+  ScaledDuration backward() const { return whole_backward ? *whole_backward : backward_input + backward_weight; }
   // Sets an unsplit backward B: I = B - B/2, W = B/2 (fixed and per-sample parts and every
-  // measured point separately).
+  // measured point separately), no whole_backward.
   void set_backward(const ScaledDuration& backward);
   friend bool operator==(const LayerSpec&, const LayerSpec&) = default;
 };

@@ -119,13 +119,11 @@ LayerSpec read_layer(SpecReader& reader, const Json& object, const std::string& 
   const bool full = has_any(object, {"backward", "backward_ns"});
   const bool split = has_any(object, {"backward_input", "backward_input_ns", "backward_weight",
                                       "backward_weight_ns"});
-  if (reader.ok() && full && split) {
-    reader.fail(pointer, nullptr,
-                "give either 'backward' or 'backward_input' and 'backward_weight', not both");
-  } else if (split) {
+  if (split) {
     layer.backward_input = scaled_duration(reader, object, pointer, "backward_input", true);
     layer.backward_weight = scaled_duration(reader, object, pointer, "backward_weight", true);
     layer.backward_split = true;
+    if (full) layer.whole_backward = scaled_duration(reader, object, pointer, "backward", true);
     if (reader.ok() && backward_overflows(layer)) {
       reader.fail(pointer, nullptr, "backward_input + backward_weight overflows 64 bits");
     }
@@ -267,6 +265,7 @@ std::string model_spec_to_json(const ModelSpec& spec) {
     out["name"] = layer.name;
     out["forward"] = duration_json(layer.forward);
     if (layer.backward_split) {
+      if (layer.whole_backward) out["backward"] = duration_json(*layer.whole_backward);
       out["backward_input"] = duration_json(layer.backward_input);
       out["backward_weight"] = duration_json(layer.backward_weight);
     } else {

@@ -265,6 +265,7 @@ std::string format_duration(Nanoseconds ns) {
 }
 
 std::string format_bandwidth(double bytes_per_s) {
+  if (bytes_per_s >= kUnboundedBandwidth) return "unbounded";
   return scaled(bytes_per_s, {"B/s", "kB/s", "MB/s", "GB/s", "TB/s"}, 1000.0);
 }
 

@@ -30,8 +30,13 @@ sched::Result<Bytes> parse_bytes(std::string_view text);
 sched::Result<double> parse_bandwidth(std::string_view text);  // bytes per second
 sched::Result<double> parse_flop_rate(std::string_view text);  // FLOP per second
 
+// A link or hand-off with no measurable bandwidth limit (a fit whose latency does not grow with
+// size) is written as this rate, 1 PB/s, and printed as "unbounded".
+inline constexpr double kUnboundedBandwidth = 1e15;
+
 // For people: three significant-ish digits with the largest fitting unit.
-// format_duration(1'500'000) == "1.50 ms", format_bandwidth(450e9) == "450.00 GB/s";
+// format_duration(1'500'000) == "1.50 ms", format_bandwidth(450e9) == "450.00 GB/s",
+// format_bandwidth(kUnboundedBandwidth) == "unbounded";
 // bytes are sched::format_bytes (one formatter for the whole project).
 std::string format_duration(Nanoseconds ns);
 using sched::format_bytes;

@@ -20,6 +20,7 @@
 #include "hw/predict/cost_fit.h"
 #include "sched/result.h"
 #include "sim/cluster_spec.h"
+#include "sim/units.h"
 
 namespace pipeworks::hw {
 
@@ -42,8 +43,8 @@ struct MachineProfile {
 };
 
 // Tensors move by reference in process, so latency does not grow with size; the fit then says
-// "unbounded", written as this bandwidth (1 PB/s).
-inline constexpr double kUnboundedBandwidth = 1e15;
+// "unbounded" (sim::kUnboundedBandwidth, 1 PB/s).
+using sim::kUnboundedBandwidth;
 
 // `model` is the workload of the contention measurement (at `microbatch_size` samples).
 sched::Result<MachineProfile> profile_machine(const ModelConfig& model, int microbatch_size, int workers,

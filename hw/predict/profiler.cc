@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <iterator>
 #include <thread>
 
@@ -109,15 +110,64 @@ LayerSample measure(const LayerRun& run, const torch::Tensor& x, int size, int w
 // The passes of all sizes take turns (size 1, 2, 4, ..., then again), so a slow spell of the
 // machine lands on every size alike instead of bending the curve between two of them.
 struct PassTimes {
-  std::vector<std::vector<std::int64_t>> forward, forward_no_grad, backward;  // per layer, per pass
-  explicit PassTimes(std::size_t layers) : forward(layers), forward_no_grad(layers), backward(layers) {}
+  // per layer, per pass
+  std::vector<std::vector<std::int64_t>> forward, forward_no_grad, backward, backward_input, backward_weight;
+  explicit PassTimes(std::size_t layers)
+      : forward(layers), forward_no_grad(layers), backward(layers), backward_input(layers), backward_weight(layers) {}
 };
+
+using Keep = std::function<void(std::vector<std::vector<std::int64_t>> PassTimes::*, std::size_t, std::int64_t)>;
+
+// The split backward of one pass, as the executor runs a zero-bubble stage: a fresh forward
+// (untimed) builds the graph, then per layer from the last, I (the input's gradient, graph kept)
+// and W (the parameters' gradients from the same output gradient).
+//
+//   B:      loss -> [layer L-1] -> ... -> [layer 0]          one walk, both gradients
+//   I, W:   loss -> I[L-1] -> I[L-2] -> ... ;  W[l] walks layer l's graph again to its weights
+void time_split_backward(Model& model, const Batch& batch, const Keep& keep) {
+  const std::size_t n = model.layers.size();
+  std::vector<torch::Tensor> inputs(n), outputs(n);
+  torch::Tensor x = batch.inputs;
+  for (std::size_t l = 0; l < n; ++l) {
+    const LayerRun run{model.layers[l], l == 0, l + 1 == n, model.loss, batch.targets};
+    inputs[l] = fresh_input(x, l == 0);
+    outputs[l] = run.forward(inputs[l]);
+    x = outputs[l].detach();
+  }
+  torch::Tensor grad = torch::ones_like(outputs[n - 1]);
+  for (std::size_t l = n; l-- > 0;) {
+    torch::Tensor input_grad;
+    std::int64_t input_ns = 0;  // nothing to compute: the model's input needs no gradient
+    if (inputs[l].requires_grad()) {
+      const auto t0 = Clock::now();
+      input_grad = torch::autograd::grad({outputs[l]}, {inputs[l]}, {grad}, /*retain_graph=*/true,
+                                         /*create_graph=*/false, /*allow_unused=*/true)[0];
+      input_ns = since(t0);
+      // An output that does not depend on its input passes a zero gradient on.
+      if (!input_grad.defined()) input_grad = torch::zeros_like(inputs[l]);
+    }
+    keep(&PassTimes::backward_input, l, input_ns);
+    std::vector<torch::Tensor> params;
+    for (const torch::Tensor& p : model.layers[l].module.ptr()->parameters()) {
+      if (p.requires_grad()) params.push_back(p);
+    }
+    std::int64_t weight_ns = 0;  // nothing to compute: no parameters
+    if (!params.empty()) {
+      const auto t0 = Clock::now();
+      torch::autograd::grad({outputs[l]}, params, {grad}, /*retain_graph=*/false, /*create_graph=*/false,
+                            /*allow_unused=*/true);
+      weight_ns = since(t0);
+    }
+    keep(&PassTimes::backward_weight, l, weight_ns);
+    grad = input_grad;
+  }
+}
 
 void time_pass(Model& model, const Batch& batch, PassTimes* into) {
   const std::size_t n = model.layers.size();
   std::vector<torch::Tensor> inputs(n), outputs(n);
   torch::Tensor x = batch.inputs;
-  const auto keep = [into](std::vector<std::vector<std::int64_t>> PassTimes::*what, std::size_t l, std::int64_t ns) {
+  const Keep keep = [into](std::vector<std::vector<std::int64_t>> PassTimes::*what, std::size_t l, std::int64_t ns) {
     if (into != nullptr) ((*into).*what)[l].push_back(ns);
   };
   for (std::size_t l = 0; l < n; ++l) {
@@ -134,6 +184,7 @@ void time_pass(Model& model, const Batch& batch, PassTimes* into) {
     torch::autograd::backward({outputs[l]}, {grad});
     keep(&PassTimes::backward, l, since(t0));
   }
+  time_split_backward(model, batch, keep);
   const torch::NoGradGuard no_grad;
   x = batch.inputs;
   for (std::size_t l = 0; l < n; ++l) {
@@ -273,6 +324,8 @@ sched::Result<std::vector<LayerProfile>> profile_layers(const ModelConfig& confi
         sample.forward = median_of_rounds(per_round, i, &PassTimes::forward, l);
         sample.forward_no_grad = median_of_rounds(per_round, i, &PassTimes::forward_no_grad, l);
         sample.backward = median_of_rounds(per_round, i, &PassTimes::backward, l);
+        sample.backward_input = median_of_rounds(per_round, i, &PassTimes::backward_input, l);
+        sample.backward_weight = median_of_rounds(per_round, i, &PassTimes::backward_weight, l);
       }
     }
   } catch (const std::exception& e) {
@@ -284,6 +337,18 @@ sched::Result<std::vector<LayerProfile>> profile_layers(const ModelConfig& confi
   return layers;
 }
 
+namespace {
+
+// Whether the samples hold the split backward's timings (profile_layers measures them; a sample
+// taken by measure() alone, or written by hand, has none).
+bool split_measured(const LayerProfile& layer) {
+  return std::any_of(layer.samples.begin(), layer.samples.end(), [](const LayerSample& s) {
+    return s.backward_input.median_ns > 0 || s.backward_weight.median_ns > 0;
+  });
+}
+
+}  // namespace
+
 sched::Result<sim::LayerSpec> fit_layer(const LayerProfile& layer, std::vector<std::string>& notes) {
   using Value = double (*)(const LayerSample&);
   const Value values[] = {
@@ -292,9 +357,11 @@ sched::Result<sim::LayerSpec> fit_layer(const LayerProfile& layer, std::vector<s
       [](const LayerSample& s) { return static_cast<double>(s.backward.median_ns); },
       [](const LayerSample& s) { return static_cast<double>(s.output_bytes); },
       [](const LayerSample& s) { return static_cast<double>(s.stash_bytes); },
-      [](const LayerSample& s) { return static_cast<double>(s.backward_transient_bytes); }};
+      [](const LayerSample& s) { return static_cast<double>(s.backward_transient_bytes); },
+      [](const LayerSample& s) { return static_cast<double>(s.backward_input.median_ns); },
+      [](const LayerSample& s) { return static_cast<double>(s.backward_weight.median_ns); }};
   const char* names[] = {"forward", "forward (no graph)", "backward", "output bytes", "stash bytes",
-                         "backward transient bytes"};
+                         "backward transient bytes", "backward input", "backward weight"};
   std::vector<LinearFit> fits;
   std::vector<std::vector<sim::SizePoint>> tables;
   for (std::size_t i = 0; i < std::size(values); ++i) {
@@ -311,6 +378,12 @@ sched::Result<sim::LayerSpec> fit_layer(const LayerProfile& layer, std::vector<s
   spec.forward = duration(0);
   spec.forward_no_grad = duration(1);
   spec.set_backward(duration(2));
+  if (split_measured(layer)) {
+    spec.backward_input = duration(6);
+    spec.backward_weight = duration(7);
+    spec.backward_split = true;
+    spec.whole_backward = duration(2);
+  }
   spec.output_bytes = bytes(3);
   spec.stash_bytes = bytes(4);
   spec.backward_transient_bytes = bytes(5);

@@ -6,6 +6,7 @@
 //
 //   per layer, per size:  F (graph kept) = what F and R cost     F (no graph) = F under recompute
 //                         B = backward from the output gradient (the last layer includes the loss)
+//                         I, W = the same backward split (I keeps the graph, W walks it again)
 //   times:                each layer timed inside whole-model passes (layers back to back in
 //                         model order, backward in reverse), as a stage runs them; bytes from
 //                         the layer alone
@@ -54,6 +55,11 @@ struct LayerSample {
   Timing forward;          // with the autograd graph kept (F; R under re-materialization)
   Timing forward_no_grad;  // under NoGradGuard (F of a re-materializing stage)
   Timing backward;
+  // The backward split as the executor runs it for zero-bubble schedules: I, the gradient of the
+  // layer's input with the graph kept (0 on the first layer, whose input needs none), then W, its
+  // parameters' gradients from its output gradient (0 for a layer without parameters).
+  Timing backward_input;
+  Timing backward_weight;
   sched::Bytes output_bytes = 0;  // the layer's output (before the loss on the last layer)
   sched::Bytes stash_bytes = 0;   // live after the forward: output + what autograd saved (+ loss)
   sched::Bytes backward_transient_bytes = 0;  // peak during backward above its start (grads exist)

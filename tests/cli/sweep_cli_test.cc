@@ -25,12 +25,13 @@ const std::string kSmall = "sweep --model uniform --cluster dgx-h100 --batch 8 "
 }  // namespace
 
 TEST_CASE("sweep prints the best and the Pareto frontier, and counts skipped configurations", "[cli][sweep]") {
-  // Stages 16 > 8 devices: 8 M values x 4; M = 3, 5, 6, 7 do not divide 8: 4 x 3 stage counts x 4.
+  // 4 schedules x 2 recompute modes = 8 per (stages, M). Stages 16 > 8 devices: 8 M values x 8;
+  // M = 3, 5, 6, 7 do not divide 8: 4 x 3 stage counts x 8.
   const Run sweep = run(kSmall + "--stages 1,2,4,16 --microbatches 1..8 --top 3");
   CHECK(sweep.exit_code == 0);
-  CHECK_THAT(sweep.output, Catch::StartsWith("sweep: uniform on dgx-h100 (8 devices): 48 configurations simulated, "
-                                             "80 skipped (32 more stages than devices, 48 micro-batches not dividing "
-                                             "the batch); 48 fit in memory\n"));
+  CHECK_THAT(sweep.output, Catch::StartsWith("sweep: uniform on dgx-h100 (8 devices): 96 configurations simulated, "
+                                             "160 skipped (64 more stages than devices, 96 micro-batches not dividing "
+                                             "the batch); 96 fit in memory\n"));
   CHECK_THAT(sweep.output, Catch::Contains("Top 3 (fitting first, by samples/s):\n"
                                            "stages  M  mb  schedule  recompute  partition"));
   CHECK_THAT(sweep.output, Catch::Contains("Pareto frontier (samples/s against peak memory):\n"));

@@ -228,13 +228,14 @@ class SweepTest(unittest.TestCase):
     def test_columns_make_a_frame(self):
         result = self.sweep(threads=2)
         # 16 stages > 8 devices, 5 does not divide 32: skipped.
-        # Each skipped (stages, micro-batches) pair counts once per schedule x recompute (4).
-        self.assertEqual(result.skipped["more_stages_than_devices"], 1 * 4 * 4)
-        self.assertEqual(result.skipped["microbatches_not_dividing_batch"], 2 * 1 * 4)
+        # Each skipped (stages, micro-batches) pair counts once per schedule x recompute (4 x 2):
+        # the sweep's schedules by default are gpipe, 1f1b, zb-h1 and zb-h2.
+        self.assertEqual(result.skipped["more_stages_than_devices"], 1 * 4 * 8)
+        self.assertEqual(result.skipped["microbatches_not_dividing_batch"], 2 * 1 * 8)
         cols = result.columns()
         frame = pw.sweep_frame(result)
         self.assertEqual(len(frame), len(result.rows))
-        self.assertEqual(len(result.rows), 2 * 3 * 2 * 2)
+        self.assertEqual(len(result.rows), 2 * 3 * 4 * 2)
         self.assertEqual(cols["makespan_ns"].dtype, np.int64)
         self.assertEqual(cols["fits"].dtype, np.bool_)
         self.assertTrue(frame["simulated"].all())
@@ -324,6 +325,26 @@ class DocstringTest(unittest.TestCase):
             if not ok:
                 undocumented.append(name)
         self.assertEqual(undocumented, [])
+
+
+class ReprTest(unittest.TestCase):
+    def test_every_class_has_a_readable_repr(self):
+        import inspect
+        classes = [getattr(pw._pipeworks, n) for n in dir(pw._pipeworks)
+                   if inspect.isclass(getattr(pw._pipeworks, n)) and not issubclass(getattr(pw._pipeworks, n), Exception)]
+        plain = [c.__name__ for c in classes if "__repr__" not in c.__dict__]
+        self.assertEqual(plain, [])
+
+    def test_reprs_name_their_figures(self):
+        layer = pw.model_preset("gpt2-small").layers[1]
+        self.assertRegex(repr(layer), r"^<LayerSpec '.*' forward .* backward .* \(I .*, W .*\), stash .*, params .*>$")
+        plan = pw.plan(pw.model_preset("uniform", layers=8), pw.cluster_preset("dgx-h100"), batch_size=16, num_devices=4)
+        self.assertRegex(repr(plan), r"^<Plan best: \d+ stages, \d+ micro-batches, .*, recompute (on|off): step .*>$")
+        self.assertRegex(repr(plan.sweep.rows[0]), r"^<SweepRow \d+ stages, .* samples/s, peak .*>$")
+        r = pw.simulate(pw.generate("gpipe", 2, 2), pw.uniform_cost_model(2, 1 * MS, 2 * MS))
+        self.assertEqual(repr(r.devices[0].memory)[:len("<MemoryReport peak ")], "<MemoryReport peak ")
+        self.assertRegex(repr(r.timeline.stats()), r"^<TimelineStats makespan 9.00 ms, bubble 33.3%, 2 devices>$")
+        self.assertEqual(repr(pw.cluster_preset("cpu2").intra_node)[:len("<LinkSpec bandwidth ")], "<LinkSpec bandwidth ")
 
 
 if __name__ == "__main__":

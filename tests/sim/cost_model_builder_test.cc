@@ -40,6 +40,21 @@ ClusterSpec two_nodes_of_two() {
   return c;
 }
 
+TEST_CASE("a measured whole backward is B, the split parts stay I and W") {
+  // Layer l1 states B = 3000/sample apart from its I + W = 10 + 4000/sample (split, the
+  // backward walks the graph twice); l0 and l2 do not, so they count I + W in B.
+  ModelSpec spec = three_layers();
+  spec.layers[1].whole_backward = ScaledDuration{0, 3000};
+  const Partition partition = *explicit_partition({0, 3}, 3);
+  auto model = build_cost_model(spec, two_nodes_of_two(), partition, {0}, 2, OptimizerKind::kSgd);
+  REQUIRE(model.ok());
+  const StageCost& s = model->stages[0];
+  CHECK(s.backward_input_ns == (1500 + 3000 + 4500) * 2);
+  CHECK(s.backward_weight_ns == 30 + (500 + 1000 + 1500) * 2);
+  CHECK(s.backward_ns == (10 + 2000 * 2) + 3000 * 2 + (10 + 6000 * 2));
+  CHECK(s.backward_ns < s.backward_input_ns + s.backward_weight_ns);
+}
+
 TEST_CASE("stage costs are layer sums at the micro-batch size divided by device speed") {
   const ModelSpec spec = three_layers();
   const Partition partition = *explicit_partition({0, 1, 3}, 3);

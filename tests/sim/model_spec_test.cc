@@ -50,6 +50,31 @@ TEST_CASE("a spec loads to exact values") {
   CHECK(spec->total_param_bytes() == (24 << 20) + 1000);
 }
 
+TEST_CASE("backward with backward_input and backward_weight: B measured apart from I and W") {
+  constexpr const char* kBoth = R"({"name": "m", "layers": [
+    {"name": "block", "forward": "1ms", "backward": "2ms", "backward_input": "1.5ms", "backward_weight": "1ms"}]})";
+  auto spec = parse_model_spec(kBoth, "both.json");
+  REQUIRE(spec.ok());
+  const LayerSpec& l = spec->layers[0];
+  CHECK(l.backward_split);
+  REQUIRE(l.whole_backward.has_value());
+  // A plain duration is per sample.
+  CHECK(*l.whole_backward == ScaledDuration{0, 2'000'000});
+  CHECK(l.backward() == ScaledDuration{0, 2'000'000});
+  CHECK(l.backward_input == ScaledDuration{0, 1'500'000});
+  CHECK(l.backward_weight == ScaledDuration{0, 1'000'000});
+  auto again = parse_model_spec(model_spec_to_json(*spec), "again.json");
+  REQUIRE(again.ok());
+  CHECK(*again == *spec);
+  // Setting an unsplit backward drops the whole one; a whole backward needs the split.
+  LayerSpec unsplit = l;
+  unsplit.set_backward(ScaledDuration{0, 10});
+  CHECK_FALSE(unsplit.whole_backward.has_value());
+  ModelSpec bad = *spec;
+  bad.layers[0].backward_split = false;
+  CHECK_THAT(check_model_spec(bad).error().message, Catch::Contains("a whole backward beside I and W needs backward_split"));
+}
+
 TEST_CASE("costs rescale with the micro-batch size: fixed + per_sample * size") {
   auto spec = parse_model_spec(kSpec);
   REQUIRE(spec.ok());

@@ -89,6 +89,8 @@ TEST_CASE("human formatting") {
   CHECK(format_bytes(512) == "512 B");
   CHECK(format_bytes(3 << 20) == "3.00 MiB");
   CHECK(format_bandwidth(450e9) == "450.00 GB/s");
+  CHECK(format_bandwidth(kUnboundedBandwidth) == "unbounded");
+  CHECK(format_bandwidth(999e12) == "999.00 TB/s");
   CHECK(format_flop_rate(989e12) == "989.00 TFLOP/s");
   CHECK(format_flop_rate(1.5e15) == "1.50 PFLOP/s");
 }

@@ -144,6 +144,14 @@ TEST_CASE("a profile carries tables, forwards without the graph and every layer 
     CHECK(layer.forward.at(1).value() == samples[0].forward.median_ns);
     CHECK(layer.forward.at(2).value() == samples[1].forward.median_ns);
     CHECK(layer.backward().at(2).value() == samples[1].backward.median_ns);
+    // The split backward, timed apart: I and W as measured, B still the whole backward's.
+    CHECK(layer.backward_split);
+    REQUIRE(layer.whole_backward.has_value());
+    CHECK(layer.backward_input.at(2).value() == samples[1].backward_input.median_ns);
+    CHECK(layer.backward_weight.at(2).value() == samples[1].backward_weight.median_ns);
+    if (l == 0) CHECK(samples[1].backward_input.median_ns == 0);  // the model's input needs no gradient
+    if (profile->layers[l].param_bytes == 0) CHECK(samples[1].backward_weight.median_ns == 0);
+    if (profile->layers[l].param_bytes > 0) CHECK(samples[1].backward_weight.median_ns > 0);
     REQUIRE(layer.forward_no_grad.has_value());
     CHECK(layer.forward_no_grad->at(1).value() == samples[0].forward_no_grad.median_ns);
     CHECK(layer.stash_bytes.at(2).value() == samples[1].stash_bytes);
