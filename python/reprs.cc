@@ -1,5 +1,6 @@
 // Readable repr() for the module's value types that pybind11 would print as "<... object at 0x...>":
 // each names its type and its key figures in the units the CLI prints them in.
+#include <cstdint>
 #include <string>
 
 #include <fmt/format.h>
@@ -25,17 +26,20 @@ namespace {
 using sim::format_bytes;
 using sim::format_duration;
 
-// "1.00 ms + 20.00 us/sample", "1.00 ms", or "20.00 us/sample".
+// "1.00 ms + 20.00 us/sample", "1.00 ms", or "20.00 us/sample" (and the same for bytes).
+template <class Format>
+std::string per_sample_text(std::int64_t fixed, std::int64_t per_sample, Format format) {
+  if (per_sample == 0) return format(fixed);
+  const std::string scaled = format(per_sample) + "/sample";
+  return fixed == 0 ? scaled : format(fixed) + " + " + scaled;
+}
+
 std::string scaled_text(const sim::ScaledDuration& d) {
-  if (d.per_sample_ns == 0) return format_duration(d.fixed_ns);
-  const std::string per_sample = format_duration(d.per_sample_ns) + "/sample";
-  return d.fixed_ns == 0 ? per_sample : format_duration(d.fixed_ns) + " + " + per_sample;
+  return per_sample_text(d.fixed_ns, d.per_sample_ns, [](std::int64_t ns) { return format_duration(ns); });
 }
 
 std::string bytes_text(const sim::ScaledBytes& b) {
-  if (b.per_sample_bytes == 0) return format_bytes(b.fixed_bytes);
-  const std::string per_sample = format_bytes(b.per_sample_bytes) + "/sample";
-  return b.fixed_bytes == 0 ? per_sample : format_bytes(b.fixed_bytes) + " + " + per_sample;
+  return per_sample_text(b.fixed_bytes, b.per_sample_bytes, [](std::int64_t n) { return format_bytes(n); });
 }
 
 std::string capacity_text(sim::Bytes bytes) { return bytes == 0 ? "unlimited" : format_bytes(bytes); }

@@ -29,13 +29,9 @@ TEST_CASE("schedule prints the grid, CSV and JSON", "[cli][schedule]") {
         "d1:  . F0 F1 B0 B1  .\n");
   const Run comm = run("schedule --kind gpipe --stages 2 --microbatches 2 --comm");
   CHECK(comm.exit_code == 0);
-  CHECK(comm.output ==
-        "t:    0   1   2   3   4   5\n"
-        "d0:  F0  F1   .   .  B0  B1\n"
-        "    >F0 >F1         <B0 <B1\n"
-        "d1:   .  F0  F1  B0  B1   .\n"
-        "        <F0 <F1 >B0 >B1\n"
-        "(under each device: >F0 sent after that step, <B0 received before it)\n");
+  // The grid of the lowered schedule (its picture is asserted in tests/sched/schedule_io_test.cc).
+  CHECK_THAT(comm.output, Catch::Contains("d0:  F0  F1   .   .  B0  B1\n    >F0 >F1         <B0 <B1\n"));
+  CHECK_THAT(comm.output, Catch::EndsWith("(under each device: >F0 sent after that step, <B0 received before it)\n"));
   const Run csv = run("schedule --kind 1f1b -k 2 -m 2 --comm --format csv");
   CHECK(csv.exit_code == 0);
   CHECK(csv.output ==
