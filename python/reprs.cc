@@ -4,6 +4,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <pybind11/pybind11.h>
 
 #include "python/bindings.h"

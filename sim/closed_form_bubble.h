@@ -31,7 +31,7 @@ struct ClosedFormBubble {
 std::optional<ClosedFormBubble> closed_form_bubble(std::string_view schedule, int stages, int microbatches,
                                                    int devices);
 
-// "27.3% GPipe closed form (K-1)/(M+K-1) = 3/11", or "no closed form for dualpipe-v".
+// "27.3% GPipe closed form (K-1)/(M+K-1) = 3/11", or "no closed form for dualpipe-v at K = 8, M = 8".
 std::string closed_form_text(std::string_view schedule, int stages, int microbatches, int devices);
 
 }  // namespace pipeworks::sim
