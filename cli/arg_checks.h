@@ -26,7 +26,7 @@ enum class Ends { kBoth, kAboveLow, kBelowHigh };  // [low, high], (low, high], 
 // A finite number in the range.
 CLI::Validator number_from(double low, double high, Ends ends = Ends::kBoth);
 
-// The names --schedule and --kind accept (sched::schedule_kind_names), for CLI::IsMember.
+// The names --schedule accepts (sched::schedule_kind_names), for CLI::IsMember.
 std::vector<std::string> schedule_kind_choices();
 
 // Each (option, path) with a path given can be written (sched::check_output_path), so a long

@@ -28,10 +28,7 @@ struct PlanArgs {
   std::string output;
 };
 
-int fail(int code, const std::string& message) {
-  std::cerr << "pipeworks plan: error: " << message << "\n";
-  return code;
-}
+int fail(int code, const std::string& message) { return report_error("plan", code, message); }
 
 int run(const PlanArgs& args) {
   const bool json = args.output.ends_with(".json");
@@ -46,7 +43,7 @@ int run(const PlanArgs& args) {
   auto devices = sim::parse_single_int(args.devices);
   if (!devices) return fail(kExitUsage, fmt::format("--devices: {}", devices.error().message));
   bool usage_error = false;
-  auto inputs = resolve_planning_args(args.planning, usage_error);
+  auto inputs = resolve_planning_args(args.planning, "plan", usage_error);
   if (!inputs) return fail(usage_error ? kExitUsage : kExitInvalid, inputs.error().message);
 
   auto schedules = sim::parse_name_list(args.schedules, sim::sweepable_schedule_names());

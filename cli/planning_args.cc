@@ -2,10 +2,12 @@
 #include "cli/planning_args.h"
 
 #include <filesystem>
+#include <iostream>
 
 #include <fmt/format.h>
 
 #include "cli/arg_checks.h"
+#include "cli/renamed_option.h"
 #include "sim/cluster_presets.h"
 #include "sim/model_presets.h"
 #include "sim/sweep.h"
@@ -27,50 +29,90 @@ std::string preset_names(const std::vector<sim::PresetInfo>& presets) {
   return names;
 }
 
+bool is_file(const std::string& path) {
+  std::error_code ignored;
+  return std::filesystem::is_regular_file(path, ignored);
+}
+
+void note_file_under_preset_option(std::string_view command, std::string_view option, const std::string& path,
+                                   std::string_view file_option) {
+  std::cerr << fmt::format("pipeworks {}: note: a spec file under {} is deprecated; use {} {}\n", command, option,
+                           file_option, path);
+}
+
 }  // namespace
 
-void add_planning_options(CLI::App& command, PlanningArgs& args) {
-  command.add_option("--model", args.model, "Model preset name or model spec JSON file")->required();
-  command.add_option("--cluster", args.cluster, "Cluster preset name or cluster spec JSON file")->required();
+void add_spec_options(CLI::App& command, SpecArgs& args) {
+  CLI::Option* model = command.add_option("--model", args.model, "Model preset (pipeworks presets)");
+  CLI::Option* model_spec = command.add_option("--model-spec", args.model_spec, "Model spec JSON file (docs/model_spec.md)");
+  CLI::Option* cluster = command.add_option("--cluster", args.cluster, "Cluster preset (pipeworks presets)");
+  CLI::Option* cluster_spec =
+      command.add_option("--cluster-spec", args.cluster_spec, "Cluster spec JSON file (docs/cluster_spec.md)");
+  if (!args.model.empty()) model->capture_default_str();
+  if (!args.cluster.empty()) cluster->capture_default_str();
+  model->excludes(model_spec);
+  cluster->excludes(cluster_spec);
   command.add_option("--nodes", args.nodes, "Number of nodes for the `multinode` cluster preset (8 GPUs each)")
-      ->check(integer_from(1, sim::kMaxPresetNodes));
+      ->check(integer_from(1, sim::kMaxPresetNodes))
+      ->excludes(cluster_spec);
+  add_preset_size_options(command, args.size);
+}
+
+void add_planning_options(CLI::App& command, PlanningArgs& args) {
+  add_spec_options(command, args.specs);
   command.add_option("--memory-cap", args.memory_cap,
                      "Per-device memory cap, e.g. 40GiB (the smaller of it and the device memory applies)");
   command.add_option("--optimizer", args.optimizer, "Optimizer whose state counts towards memory")
       ->check(CLI::IsMember(std::vector<std::string>{"sgd", "momentum", "adam"}))
       ->capture_default_str();
-  command.add_option("--threads", args.threads, "Worker threads (default: every core)")
-      ->check(integer_from(0, sim::kMaxSweepThreads));
+  add_renamed_option(command, "--sweep-threads", "--threads", args.threads,
+                     "Threads simulating configurations in parallel (0: every core)", [](CLI::Option& o) {
+                       o.check(integer_from(0, sim::kMaxSweepThreads))->capture_default_str();
+                     });
 }
 
-sched::Result<sim::ModelSpec> resolve_model(const std::string& name_or_path) {
+sched::Result<sim::ModelSpec> resolve_model(const SpecArgs& args, std::string_view command) {
+  const bool preset = !args.model.empty() && args.model_spec.empty() && has_preset(sim::model_presets(), args.model);
+  if (args.size.any() && !preset) {
+    return sched::Error{"the preset size flags (--layers, --model-width, ...) resize a model preset; a spec file is "
+                        "taken as written"};
+  }
+  if (!args.model_spec.empty()) return sim::load_model_spec(args.model_spec);
+  const std::string& name = args.model;
+  if (name.empty()) return sched::Error{"--model or --model-spec is required"};
   const auto presets = sim::model_presets();
-  if (has_preset(presets, name_or_path)) return sim::model_preset(name_or_path);
-  if (name_or_path.size() > 3 && name_or_path.substr(name_or_path.size() - 3) == ".pt") {
+  if (preset) return sized_model_preset(name, args.size);
+  if (name.size() > 3 && name.substr(name.size() - 3) == ".pt") {
     return sched::Error{fmt::format("--model '{0}' is a TorchScript model, which the simulator reads through its "
                                     "profile: pipeworks profile --model {0} --input-shape ... -o MODEL.json, then "
-                                    "--model MODEL.json (docs/your_model.md)",
-                                    name_or_path)};
+                                    "--model-spec MODEL.json (docs/your_model.md)",
+                                    name)};
   }
-  std::error_code ignored;
-  if (std::filesystem::is_regular_file(name_or_path, ignored)) return sim::load_model_spec(name_or_path);
-  return sched::Error{fmt::format("--model '{}' is neither a model preset ({}) nor a file", name_or_path,
-                                  preset_names(presets))};
+  if (!is_file(name)) {
+    return sched::Error{fmt::format("--model '{}' is not a model preset ({}); a spec file goes to --model-spec", name,
+                                    preset_names(presets))};
+  }
+  note_file_under_preset_option(command, "--model", name, "--model-spec");
+  return sim::load_model_spec(name);
 }
 
-sched::Result<sim::ClusterSpec> resolve_cluster(const std::string& name_or_path, std::optional<int> nodes) {
+sched::Result<sim::ClusterSpec> resolve_cluster(const SpecArgs& args, std::string_view command) {
+  if (!args.cluster_spec.empty()) return sim::load_cluster_spec(args.cluster_spec);
+  const std::string& name = args.cluster;
+  if (name.empty()) return sched::Error{"--cluster or --cluster-spec is required"};
   const auto presets = sim::cluster_presets();
-  if (has_preset(presets, name_or_path)) return sim::cluster_preset(name_or_path, {.nodes = nodes});
-  std::error_code ignored;
-  if (std::filesystem::is_regular_file(name_or_path, ignored)) {
-    if (nodes) return sched::Error{"--nodes applies only to the multinode cluster preset, not to a cluster file"};
-    return sim::load_cluster_spec(name_or_path);
+  if (has_preset(presets, name)) return sim::cluster_preset(name, {.nodes = args.nodes});
+  if (!is_file(name)) {
+    return sched::Error{fmt::format("--cluster '{}' is not a cluster preset ({}); a spec file goes to --cluster-spec",
+                                    name, preset_names(presets))};
   }
-  return sched::Error{fmt::format("--cluster '{}' is neither a cluster preset ({}) nor a file", name_or_path,
-                                  preset_names(presets))};
+  if (args.nodes) return sched::Error{"--nodes applies only to the multinode cluster preset, not to a cluster file"};
+  note_file_under_preset_option(command, "--cluster", name, "--cluster-spec");
+  return sim::load_cluster_spec(name);
 }
 
-sched::Result<PlanningInputs> resolve_planning_args(const PlanningArgs& args, bool& usage_error) {
+sched::Result<PlanningInputs> resolve_planning_args(const PlanningArgs& args, std::string_view command,
+                                                   bool& usage_error) {
   PlanningInputs inputs;
   usage_error = true;
   if (!args.memory_cap.empty()) {
@@ -82,11 +124,15 @@ sched::Result<PlanningInputs> resolve_planning_args(const PlanningArgs& args, bo
   auto optimizer = sim::parse_optimizer(args.optimizer);
   if (!optimizer) return sched::Error{fmt::format("--optimizer: {}", optimizer.error().message)};
   inputs.optimizer = *optimizer;
+  if (args.specs.model.empty() && args.specs.model_spec.empty()) return sched::Error{"--model or --model-spec is required"};
+  if (args.specs.cluster.empty() && args.specs.cluster_spec.empty()) {
+    return sched::Error{"--cluster or --cluster-spec is required"};
+  }
   usage_error = false;
-  auto model = resolve_model(args.model);
+  auto model = resolve_model(args.specs, command);
   if (!model) return model.error();
   inputs.model = std::move(model).value();
-  auto cluster = resolve_cluster(args.cluster, args.nodes);
+  auto cluster = resolve_cluster(args.specs, command);
   if (!cluster) return cluster.error();
   inputs.cluster = std::move(cluster).value();
   return inputs;

@@ -1,13 +1,18 @@
-// The options `pipeworks sweep` and `pipeworks plan` share (--model, --cluster, --nodes,
-// --memory-cap, --optimizer, --threads) and how they become specs: a name is a preset when
-// one has it, otherwise a JSON file.
+// The options `pipeworks sweep` and `pipeworks plan` share (--model, --model-spec, --cluster,
+// --cluster-spec, --nodes, --memory-cap, --optimizer, --sweep-threads) and how they become specs;
+// `simulate` takes the spec options too. --model and --cluster name presets, --model-spec and
+// --cluster-spec JSON files, as in `run`; a file given to --model or --cluster is still read,
+// with a deprecation note.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
+#include "cli/preset_size_options.h"
+#include "cli/shared_defaults.h"
 #include "sched/result.h"
 #include "sim/cluster_spec.h"
 #include "sim/model_spec.h"
@@ -15,12 +20,24 @@
 
 namespace pipeworks::cli {
 
-struct PlanningArgs {
+// Which model and cluster: presets by name or spec files ("" = not given).
+struct SpecArgs {
   std::string model;
+  std::string model_spec;
   std::string cluster;
-  std::optional<int> nodes;
+  std::string cluster_spec;
+  std::optional<int> nodes;  // the multinode preset's size
+  PresetSizeArgs size;       // resizes the model preset
+};
+
+// --model, --model-spec, --cluster, --cluster-spec, --nodes and the preset size flags; `args`
+// holds the defaults shown.
+void add_spec_options(CLI::App& command, SpecArgs& args);
+
+struct PlanningArgs {
+  SpecArgs specs;
   std::string memory_cap;  // "" = none
-  std::string optimizer = "adam";
+  std::string optimizer = kDefaultOptimizer;
   int threads = 0;
 };
 
@@ -34,11 +51,13 @@ struct PlanningInputs {
   sim::OptimizerKind optimizer = sim::OptimizerKind::kAdam;
 };
 
-// A preset of that name, else the JSON file at that path; the error lists the presets.
-sched::Result<sim::ModelSpec> resolve_model(const std::string& name_or_path);
-sched::Result<sim::ClusterSpec> resolve_cluster(const std::string& name_or_path, std::optional<int> nodes);
+// The spec file when one is given, else the preset (a file under the preset's option is read
+// with a note on standard error naming `command`); the error lists the presets.
+sched::Result<sim::ModelSpec> resolve_model(const SpecArgs& args, std::string_view command);
+sched::Result<sim::ClusterSpec> resolve_cluster(const SpecArgs& args, std::string_view command);
 
 // Resolves everything; `usage_error` tells a malformed option (exit 2) from a bad input (exit 1).
-sched::Result<PlanningInputs> resolve_planning_args(const PlanningArgs& args, bool& usage_error);
+sched::Result<PlanningInputs> resolve_planning_args(const PlanningArgs& args, std::string_view command,
+                                                   bool& usage_error);
 
 }  // namespace pipeworks::cli

@@ -29,10 +29,13 @@ void add_presets_command(CLI::App& app, CommandContext& context) {
   CLI::App* command =
       app.add_subcommand("presets", "List the model and cluster presets that --model and --cluster take by name");
   command->callback([&context] {
-    std::cout << "models (--model NAME, or a model spec JSON file: docs/model_spec.md):\n"
+    std::cout << "models (--model NAME; a model spec JSON file goes to --model-spec: docs/model_spec.md):\n"
               << preset_table(sim::model_presets())
-              << "\nclusters (--cluster NAME, or a cluster spec JSON file; --nodes N resizes multinode):\n"
-              << preset_table(sim::cluster_presets());
+              << "  resize: --layers N (uniform, gpt*, amoeba); --model-width, --heads, --seq-len, --vocab (gpt*);\n"
+                 "          --flops RATE (gpt*, amoeba); --layer-forward, --layer-backward, --layer-output,\n"
+                 "          --layer-stash, --layer-params (uniform)\n"
+              << "\nclusters (--cluster NAME; a cluster spec JSON file goes to --cluster-spec):\n"
+              << preset_table(sim::cluster_presets()) << "  resize: --nodes N (multinode)\n";
     context.exit_code = kExitOk;
   });
 }

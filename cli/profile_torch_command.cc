@@ -11,10 +11,12 @@
 #include "cli/arg_checks.h"
 #include "cli/command_list.h"
 #include "cli/model_options.h"
+#include "cli/renamed_option.h"
 #include "hw/exec/threads.h"
 #include "hw/model/scripted_model.h"
 #include "hw/run/run_limits.h"
 #include "sched/text_file.h"
+#include "sched/units_text.h"
 #include "sim/units.h"
 
 namespace pipeworks::cli {
@@ -70,10 +72,7 @@ struct ProfileCommandOptions {
 };
 
 int run_profile(ProfileCommandOptions& o) {
-  const auto fail_usage = [](const std::string& message) {
-    std::cerr << "pipeworks profile: error: " << message << "\nRun 'pipeworks profile --help' for usage.\n";
-    return kExitUsage;
-  };
+  const auto fail_usage = [](const std::string& message) { return report_error("profile", kExitUsage, message); };
   if (o.device != "cpu") return fail_usage(fmt::format("device '{}' is not supported (only cpu)", o.device));
   if (auto status = resolve_model_options(o.model, o.profile.model); !status) return fail_usage(status.error().message);
   if (auto writable = check_output_paths({{"--output", o.output}, {"--cluster-out", o.cluster_out}}); !writable) {
@@ -88,11 +87,12 @@ int run_profile(ProfileCommandOptions& o) {
   }
   o.profile.threads = hw::resolve_threads_per_worker(o.profile.threads, o.profile.workers);
   o.profile.measure_machine = !o.no_machine;
-  fmt::print("pipeworks profile: {} on cpu, micro-batch sizes {}, {} warm-up + {} repetitions x {} round(s), {} "
-             "thread(s) per worker, {} worker(s)\n",
+  fmt::print("pipeworks profile: {} on cpu, micro-batch sizes {}, {} warm-up + {} repetitions x {}, {} "
+             "per worker, {}\n",
              hw::model_display_name(o.profile.model), fmt::join(o.profile.microbatch_sizes, ","), o.profile.warmup,
              o.profile.repetitions,
-             o.profile.rounds, o.profile.threads, o.profile.workers);
+             sched::counted(o.profile.rounds, "round"), sched::counted(o.profile.threads, "intra-op thread"),
+             sched::counted(o.profile.workers, "worker"));
   std::fflush(stdout);
   auto profile = hw::profile_model(o.profile, [](const std::string& line) {
     fmt::print("  {}\n", line);
@@ -148,9 +148,10 @@ void add_profile_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--workers", o->profile.workers, "pipeline workers (devices) the cluster spec describes")
       ->check(integer_from(1, hw::kMaxRunDevices))
       ->capture_default_str();
-  cmd->add_option("--threads", o->profile.threads, "intra-op threads while timing (0: max(1, cores / workers))")
-      ->check(integer_from(0, hw::kMaxThreadsPerWorker))
-      ->capture_default_str();
+  add_renamed_option(*cmd, "--intra-op-threads", "--threads", o->profile.threads,
+                     "LibTorch intra-op threads while timing (0: max(1, cores / workers))", [](CLI::Option& opt) {
+                       opt.check(integer_from(0, hw::kMaxThreadsPerWorker))->capture_default_str();
+                     });
   cmd->add_flag("--no-machine", o->no_machine, "skip hand-off, dispatch and contention measurements");
   cmd->add_option("-o,--output", o->output, "model spec to write (JSON)")->required();
   cmd->add_option("--cluster-out", o->cluster_out, "cluster spec of this machine to write (JSON)");

@@ -102,10 +102,10 @@ hw::PredictionObserver printing_observer(const hw::RunConfig& c, int warmup) {
   hw::PredictionObserver o;
   o.on_plan = [&c](const hw::PredictionPlan& plan) {
     fmt::print("pipeworks run --predict: {} on {}, {} stages x {} micro-batches (batch {}), {}{}, partition {}, {} "
-               "thread(s) per worker\n",
+               "per worker\n",
                hw::model_display_name(c.model), c.device, c.num_stages, c.num_microbatches, c.batch_size,
                sched::schedule_kind_name(c.schedule), c.recompute ? " + recompute" : "",
-               sim::to_string(plan.partition), plan.threads_per_worker);
+               sim::to_string(plan.partition), sched::counted(plan.threads_per_worker, "intra-op thread"));
     std::fflush(stdout);
   };
   o.on_profile_line = [](const std::string& line) {

@@ -9,6 +9,7 @@
 
 #include "hw/exec/cpu_affinity.h"
 #include "sched/units_text.h"
+#include "sim/optimizer.h"
 #include "sim/partition.h"
 
 namespace pipeworks::cli {
@@ -22,16 +23,18 @@ void print_step(const hw::StepStats& s) {
 }
 
 void print_run_header(const std::string& model, const hw::RunConfig& c, bool distributed) {
-  fmt::print("pipeworks run: {} on {}{}, {} stages x {} micro-batches (batch {}), {}{}\n", model, c.device,
-             distributed ? " (multi-process)" : "", c.num_stages, c.num_microbatches, c.batch_size,
-             sched::schedule_kind_name(c.schedule), c.recompute ? " + recompute" : "");
+  fmt::print("pipeworks run: {} on {}{}, {} x {} (batch {}), {}{}, {} (lr {:g})\n", model, c.device,
+             distributed ? " (multi-process)" : "", sched::counted(c.num_stages, "stage"),
+             sched::counted(c.num_microbatches, "micro-batch", "micro-batches"), c.batch_size,
+             sched::schedule_kind_name(c.schedule), c.recompute ? " + recompute" : "",
+             sim::optimizer_name(c.optimizer.kind), c.optimizer.learning_rate);
   fmt::print("{:>4}  {:>10}  {:>10}  {:>7}  {:>10}  {}\n", "step", "time (ms)", "samples/s", "bubble", "loss",
              "peak activation bytes per device");
 }
 
 bool print_summary(const hw::RunReport& report, int batch_size) {
-  fmt::print("partition {} ({} layers), {} intra-op thread(s) per worker, workers {}\n",
-             sim::to_string(report.partition), report.spec.num_layers(), report.threads_per_worker,
+  fmt::print("partition {} ({}), {} per worker, workers {}\n", sim::to_string(report.partition),
+             sched::counted(report.spec.num_layers(), "layer"), sched::counted(report.threads_per_worker, "intra-op thread"),
              hw::describe_worker_cpus(report.worker_cpus));
   if (report.steps.size() > 1) {
     double total_ns = 0;

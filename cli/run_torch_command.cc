@@ -3,6 +3,7 @@
 // --check, the comparison with the non-pipelined reference (exit 1 when it fails).
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -14,6 +15,8 @@
 #include "cli/command_list.h"
 #include "cli/model_options.h"
 #include "cli/planning_args.h"
+#include "cli/renamed_option.h"
+#include "cli/shared_defaults.h"
 #include "cli/run_predict.h"
 #include "cli/run_printing.h"
 #include "hw/dist/distributed_env.h"
@@ -37,9 +40,11 @@ namespace {
 
 struct RunOptions {
   ModelOptions model;
-  std::string schedule = "1f1b";
+  std::string schedule = kDefaultSchedule;
   std::string device = "cpu";
-  std::string optimizer = "sgd";
+  std::string optimizer = kDefaultOptimizer;
+  std::optional<double> learning_rate;  // default: hw::default_learning_rate of the optimizer
+  std::optional<int> batch;             // default: kDefaultSamplesPerMicrobatch per micro-batch
   std::string pin_workers = "auto";
   std::string trace, svg, json;
   bool distributed = false;  // also when WORLD_SIZE is set (torchrun, pipeworks launch)
@@ -60,13 +65,11 @@ sched::Result<hw::RunReport> run_distributed(const RunOptions& options,
 }
 
 int fail_usage(const std::string& message) {
-  std::cerr << "pipeworks run: error: " << message << "\nRun 'pipeworks run --help' for usage.\n";
-  return kExitUsage;
+  return report_error("run", kExitUsage, message);
 }
 
 int fail(const std::string& message) {
-  std::cerr << "pipeworks run: error: " << message << "\n";
-  return kExitInvalid;
+  return report_error("run", kExitInvalid, message);
 }
 
 // The option texts turned into the config's values; an error is a usage error (exit 2).
@@ -87,6 +90,8 @@ sched::Status resolve_options(RunOptions& options) {
   if (!optimizer) return optimizer.error();
   c.schedule = *kind;
   c.optimizer.kind = *optimizer;
+  c.optimizer.learning_rate = options.learning_rate.value_or(hw::default_learning_rate(*optimizer));
+  c.batch_size = options.batch.value_or(c.num_microbatches * kDefaultSamplesPerMicrobatch);
   if (options.predict.enabled && c.check) {
     return sched::Error{"--check and --predict: run them separately (--predict times the steps, --check runs the "
                         "non-pipelined reference beside each one)"};
@@ -159,6 +164,9 @@ int run(RunOptions& options) {
 void add_run_command(CLI::App& app, CommandContext& context) {
   auto options = std::make_shared<RunOptions>();
   hw::RunConfig& c = options->config;
+  c.num_stages = kDefaultStages;
+  c.num_microbatches = kDefaultMicrobatches;
+  c.partition = kDefaultPartition;
   CLI::App* cmd = app.add_subcommand(
       "run", "Train a zoo model or your TorchScript model with a pipeline schedule on this machine");
   add_model_options(cmd, options->model, c.model);
@@ -168,9 +176,10 @@ void add_run_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--microbatches,-M,-m", c.num_microbatches, "micro-batches per mini-batch")
       ->check(integer_from(1, sched::kMaxScheduleCells))
       ->capture_default_str();
-  cmd->add_option("--batch", c.batch_size, "samples per mini-batch")
-      ->check(integer_from(1, hw::kMaxBatchSize))
-      ->capture_default_str();
+  cmd->add_option("--batch", options->batch,
+                  fmt::format("samples per mini-batch, a multiple of M (default: {} per micro-batch)",
+                              kDefaultSamplesPerMicrobatch))
+      ->check(integer_from(1, hw::kMaxBatchSize));
   cmd->add_option("--schedule", options->schedule,
                   "gpipe | 1f1b | zb-h1 | zb-h2 | zb-v | dualpipe-v (zb-v and dualpipe-v: K stages in a V on K/2 devices)")
       ->capture_default_str();
@@ -192,16 +201,14 @@ void add_run_command(CLI::App& app, CommandContext& context) {
       ->check(integer_from(1, hw::kMaxSteps))
       ->capture_default_str();
   cmd->add_option("--optimizer", options->optimizer, "sgd | momentum | adam")->capture_default_str();
-  cmd->add_option("--lr", c.optimizer.learning_rate, "learning rate")
-      ->check(number_from(0, hw::kMaxLearningRate))
-      ->capture_default_str();
+  cmd->add_option("--lr", options->learning_rate, "learning rate (default: 0.01 for sgd and momentum, 0.001 for adam)")
+      ->check(number_from(0, hw::kMaxLearningRate));
   cmd->add_flag("--check", c.check, "compare gradients and parameters with the non-pipelined reference");
   cmd->add_flag("--check-finite", c.check_finite, "fail on NaN/Inf in any stage");
-  cmd->add_option("--threads", c.threads_per_worker,
-                  "intra-op threads per worker (0: max(1, cores / devices); each worker thread calls "
-                  "at::set_num_threads)")
-      ->check(integer_from(0, hw::kMaxThreadsPerWorker))
-      ->capture_default_str();
+  add_renamed_option(*cmd, "--intra-op-threads", "--threads", c.threads_per_worker,
+                     "LibTorch intra-op threads per worker (0: max(1, cores / devices); each worker thread calls "
+                     "at::set_num_threads)",
+                     [](CLI::Option& o) { o.check(integer_from(0, hw::kMaxThreadsPerWorker))->capture_default_str(); });
   cmd->add_option("--pin-workers", options->pin_workers,
                   "auto | on | off: device d's worker and its intra-op threads on cores of their own (cores "
                   "[d*t, (d+1)*t) of this process's affinity mask for t threads); auto pins when a core is left over, "

@@ -11,6 +11,7 @@
 
 #include "cli/arg_checks.h"
 #include "cli/command_list.h"
+#include "cli/renamed_option.h"
 #include "sched/generators.h"
 #include "sched/limits.h"
 #include "sched/passes.h"
@@ -22,7 +23,7 @@ namespace pipeworks::cli {
 namespace {
 
 struct ScheduleOptions {
-  std::string kind;
+  std::string kind = "1f1b";
   int stages = 0;
   int microbatches = 0;
   std::vector<int> placement;
@@ -51,8 +52,7 @@ sched::Result<std::string> render_output(const sched::Schedule& schedule, const 
 int run(const ScheduleOptions& options) {
   auto kind = sched::parse_schedule_kind(options.kind);
   if (!kind) {
-    std::cerr << "pipeworks schedule: error: " << kind.error().message << "\n";
-    return kExitUsage;
+    return report_error("schedule", kExitUsage, kind.error().message);
   }
   if (auto writable = check_output_paths({{"--output", options.output}}); !writable) {
     std::cerr << "pipeworks schedule: error: " << writable.error().message << "\n";
@@ -104,9 +104,8 @@ void add_schedule_command(CLI::App& app, CommandContext& context) {
   CLI::App* command = app.add_subcommand(
       "schedule", "Generate a schedule (GPipe, 1F1B, interleaved 1F1B, looped BFS, ZB-H1, ZB-H2, ZB-V, DualPipeV) and print it "
                   "as a unit-time grid, CSV or JSON");
-  command->add_option("--kind", options->kind, "Schedule to generate")
-      ->required()
-      ->check(CLI::IsMember(schedule_kind_choices()));
+  add_renamed_option(*command, "--schedule", "--kind", options->kind, "Schedule to generate",
+                     [](CLI::Option& o) { o.check(CLI::IsMember(schedule_kind_choices()))->capture_default_str(); });
   command->add_option("--stages,-k,-K", options->stages, "Number of pipeline stages K")
       ->required()
       ->check(integer_from(1, sched::kMaxStages));

@@ -35,22 +35,26 @@
 namespace pipeworks::cli {
 namespace {
 
+// A model and a cluster worth simulating when none is named: GPT-2 medium on one DGX H100.
+SpecArgs default_specs() {
+  SpecArgs specs;
+  specs.model = "gpt2-medium";
+  specs.cluster = "dgx-h100";
+  return specs;
+}
+
 struct SimulateOptions {
-  std::string model = "gpt2-medium";
-  std::string cluster = "dgx-h100";
-  std::optional<int> nodes;  // the multinode preset's size
+  SpecArgs specs = default_specs();
   ScheduleRequest schedule;
   std::optional<int> batch;  // default: 4 samples per micro-batch
-  std::string partition = "balanced";
-  std::string optimizer = "adam";
+  std::string partition = kDefaultPartition;
+  std::string optimizer = kDefaultOptimizer;
   std::string comm;  // "" = the cluster's comm mode
   std::string json;
   std::string trace;
   std::string svg;
   bool grid = false;
 };
-
-constexpr int kDefaultMicrobatchSize = 4;
 
 // A failure and the exit code it maps to.
 struct Failure {
@@ -106,9 +110,9 @@ std::optional<Failure> write_outputs(const SimulateOptions& o, const sim::SimRes
 
 // The specs, with --comm applied to the cluster.
 std::optional<Failure> resolve_specs(const SimulateOptions& o, sim::ModelSpec& model, sim::ClusterSpec& cluster) {
-  auto m = resolve_model(o.model);
+  auto m = resolve_model(o.specs, "simulate");
   if (!m) return invalid(m.error().message);
-  auto c = resolve_cluster(o.cluster, o.nodes);
+  auto c = resolve_cluster(o.specs, "simulate");
   if (!c) return invalid(c.error().message);
   model = std::move(m).value();
   cluster = std::move(c).value();
@@ -122,11 +126,11 @@ std::optional<Failure> resolve_specs(const SimulateOptions& o, sim::ModelSpec& m
 
 void print_summary(const SimulateOptions& o, const sim::SimResult& result, const sim::ReportInputs& inputs,
                    sim::CommMode comm_mode) {
-  std::cout << fmt::format("{} on {}: {}, K={}, M={} of {}, {} comm{}\n\n", inputs.model, inputs.cluster,
-                           inputs.schedule, sched::counted(inputs.num_stages, "stage"),
+  std::cout << fmt::format("{} on {}: {}, K={}, M={} of {}, {} comm{}, {} partition, {} optimizer state\n\n",
+                           inputs.model, inputs.cluster, inputs.schedule, sched::counted(inputs.num_stages, "stage"),
                            sched::counted(inputs.num_microbatches, "micro-batch", "micro-batches"),
                            sched::counted(inputs.microbatch_size, "sample"), sim::comm_mode_name(comm_mode),
-                           inputs.recompute ? ", re-materialization" : "")
+                           inputs.recompute ? ", re-materialization" : "", o.partition, o.optimizer)
             << sim::summary_table(result, inputs);
   if (o.grid) std::cout << "\n" << viz::terminal_grid(result.timeline);
 }
@@ -152,7 +156,7 @@ std::optional<Failure> run(const SimulateOptions& o) {
   const sched::Schedule& schedule = chosen->schedule;
   const int stages = schedule.num_stages;
   const int microbatches = schedule.num_microbatches;
-  const int batch = o.batch.value_or(microbatches * kDefaultMicrobatchSize);
+  const int batch = o.batch.value_or(microbatches * kDefaultSamplesPerMicrobatch);
   const auto split = sim::microbatch_size(batch, microbatches);
   if (!split) return usage(fmt::format("--batch {} and {} micro-batches: {}", batch, microbatches, split.error().message));
   const bool recompute = schedule.has_recompute();
@@ -179,10 +183,7 @@ void add_simulate_command(CLI::App& app, CommandContext& context) {
   auto o = std::make_shared<SimulateOptions>();
   CLI::App* command = app.add_subcommand(
       "simulate", "Predict a pipeline schedule's timeline, bubble, throughput and memory on a cluster");
-  command->add_option("--model", o->model, "Model preset name or model spec JSON file")->capture_default_str();
-  command->add_option("--cluster", o->cluster, "Cluster preset name or cluster spec JSON file")->capture_default_str();
-  command->add_option("--nodes", o->nodes, "Number of nodes for the `multinode` cluster preset (8 GPUs each)")
-      ->check(integer_from(1, sim::kMaxPresetNodes));
+  add_spec_options(*command, o->specs);
   ScheduleRequest& r = o->schedule;
   CLI::Option* stages = command->add_option("--stages,-k,-K", r.stages, "Number of pipeline stages K")
                             ->check(integer_from(1, sched::kMaxStages))
@@ -205,7 +206,7 @@ void add_simulate_command(CLI::App& app, CommandContext& context) {
                       "Simulate this schedule (CSV in torch.distributed.pipelining's layout, or pipeworks JSON): "
                       "compute-only files are lowered, files with SEND/RECV taken as written; K, M and the "
                       "placement come from the file");
-  command->add_option("--batch", o->batch, "Samples per iteration, a multiple of M (default: 4 per micro-batch)")
+  command->add_option("--batch", o->batch, fmt::format("Samples per mini-batch, a multiple of M (default: {} per micro-batch)", kDefaultSamplesPerMicrobatch))
       ->check(integer_from(1, std::numeric_limits<int>::max()));
   command->add_option("--partition", o->partition,
                       "uniform, balanced (min-max stage time under memory caps), or layer counts per stage, "
@@ -226,9 +227,7 @@ void add_simulate_command(CLI::App& app, CommandContext& context) {
     o->schedule.microbatches_given = microbatches->count() > 0;
     o->schedule.kind_given = kind->count() > 0;
     if (auto failure = run(*o)) {
-      std::cerr << "pipeworks simulate: error: " << failure->message << "\n";
-      if (failure->exit_code == kExitUsage) std::cerr << "Run 'pipeworks simulate --help' for usage.\n";
-      context.exit_code = failure->exit_code;
+      context.exit_code = report_error("simulate", failure->exit_code, failure->message);
     } else {
       context.exit_code = kExitOk;
     }

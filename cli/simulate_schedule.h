@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/shared_defaults.h"
 #include "sched/result.h"
 #include "sched/schedule.h"
 #include "sim/cluster_spec.h"
@@ -14,9 +15,9 @@
 namespace pipeworks::cli {
 
 struct ScheduleRequest {
-  std::string kind = "gpipe";
-  int stages = 4;
-  int microbatches = 8;
+  std::string kind = kDefaultSchedule;
+  int stages = kDefaultStages;
+  int microbatches = kDefaultMicrobatches;
   std::vector<int> placement;  // empty: stage i on device i (s mod K/v with virtual stages)
   int virtual_stages = 1;
   bool recompute = false;

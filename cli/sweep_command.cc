@@ -31,10 +31,7 @@ struct SweepArgs {
   std::string output;
 };
 
-int fail(int code, const std::string& message) {
-  std::cerr << "pipeworks sweep: error: " << message << "\n";
-  return code;
-}
+int fail(int code, const std::string& message) { return report_error("sweep", code, message); }
 
 // Fills the lists of `spec` from the arguments; any error is bad usage.
 sched::Status parse_lists(const SweepArgs& args, sim::SweepSpec& spec) {
@@ -76,7 +73,7 @@ int run(const SweepArgs& args) {
     return fail(kExitInvalid, writable.error().message);
   }
   bool usage_error = false;
-  auto inputs = resolve_planning_args(args.planning, usage_error);
+  auto inputs = resolve_planning_args(args.planning, "sweep", usage_error);
   if (!inputs) return fail(usage_error ? kExitUsage : kExitInvalid, inputs.error().message);
   sim::SweepSpec spec;
   spec.model = inputs->model;

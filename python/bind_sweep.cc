@@ -168,10 +168,10 @@ void bind_planner(py::module_& m) {
           for (const std::string& name : schedules) request.schedules.push_back(unwrap(sched::parse_schedule_kind(name)));
           return unwrap(sim::make_plan(request, sim::SweepOptions{threads, {}}));
         },
-        py::arg("model"), py::arg("cluster"), py::kw_only(), py::arg("batch_size"), py::arg("num_devices"),
-        py::arg("memory_cap_bytes") = py::none(), py::arg("optimizer") = "adam", py::arg("threads") = 0,
+        py::arg("model"), py::arg("cluster"), py::kw_only(), py::arg("batch"), py::arg("devices"),
+        py::arg("memory_cap_bytes") = py::none(), py::arg("optimizer") = "adam", py::arg("sweep_threads") = 0,
         py::arg("schedules") = std::vector<std::string>{}, py::call_guard<py::gil_scoped_release>(),
-        "Sweeps divisors of num_devices (stages) and of batch_size (micro-batches), the schedules\n"
+        "Sweeps divisors of devices (stages) and of batch (micro-batches), the schedules\n"
         "(default: gpipe, 1f1b, zb-h1, zb-h2), recompute off/on, and returns the fastest fitting\n"
         "configuration with runners-up.");
 }
@@ -190,12 +190,12 @@ void bind_sweep(py::module_& m) {
                                                 memory_cap_bytes, optimizer);
           return unwrap(sim::run_sweep(spec, sim::SweepOptions{threads, {}}));
         },
-        py::arg("model"), py::arg("cluster"), py::kw_only(), py::arg("batch_sizes"), py::arg("stage_counts"),
-        py::arg("microbatch_counts"), py::arg("schedules") = std::vector<std::string>{"gpipe", "1f1b", "zb-h1", "zb-h2"},
+        py::arg("model"), py::arg("cluster"), py::kw_only(), py::arg("batch"), py::arg("stages"),
+        py::arg("microbatches"), py::arg("schedules") = std::vector<std::string>{"gpipe", "1f1b", "zb-h1", "zb-h2"},
         py::arg("recompute") = std::vector<bool>{false, true}, py::arg("memory_cap_bytes") = py::none(),
-        py::arg("optimizer") = "adam", py::arg("threads") = 0, py::call_guard<py::gil_scoped_release>(),
+        py::arg("optimizer") = "adam", py::arg("sweep_threads") = 0, py::call_guard<py::gil_scoped_release>(),
         "Simulates every (batch, stages, micro-batches, schedule, recompute) combination with a balanced\n"
-        "partition, on `threads` threads (0: every core); rows are identical for any thread count.\n"
+        "partition, on `sweep_threads` threads (0: every core); rows are identical for any thread count.\n"
         "pandas.DataFrame(result.columns()) gives one row per configuration.");
   bind_planner(m);
 }

@@ -10,8 +10,8 @@ out=out
 mkdir -p "$out"
 
 echo "== 1. a GPipe schedule: 4 stages, 8 micro-batches, re-materialization, lowered comm"
-"$pw" schedule --kind gpipe --stages 4 --microbatches 8 --format grid
-"$pw" schedule --kind gpipe --stages 4 --microbatches 8 --recompute --comm --format csv -o "$out/gpipe_k4_m8.csv"
+"$pw" schedule --schedule gpipe --stages 4 --microbatches 8 --format grid
+"$pw" schedule --schedule gpipe --stages 4 --microbatches 8 --recompute --comm --format csv -o "$out/gpipe_k4_m8.csv"
 "$pw" validate "$out/gpipe_k4_m8.csv"
 
 echo
@@ -28,9 +28,9 @@ echo
 echo "== 4. run the same kind of schedule on this CPU (2 worker threads), checked against the"
 echo "      non-pipelined reference, with the simulator's prediction beside the measurement"
 "$pw" run --model transformer --stages 2 --microbatches 8 --batch 32 --schedule gpipe --recompute \
-  --steps 4 --check --threads 1
+  --steps 4 --check --intra-op-threads 1
 "$pw" run --model transformer --stages 2 --microbatches 8 --batch 32 --schedule gpipe --recompute \
-  --steps 4 --threads 1 --predict --trace "$out/predicted_vs_measured_trace.json" \
+  --steps 4 --intra-op-threads 1 --predict --trace "$out/predicted_vs_measured_trace.json" \
   --svg "$out/predicted_vs_measured.svg" --json "$out/predicted_vs_measured.json"
 
 echo

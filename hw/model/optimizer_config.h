@@ -5,6 +5,10 @@
 
 namespace pipeworks::hw {
 
+// The learning rate a run takes when none is given: Adam's steps are scaled per parameter, so it
+// starts an order of magnitude lower than plain SGD.
+inline double default_learning_rate(sim::OptimizerKind kind) { return kind == sim::OptimizerKind::kAdam ? 0.001 : 0.01; }
+
 struct OptimizerConfig {
   sim::OptimizerKind kind = sim::OptimizerKind::kSgd;
   double learning_rate = 0.01;

@@ -20,6 +20,7 @@
 #include "hw/predict/profiler.h"
 #include "hw/run/layer_partition.h"
 #include "hw/run/run.h"
+#include "sched/units_text.h"
 #include "sim/partition_text.h"
 
 namespace pipeworks::hw {
@@ -280,9 +281,10 @@ sim::ClusterSpec cluster_from_machine(const MachineProfile& machine) {
   sim::ClusterSpec cluster;
   cluster.name = fmt::format("cpu-inprocess-{}", machine.workers);
   cluster.description = fmt::format(
-      "this CPU as {} in-process worker(s) x {} intra-op thread(s): contention {:.3f}x, hand-off {} ns, dispatch {} ns "
+      "this CPU as {} x {}: contention {:.3f}x, hand-off {} ns, dispatch {} ns "
       "per action (measured by pipeworks profile)",
-      machine.workers, machine.threads, machine.contention_factor, machine.handoff_latency_ns,
+      sched::counted(machine.workers, "in-process worker"), sched::counted(machine.threads, "intra-op thread"),
+      machine.contention_factor, machine.handoff_latency_ns,
       machine.dispatch_overhead_ns);
   sim::DeviceSpec device;
   cluster.devices.assign(static_cast<std::size_t>(std::max(1, machine.workers)), device);

@@ -19,6 +19,7 @@
 #include "hw/model/torch_errors.h"
 #include "hw/predict/stage_memory.h"
 #include "hw/run/describe_model.h"
+#include "sched/units_text.h"
 
 namespace pipeworks::hw {
 namespace {
@@ -456,7 +457,8 @@ sched::Result<Profile> profile_model(const ProfileOptions& options,
 
   sim::ModelSpec& spec = profile.spec;
   spec.name = model_display_name(options.model);
-  spec.description = fmt::format("profiled on this CPU with {} intra-op thread(s), micro-batch sizes {}", options.threads,
+  spec.description = fmt::format("profiled on this CPU with {}, micro-batch sizes {}",
+                                 sched::counted(options.threads, "intra-op thread"),
                                  fmt::join(options.microbatch_sizes, ","));
   std::vector<FitPoint> input_points;
   for (int size : options.microbatch_sizes) {

@@ -17,6 +17,11 @@ from . import _pipeworks
 from ._pipeworks import *  # noqa: F401,F403  (the bindings are the public API)
 from ._pipeworks import Error, Timeline
 from .plotting import kind_color, plot_spans
+from .renamed_keywords import RENAMED as _RENAMED
+from .renamed_keywords import accepting_old_keywords as _accepting_old_keywords
+
+plan = _accepting_old_keywords(_pipeworks.plan, _RENAMED["plan"])
+sweep = _accepting_old_keywords(_pipeworks.sweep, _RENAMED["sweep"])
 
 __all__ = [name for name in dir(_pipeworks) if not name.startswith("_")] + [
     "as_timelines",

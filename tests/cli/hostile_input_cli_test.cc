@@ -50,12 +50,12 @@ fs::path scratch_dir() {
 }
 
 TEST_CASE("hostile CLI: sizes past the shared limits are refused up front", "[cli][hostile]") {
-  check_cases({{"schedule --kind gpipe -K 100000 -M 2", "--stages: must be an integer from 1 to 65536, got '100000'"},
-               {"schedule --kind 1f1b -K 60000 -M 100",
+  check_cases({{"schedule --schedule gpipe -K 100000 -M 2", "--stages: must be an integer from 1 to 65536, got '100000'"},
+               {"schedule --schedule 1f1b -K 60000 -M 100",
                 "60000 stages x 100 micro-batches is more than the limit of 4194304 cells"},
                {"simulate -K 60000 -M 100", "60000 stages x 100 micro-batches is more than the limit of 4194304 cells"},
                {"simulate -M 5000000", "--microbatches: must be an integer from 1 to 4194304, got '5000000'"},
-               {kSweep + "--threads 5000", "--threads: must be an integer from 0 to 1024, got '5000'"},
+               {kSweep + "--sweep-threads 5000", "--sweep-threads: must be an integer from 0 to 1024, got '5000'"},
                {"sweep --model gpt2-medium --cluster dgx-h100 --batch 8 --stages 1 --microbatches 1..100000000",
                 "list too long: more than 1000000 values"},
                {kPlan + "--nodes 5000", "--nodes: must be an integer from 1 to 1024, got '5000'"},
@@ -71,7 +71,7 @@ TEST_CASE("hostile CLI: every output whose write fails is an error", "[cli][host
   const std::string full_csv = (dir / "full.csv").string();
   const std::string full_json = (dir / "full.json").string();
   const std::string enospc = "No space left on device";
-  check_cases({{"schedule --kind gpipe -K 2 -M 2 -o /dev/full", "/dev/full: cannot write: " + enospc},
+  check_cases({{"schedule --schedule gpipe -K 2 -M 2 -o /dev/full", "/dev/full: cannot write: " + enospc},
                {"simulate -K 2 -M 2 --json /dev/full", "/dev/full: cannot write: " + enospc},
                {"simulate -K 2 -M 2 --trace /dev/full", "/dev/full: cannot write: " + enospc},
                {"simulate -K 2 -M 2 --svg /dev/full", "/dev/full: cannot write: " + enospc},
@@ -81,7 +81,7 @@ TEST_CASE("hostile CLI: every output whose write fails is an error", "[cli][host
   // An output that cannot be opened fails before the work, not after it.
   const std::string missing = "/nonexistent/dir/out";
   for (const std::string& arguments :
-       {"schedule --kind gpipe -K 2 -M 2 -o " + missing + ".csv", "simulate -K 2 -M 2 --svg " + missing + ".svg",
+       {"schedule --schedule gpipe -K 2 -M 2 -o " + missing + ".csv", "simulate -K 2 -M 2 --svg " + missing + ".svg",
         kSweep + "-o " + missing + ".csv", kPlan + "-o " + missing + ".json", "simulate -K 2 -M 2 --json " + dir.string()}) {
     const CliRun run = run_pipeworks(arguments);
     INFO(arguments << "\n" << run.output);
@@ -92,8 +92,8 @@ TEST_CASE("hostile CLI: every output whose write fails is an error", "[cli][host
   }
   // Standard output on a full device.
   const std::string valid = (dir / "valid.csv").string();
-  REQUIRE(run_pipeworks("schedule --kind gpipe -K 2 -M 2 -o " + valid).exit_code == 0);
-  for (const std::string& arguments : {std::string("schedule --kind gpipe -K 2 -M 2"), "validate " + valid,
+  REQUIRE(run_pipeworks("schedule --schedule gpipe -K 2 -M 2 -o " + valid).exit_code == 0);
+  for (const std::string& arguments : {std::string("schedule --schedule gpipe -K 2 -M 2"), "validate " + valid,
                                        std::string("simulate"),
                                        kSweep, kPlan, std::string("--help")}) {
     const CliRun run = run_pipeworks(arguments, "2>&1 >/dev/full");
@@ -107,9 +107,9 @@ TEST_CASE("hostile CLI: every output whose write fails is an error", "[cli][host
 TEST_CASE("hostile CLI: usage errors exit 2 with one line naming the option, before anything runs",
           "[cli][hostile]") {
   const std::vector<Case> cases = {
-      {"schedule --kind gpipe -K 0 -M 2", "--stages: must be an integer from 1 to 65536, got '0'"},
-      {"schedule --kind gpipe -K 2 -M -1", "--microbatches: must be an integer from 1 to 4194304, got '-1'"},
-      {"schedule --kind gpipe -K 2 -M 2 --placement 0,-1", "--placement: must be an integer from 0 to 65535, got '-1'"},
+      {"schedule --schedule gpipe -K 0 -M 2", "--stages: must be an integer from 1 to 65536, got '0'"},
+      {"schedule --schedule gpipe -K 2 -M -1", "--microbatches: must be an integer from 1 to 4194304, got '-1'"},
+      {"schedule --schedule gpipe -K 2 -M 2 --placement 0,-1", "--placement: must be an integer from 0 to 65535, got '-1'"},
       {"validate --max-errors -1 x.csv", "--max-errors: must be an integer from 0 to 1000000, got '-1'"},
       {"simulate --batch 0", "--batch: must be an integer from 1 to 2147483647, got '0'"},
       {"simulate -K -3", "--stages: must be an integer from 1 to 65536, got '-3'"},
@@ -132,10 +132,10 @@ TEST_CASE("hostile CLI: usage errors exit 2 with one line naming the option, bef
 TEST_CASE("hostile CLI: messages name the input and leak no internals", "[cli][hostile]") {
   const fs::path dir = scratch_dir();
   check_cases({{"validate " + dir.string(), dir.string() + ": is a directory, not a file"},
-               {"simulate --model " + dir.string(), "is neither a model preset"},
-               {"simulate --model " + kData + "/invalid_specs/model_negative.json",
+               {"simulate --model " + dir.string(), "is not a model preset"},
+               {"simulate --model-spec " + kData + "/invalid_specs/model_negative.json",
                 "model_negative.json: /layers/0/param_bytes: -5: negative values are not allowed"},
-               {"sweep --model gpt2-medium --cluster " + kData +
+               {"sweep --model gpt2-medium --cluster-spec " + kData +
                     "/invalid_specs/cluster_zero_devices.json --batch 8 --stages 2 --microbatches 2",
                 "cluster_zero_devices.json: /devices: 0: must be at least 1"}},
               1);

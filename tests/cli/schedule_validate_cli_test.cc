@@ -21,23 +21,23 @@ const std::string kScratch = std::string(PIPEWORKS_BINARY_DIR) + "/schedule_vali
 }  // namespace
 
 TEST_CASE("schedule prints the grid, CSV and JSON", "[cli][schedule]") {
-  const Run grid = run("schedule --kind gpipe --stages 2 --microbatches 2");
+  const Run grid = run("schedule --schedule gpipe --stages 2 --microbatches 2");
   CHECK(grid.exit_code == 0);
   CHECK(grid.output ==
         "t:   0  1  2  3  4  5\n"
         "d0: F0 F1  .  . B0 B1\n"
         "d1:  . F0 F1 B0 B1  .\n");
-  const Run comm = run("schedule --kind gpipe --stages 2 --microbatches 2 --comm");
+  const Run comm = run("schedule --schedule gpipe --stages 2 --microbatches 2 --comm");
   CHECK(comm.exit_code == 0);
   // The grid of the lowered schedule (its picture is asserted in tests/sched/schedule_io_test.cc).
   CHECK_THAT(comm.output, Catch::Contains("d0:  F0  F1   .   .  B0  B1\n    >F0 >F1         <B0 <B1\n"));
   CHECK_THAT(comm.output, Catch::EndsWith("(under each device: >F0 sent after that step, <B0 received before it)\n"));
-  const Run csv = run("schedule --kind 1f1b -k 2 -m 2 --comm --format csv");
+  const Run csv = run("schedule --schedule 1f1b -k 2 -m 2 --comm --format csv");
   CHECK(csv.exit_code == 0);
   CHECK(csv.output ==
         "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\r\n"
         "1RECV_F0,1F0,1RECV_F1,1B0,1SEND_B0,1F1,1B1,1SEND_B1\r\n");
-  const Run json = run("schedule --kind gpipe -k 3 -m 1 --placement 0,0,1 --recompute --format json");
+  const Run json = run("schedule --schedule gpipe -k 3 -m 1 --placement 0,0,1 --recompute --format json");
   CHECK(json.exit_code == 0);
   CHECK_THAT(json.output, Catch::Contains("\"placement\": [0,0,1]"));
   CHECK_THAT(json.output, Catch::Contains("[\"0F0\",\"1F0\",\"1R0\",\"1B0\",\"0R0\",\"0B0\"]"));
@@ -47,7 +47,7 @@ TEST_CASE("schedule -o writes a file that validate accepts", "[cli][schedule][va
   std::system(("mkdir -p " + kScratch).c_str());
   for (const char* ext : {".csv", ".json"}) {
     const std::string path = kScratch + "/1f1b_comm" + ext;
-    const Run written = run("schedule --kind 1f1b -k 4 -m 8 --recompute --comm -o " + path);
+    const Run written = run("schedule --schedule 1f1b -k 4 -m 8 --recompute --comm -o " + path);
     REQUIRE(written.exit_code == 0);
     CHECK(written.output.empty());
     const Run checked = run("validate " + path);
@@ -57,11 +57,12 @@ TEST_CASE("schedule -o writes a file that validate accepts", "[cli][schedule][va
 }
 
 TEST_CASE("bad flags exit 2", "[cli][schedule][validate]") {
-  CHECK(run("schedule --kind gpipe --stages 0 --microbatches 2").exit_code == 2);
-  CHECK(run("schedule --kind zigzag --stages 2 --microbatches 2").exit_code == 2);
-  CHECK(run("schedule --stages 2 --microbatches 2").exit_code == 2);
-  CHECK(run("schedule --kind gpipe --stages 2 --microbatches 2 --format svg").exit_code == 2);
-  const Run placement = run("schedule --kind gpipe --stages 2 --microbatches 2 --placement 0,2");
+  CHECK(run("schedule --schedule gpipe --stages 0 --microbatches 2").exit_code == 2);
+  CHECK(run("schedule --schedule zigzag --stages 2 --microbatches 2").exit_code == 2);
+  CHECK(run("schedule --stages 2").exit_code == 2);  // --microbatches is required
+  CHECK(run("schedule --stages 2 --microbatches 2").exit_code == 0);  // --schedule defaults to 1f1b
+  CHECK(run("schedule --schedule gpipe --stages 2 --microbatches 2 --format svg").exit_code == 2);
+  const Run placement = run("schedule --schedule gpipe --stages 2 --microbatches 2 --placement 0,2");
   CHECK(placement.exit_code == 2);
   CHECK_THAT(placement.output, Catch::Contains("placement leaves device 1 without a stage"));
   CHECK(run("validate").exit_code == 2);

@@ -78,7 +78,7 @@ TEST_CASE("simulate exit codes: 2 for bad usage, 1 for invalid input", "[simulat
   CHECK(run_simulate("--partition 1,x").exit_code == 2);
   CHECK(run_simulate("--partition 7,6,6").exit_code == 2);
   CHECK(run_simulate("--partition 7,6,6,100").exit_code == 1);
-  CHECK(run_simulate("--model /nonexistent/model.json").exit_code == 1);
+  CHECK(run_simulate("--model-spec /nonexistent/model.json").exit_code == 1);
   CHECK(run_simulate("--stages 9").exit_code == 1);  // 8 devices in dgx-h100
   CHECK(run_simulate("--json /nonexistent/dir/report.json").exit_code == 1);
 }
@@ -98,9 +98,9 @@ TEST_CASE("simulate --schedule-file: a file simulates as the schedule it holds",
   for (const std::string kind : {"gpipe", "1f1b"}) {
     // Compute-only CSV (our passes lower it) and lowered JSON (taken as written) give the
     // generated schedule's prediction exactly.
-    REQUIRE(pipeworks::test::run_pipeworks("schedule --kind " + kind + " -K 4 -M 8 -o " + dir + kind + ".csv")
+    REQUIRE(pipeworks::test::run_pipeworks("schedule --schedule " + kind + " -K 4 -M 8 -o " + dir + kind + ".csv")
                 .exit_code == 0);
-    REQUIRE(pipeworks::test::run_pipeworks("schedule --kind " + kind + " -K 4 -M 8 --comm -o " + dir + kind + ".json")
+    REQUIRE(pipeworks::test::run_pipeworks("schedule --schedule " + kind + " -K 4 -M 8 --comm -o " + dir + kind + ".json")
                 .exit_code == 0);
     REQUIRE(run_simulate(base + "--schedule " + kind + " -K 4 -M 8 --json " + dir + "generated.json").exit_code == 0);
     const auto generated = read_json(dir + "generated.json");
@@ -118,7 +118,7 @@ TEST_CASE("simulate --schedule-file: a file simulates as the schedule it holds",
 
 TEST_CASE("simulate --schedule-file and --placement: contradictions and bad files", "[simulate]") {
   const std::string csv = std::string(PIPEWORKS_BINARY_DIR) + "/simulate_cli_test_contradiction.csv";
-  REQUIRE(pipeworks::test::run_pipeworks("schedule --kind gpipe -K 2 -M 4 -o " + csv).exit_code == 0);
+  REQUIRE(pipeworks::test::run_pipeworks("schedule --schedule gpipe -K 2 -M 4 -o " + csv).exit_code == 0);
   const std::vector<std::pair<std::string, std::string>> usage = {
       {"--schedule-file " + csv + " -K 3", "--stages 3 but " + csv + " has 2 stages"},
       {"--schedule-file " + csv + " -M 2", "--microbatches 2 but " + csv + " has 4 micro-batches"},
@@ -217,8 +217,8 @@ TEST_CASE("simulate the zero-bubble schedules: ZB-H1 under 1F1B's step time, ZB-
   CHECK_THAT(odd.output, Catch::Contains("zb-v places two stages on each device; 3 stages is odd"));
 }
 
-TEST_CASE("schedule --kind dualpipe-v prints its V, sweep searches zb-h1 and zb-h2", "[simulate]") {
-  const auto grid = pipeworks::test::run_pipeworks("schedule --kind dualpipe-v -K 4 -M 4");
+TEST_CASE("schedule --schedule dualpipe-v prints its V, sweep searches zb-h1 and zb-h2", "[simulate]") {
+  const auto grid = pipeworks::test::run_pipeworks("schedule --schedule dualpipe-v -K 4 -M 4");
   REQUIRE(grid.exit_code == 0);
   CHECK_THAT(grid.output, Catch::Contains("d0: 0F0 0F1 0F2 3F0 3I0 3W0 3F1 0F3 3B1"));
   const auto sweep = pipeworks::test::run_pipeworks(

@@ -40,8 +40,8 @@ TEST_CASE("sweep prints the best and the Pareto frontier, and counts skipped con
 TEST_CASE("sweep writes every row to CSV and JSON, the same for any thread count", "[cli][sweep]") {
   std::system(("mkdir -p " + kScratch).c_str());
   const std::string args = kSmall + "--stages pow2:1..8 --microbatches 1,2,4..8 --schedule 1f1b --recompute on ";
-  const Run one = run(args + "--threads 1 -o " + kScratch + "/one.csv");
-  const Run four = run(args + "--threads 4 -o " + kScratch + "/four.csv");
+  const Run one = run(args + "--sweep-threads 1 -o " + kScratch + "/one.csv");
+  const Run four = run(args + "--sweep-threads 4 -o " + kScratch + "/four.csv");
   REQUIRE(one.exit_code == 0);
   REQUIRE(four.exit_code == 0);
   const std::string csv = read_file(kScratch + "/one.csv");
@@ -66,7 +66,7 @@ TEST_CASE("sweep rejects bad lists and unknown inputs with the right exit code",
   CHECK_THAT(cap.output, Catch::Contains("--memory-cap: "));
   const Run model = run("sweep --model no-such-model --cluster dgx-h100 --batch 8 --stages 1 --microbatches 1");
   CHECK(model.exit_code == 1);
-  CHECK_THAT(model.output, Catch::Contains("--model 'no-such-model' is neither a model preset ("));
+  CHECK_THAT(model.output, Catch::Contains("--model 'no-such-model' is not a model preset ("));
   const Run scripted = run("plan --model resnet.pt --cluster dgx-h100 --batch 8 --devices 2");
   CHECK(scripted.exit_code == 1);
   CHECK_THAT(scripted.output, Catch::Contains("--model 'resnet.pt' is a TorchScript model, which the simulator reads "

@@ -222,8 +222,7 @@ class SpecTest(unittest.TestCase):
 class SweepTest(unittest.TestCase):
     def sweep(self, threads):
         return pw.sweep(pw.model_preset("uniform", layers=8), pw.cluster_preset("dgx-h100"),
-                        batch_sizes=[32], stage_counts=[2, 4, 16], microbatch_counts=[1, 4, 8, 5],
-                        threads=threads)
+                        batch=[32], stages=[2, 4, 16], microbatches=[1, 4, 8, 5], sweep_threads=threads)
 
     def test_columns_make_a_frame(self):
         result = self.sweep(threads=2)
@@ -247,21 +246,31 @@ class SweepTest(unittest.TestCase):
         for key in a:
             self.assertEqual(list(a[key]), list(b[key]), key)
 
+    def test_old_keyword_names_still_work_with_a_warning(self):
+        model, cluster = pw.model_preset("uniform", layers=8), pw.cluster_preset("dgx-h100")
+        with self.assertWarnsRegex(DeprecationWarning, r"plan\(batch_size=\) is deprecated; use batch="):
+            old = pw.plan(model, cluster, batch_size=16, num_devices=4, threads=1)
+        self.assertEqual(old.report(), pw.plan(model, cluster, batch=16, devices=4).report())
+        with self.assertWarnsRegex(DeprecationWarning, r"sweep\(stage_counts=\) is deprecated; use stages="):
+            pw.sweep(model, cluster, batch=[16], stage_counts=[2], microbatches=[4])
+        with self.assertRaisesRegex(TypeError, "both batch_size= and batch="):
+            pw.plan(model, cluster, batch=16, batch_size=16, devices=4)
+
     def test_plan(self):
         plan = pw.plan(pw.model_preset("uniform", layers=8), pw.cluster_preset("dgx-h100"),
-                       batch_size=16, num_devices=4)
+                       batch=16, devices=4)
         self.assertIsNotNone(plan.best)
         self.assertIn("best:", plan.report())
         self.assertTrue(plan.runners_up)
         families = [r["family"] for r in plan.runners_up]
         self.assertIn("zb-h1, recompute off", families)
         only = pw.plan(pw.model_preset("uniform", layers=8), pw.cluster_preset("dgx-h100"),
-                       batch_size=16, num_devices=4, schedules=["1f1b"])
+                       batch=16, devices=4, schedules=["1f1b"])
         self.assertEqual([f for f in (r["family"] for r in only.runners_up) if "recompute" in f],
                          ["1f1b, recompute off", "1f1b, recompute on"])
         with self.assertRaises(pw.Error):
             pw.plan(pw.model_preset("uniform", layers=8), pw.cluster_preset("dgx-h100"),
-                    batch_size=16, num_devices=4, schedules=["zb-v"])
+                    batch=16, devices=4, schedules=["zb-v"])
 
 
 class VizTest(unittest.TestCase):
@@ -338,7 +347,7 @@ class ReprTest(unittest.TestCase):
     def test_reprs_name_their_figures(self):
         layer = pw.model_preset("gpt2-small").layers[1]
         self.assertRegex(repr(layer), r"^<LayerSpec '.*' forward .* backward .* \(I .*, W .*\), stash .*, params .*>$")
-        plan = pw.plan(pw.model_preset("uniform", layers=8), pw.cluster_preset("dgx-h100"), batch_size=16, num_devices=4)
+        plan = pw.plan(pw.model_preset("uniform", layers=8), pw.cluster_preset("dgx-h100"), batch=16, devices=4)
         self.assertRegex(repr(plan), r"^<Plan best: \d+ stages, \d+ micro-batches, .*, recompute (on|off): step .*>$")
         self.assertRegex(repr(plan.sweep.rows[0]), r"^<SweepRow \d+ stages, .* samples/s, peak .*>$")
         r = pw.simulate(pw.generate("gpipe", 2, 2), pw.uniform_cost_model(2, 1 * MS, 2 * MS))

@@ -77,7 +77,7 @@ class ResNetPipelineTest(unittest.TestCase):
             self.assertEqual(len(list(scripted.children())), 15)
             run = subprocess.run([PIPEWORKS, "run", "--model", path, "--input-shape", "3,32,32", "--loss",
                                   "cross_entropy", "-K", "3", "-M", "2", "--batch", "4", "--steps", "2", "--check",
-                                  "--threads", "1", "--schedule", "gpipe", "--recompute"],
+                                  "--intra-op-threads", "1", "--schedule", "gpipe", "--recompute"],
                                  capture_output=True, text=True, timeout=300)
             self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
             self.assertIn("pipeworks run: resnet18 on cpu, 3 stages x 2 micro-batches", run.stdout)

@@ -37,7 +37,7 @@ TEST_CASE("distributed faults: a killed rank stops every survivor within the tim
       options.kill_after_s = 60;  // a hang fails the test instead of blocking it
       options.extra_env = {{"PIPEWORKS_TEST_DIE_AT", t.die_at}};
       options.command = {pipeworks_exe(), "run", "--distributed", "-K", std::to_string(t.ranks), "-M", "4",
-                         "--batch", "8", "--depth", "4", "--width", "8", "--steps", "2", "--threads", "1",
+                         "--batch", "8", "--depth", "4", "--width", "8", "--steps", "2", "--intra-op-threads", "1",
                          "--timeout", std::to_string(kTimeoutS)};
       std::string err;
       auto result = launch(options, [&](int rank, bool is_stderr, std::string_view line) {

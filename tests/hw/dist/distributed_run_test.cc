@@ -52,7 +52,7 @@ fs::path fresh_dir(const std::string& name) {
   return dir;
 }
 
-// The in-process executor on the same config (one intra-op thread per worker, as --threads 1).
+// The in-process executor on the same config (one intra-op thread per worker, as --intra-op-threads 1).
 std::vector<StageCell> run_in_process(const RunConfig& config) {
   const Model model = build_model(config.model).value();
   const sched::Schedule schedule = build_schedule(config).value();
@@ -119,8 +119,8 @@ Case make_case(const std::string& name, int k, int m, sched::ScheduleKind kind, 
   c.config.steps = 2;
   c.args = {"--model", "mlp", "--depth", "6", "--width", "16", "--dropout", std::to_string(dropout), "-K",
             std::to_string(k), "-M", std::to_string(m), "--batch", std::to_string(2 * m), "--schedule",
-            kind == sched::ScheduleKind::kGPipe ? "gpipe" : "1f1b", "--steps", "2", "--threads", "1",
-            "--timeout", "30", "--check"};
+            kind == sched::ScheduleKind::kGPipe ? "gpipe" : "1f1b", "--steps", "2", "--intra-op-threads", "1",
+            "--timeout", "30", "--check", "--optimizer", "sgd", "--lr", "0.01"};  // c.config's optimizer
   if (recompute) c.args.push_back("--recompute");
   if (!placement.empty()) {
     c.args.push_back("--placement");

@@ -157,7 +157,7 @@ TEST_CASE("launcher: a rank that never joins the rendezvous is named by the rank
   options.num_processes = 2;
   options.command = {"sh", "-c",
                      "if [ \"$RANK\" = 1 ]; then exec sleep 60; fi; exec " + pipeworks_exe() +
-                         " run --distributed --model mlp --depth 2 --width 8 -K 2 -M 2 --batch 4 --steps 1 --threads 1 "
+                         " run --distributed --model mlp --depth 2 --width 8 -K 2 -M 2 --batch 4 --steps 1 --intra-op-threads 1 "
                          "--timeout 3"};
   Lines lines;
   auto result = launch(options, collect(lines));

@@ -15,7 +15,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kTiny = "run --predict --model mlp --depth 4 --width 16 -K 2 -M 16 --batch 16 --schedule 1f1b "
-                          "--steps 2 --warmup 1 --threads 1 --profile-repetitions 2 --replay-rounds 2";
+                          "--steps 2 --warmup 1 --intra-op-threads 1 --profile-repetitions 2 --replay-rounds 2";
 
 TEST_CASE("run --predict: a JSON report with both timelines and the stage replay") {
   REQUIRE(fs::exists(PIPEWORKS_EXE));  // build the `pipeworks` target with the hw tests
@@ -60,20 +60,20 @@ TEST_CASE("run --pin-workers: the plan is printed and reported, a bad value or a
   const fs::path dir = fs::temp_directory_path() / "pipeworks_pin_workers_cli_test";
   fs::create_directories(dir);
   const std::string json = (dir / "run.json").string();
-  const test::CliRun pinned = test::run_pipeworks(one + " --threads 1 --pin-workers on --json " + json);
+  const test::CliRun pinned = test::run_pipeworks(one + " --intra-op-threads 1 --pin-workers on --json " + json);
   INFO(pinned.output);
   REQUIRE(pinned.exit_code == 0);
   CHECK(pinned.output.find("workers device 0 on core ") != std::string::npos);
   const nlohmann::json report = nlohmann::json::parse(test::read_text_file(json));
   REQUIRE(report["worker_cpus"].size() == 1);
   CHECK(report["worker_cpus"][0].size() == 1);
-  const test::CliRun off = test::run_pipeworks(one + " --threads 1 --pin-workers off");
+  const test::CliRun off = test::run_pipeworks(one + " --intra-op-threads 1 --pin-workers off");
   CHECK(off.exit_code == 0);
   CHECK(off.output.find("workers not pinned") != std::string::npos);
   const test::CliRun bad = test::run_pipeworks(one + " --pin-workers maybe");
   CHECK(bad.exit_code == 2);
   CHECK(bad.output.find("--pin-workers: worker pinning 'maybe' is not one of off, auto, on") != std::string::npos);
-  const test::CliRun too_many = test::run_pipeworks(one + " --pin-workers on --threads 256");  // the most allowed
+  const test::CliRun too_many = test::run_pipeworks(one + " --pin-workers on --intra-op-threads 256");  // the most allowed
   INFO(too_many.output);
   CHECK(too_many.exit_code != 0);
   CHECK(too_many.output.find("cannot pin 1 workers x 256 threads") != std::string::npos);

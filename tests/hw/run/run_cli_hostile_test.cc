@@ -19,9 +19,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kTinyRun = "run --model mlp --depth 2 --width 8 -K 2 -M 2 --batch 4 --steps 1 --threads 1 ";
+const std::string kTinyRun = "run --model mlp --depth 2 --width 8 -K 2 -M 2 --batch 4 --steps 1 --intra-op-threads 1 ";
 const std::string kTinyProfile =
-    "profile --model mlp --depth 1 --width 4 --microbatch-sizes 1 --warmup 0 --repetitions 1 --no-machine --threads 1 ";
+    "profile --model mlp --depth 1 --width 4 --microbatch-sizes 1 --warmup 0 --repetitions 1 --no-machine --intra-op-threads 1 ";
 
 struct Case {
   std::string arguments;
@@ -42,14 +42,14 @@ void check_cases(const std::vector<Case>& cases, int exit_code) {
 
 TEST_CASE("hostile run/profile/launch: sizes past the shared limits are refused up front", "[hostile]") {
   REQUIRE(fs::exists(PIPEWORKS_EXE));
-  check_cases({{"run --threads 5000", "--threads: must be an integer from 0 to 256, got '5000'"},
+  check_cases({{"run --intra-op-threads 5000", "--intra-op-threads: must be an integer from 0 to 256, got '5000'"},
                {"run --steps 2000000", "--steps: must be an integer from 1 to 1000000, got '2000000'"},
                {"run --width 100000", "--width: must be an integer from 1 to 65536, got '100000'"},
                {"run --width 60000", "model: mlp has about 3.24e+10 parameters, more than the limit of 1.07e+09"},
                {"run -K 20", "20 stages is more than the model's 9 layers"},
                {"run -K 70000", "--stages: must be an integer from 1 to 65536, got '70000'"},
                {"run --predict --replay-rounds 1000000", "--replay-rounds: must be an integer from 1 to 100000"},
-               {"profile -o x.json --threads 999", "--threads: must be an integer from 0 to 256, got '999'"},
+               {"profile -o x.json --intra-op-threads 999", "--intra-op-threads: must be an integer from 0 to 256, got '999'"},
                {"profile -o x.json --workers 65", "--workers: must be an integer from 1 to 64, got '65'"},
                {"profile -o x.json --microbatch-sizes 1,2000000", "--microbatch-sizes: must be an integer from 1"},
                {"launch -n 100000 -- true", "--nproc: must be an integer from 1 to 1024, got '100000'"}},
@@ -88,12 +88,12 @@ TEST_CASE("hostile run/profile/launch: usage errors exit 2 before any header", "
   check_cases({{"run -K 0", "--stages: must be an integer from 1 to 65536, got '0'"},
                {"run -M -2", "--microbatches: must be an integer from 1 to 4194304, got '-2'"},
                {"run --batch 0", "--batch: must be an integer from 1 to 1048576, got '0'"},
-               {"run --batch 30", "batch size 30 must be a positive multiple of the 4 micro-batches"},
+               {"run --batch 30", "batch size 30 must be a positive multiple of the 8 micro-batches"},
                {"run --steps 0", "--steps: must be an integer from 1 to 1000000, got '0'"},
                {"run --threads -1", "--threads: must be an integer from 0 to 256, got '-1'"},
                {"run --timeout 0", "--timeout: must be a number in (0, 1e+06], got '0'"},
                {"run --dropout 1", "--dropout: must be a number in [0, 1), got '1'"},
-               {"run --placement 0,5", "placement leaves device 1 without a stage"},
+               {"run -K 2 --placement 0,5", "placement leaves device 1 without a stage"},
                {"run --partition 3,3,3", "partition"},
                {"run --schedule interleaved-1f1b", "run takes no --virtual-stages; interleaved-1f1b is generated"},
                {"run --schedule zb-v --stages 3", "zb-v places two stages on each device; 3 stages is odd"},

@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 std::string model_file(const std::string& name) { return std::string(PIPEWORKS_SCRIPTED_MODELS_DIR) + "/" + name; }
 
 const std::string kConvnet =
-    "--model " + model_file("convnet.pt") + " --input-shape 3,8,8 --loss cross_entropy --threads 1 ";
+    "--model " + model_file("convnet.pt") + " --input-shape 3,8,8 --loss cross_entropy --intra-op-threads 1 ";
 
 TEST_CASE("run trains a scripted model and its gradients equal the reference's, in threads and in processes") {
   for (const std::string schedule : {"gpipe --recompute", "1f1b"}) {
@@ -32,7 +32,7 @@ TEST_CASE("run trains a scripted model and its gradients equal the reference's, 
   }
   const test::CliRun with_data =
       test::run_pipeworks("run --model " + model_file("convnet.pt") + " --data " + model_file("convnet_data.pt") +
-                          " --loss cross_entropy --threads 1 -K 2 -M 2 --batch 8 --steps 2 --check");
+                          " --loss cross_entropy --intra-op-threads 1 -K 2 -M 2 --batch 8 --steps 2 --check");
   INFO(with_data.output);
   CHECK(with_data.exit_code == 0);
   CHECK_THAT(with_data.output, Catch::Contains("exactly equal"));
@@ -62,7 +62,7 @@ TEST_CASE("a scripted model is profiled once, then predicted and planned from it
   CHECK(predicted.exit_code == 0);
   CHECK_THAT(predicted.output, Catch::Contains("predicted") && Catch::Contains("measured"));
   const test::CliRun plan =
-      test::run_pipeworks("plan --model " + spec + " --cluster " + cluster + " --batch 16 --devices 2");
+      test::run_pipeworks("plan --model-spec " + spec + " --cluster-spec " + cluster + " --batch 16 --devices 2");
   INFO(plan.output);
   CHECK(plan.exit_code == 0);
   fs::remove_all(dir);

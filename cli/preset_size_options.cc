@@ -1,0 +1,100 @@
+// Preset resizing flags (see preset_size_options.h).
+#include "cli/preset_size_options.h"
+
+#include <limits>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "cli/arg_checks.h"
+#include "sim/model_presets.h"
+#include "sim/units.h"
+
+namespace pipeworks::cli {
+namespace {
+
+constexpr const char* kGroup = "Preset size (model presets only; see pipeworks presets)";
+
+// `text` parsed by `parse` into `out` unless empty; the error names `flag`.
+template <typename T, typename Parse>
+sched::Status parse_unless_empty(const std::string& text, const char* flag, Parse parse, std::optional<T>& out) {
+  if (text.empty()) return sched::Ok{};
+  auto value = parse(text);
+  if (!value) return sched::Error{fmt::format("{}: {}", flag, value.error().message)};
+  out = *value;
+  return sched::Ok{};
+}
+
+// sim::PresetOptions' field names and the flags that set them.
+constexpr std::pair<const char*, const char*> kFlagOfOption[] = {
+    {"layers", "--layers"},          {"hidden", "--model-width"},          {"heads", "--heads"},
+    {"sequence", "--seq-len"},       {"vocab", "--vocab"},                 {"flops_per_s", "--flops"},
+    {"forward_ns", "--layer-forward"}, {"backward_ns", "--layer-backward"}, {"output_bytes", "--layer-output"},
+    {"stash_bytes", "--layer-stash"}, {"param_bytes", "--layer-params"}};
+
+// sim's "option 'hidden' does not apply to model preset 'uniform'" as "--model-width does not ...".
+std::string in_flag_words(std::string message) {
+  for (const auto& [option, flag] : kFlagOfOption) {
+    const std::string quoted = fmt::format("option '{}'", option);
+    if (const auto at = message.find(quoted); at != std::string::npos) message.replace(at, quoted.size(), flag);
+  }
+  return message;
+}
+
+sched::Result<sim::PresetOptions> preset_options(const PresetSizeArgs& args) {
+  sim::PresetOptions o;
+  o.layers = args.layers;
+  o.hidden = args.model_width;
+  o.heads = args.heads;
+  o.sequence = args.seq_len;
+  o.vocab = args.vocab;
+  o.flops_per_s = args.flops;
+  if (auto s = parse_unless_empty(args.layer_forward, "--layer-forward", sim::parse_duration, o.forward_ns); !s) return s.error();
+  if (auto s = parse_unless_empty(args.layer_backward, "--layer-backward", sim::parse_duration, o.backward_ns); !s) {
+    return s.error();
+  }
+  if (auto s = parse_unless_empty(args.layer_output, "--layer-output", sim::parse_bytes, o.output_bytes); !s) return s.error();
+  if (auto s = parse_unless_empty(args.layer_stash, "--layer-stash", sim::parse_bytes, o.stash_bytes); !s) return s.error();
+  if (auto s = parse_unless_empty(args.layer_params, "--layer-params", sim::parse_bytes, o.param_bytes); !s) return s.error();
+  return o;
+}
+
+}  // namespace
+
+bool PresetSizeArgs::any() const {
+  return layers || model_width || heads || seq_len || vocab || flops || !layer_forward.empty() ||
+         !layer_backward.empty() || !layer_output.empty() || !layer_stash.empty() || !layer_params.empty();
+}
+
+void add_preset_size_options(CLI::App& command, PresetSizeArgs& args) {
+  const auto count = [&command](const char* flag, auto& value, const char* help) {
+    command.add_option(flag, value, help)->check(integer_from(1, std::numeric_limits<int>::max()))->group(kGroup);
+  };
+  count("--layers", args.layers, "uniform: layers; gpt*: transformer blocks; amoeba: normal cells");
+  count("--model-width", args.model_width, "gpt*: hidden size h");
+  count("--heads", args.heads, "gpt*: attention heads (dividing --model-width)");
+  count("--seq-len", args.seq_len, "gpt*: sequence length s");
+  count("--vocab", args.vocab, "gpt*: vocabulary size V");
+  command.add_option("--flops", args.flops, "gpt*, amoeba: sustained FLOP/s of a device, e.g. 4e14")
+      ->check(number_from(0, 1e21, Ends::kAboveLow))
+      ->group(kGroup);
+  command.add_option("--layer-forward", args.layer_forward, "uniform: forward time per sample per layer, e.g. 1ms")
+      ->group(kGroup);
+  command.add_option("--layer-backward", args.layer_backward, "uniform: backward time per sample per layer")
+      ->group(kGroup);
+  command.add_option("--layer-output", args.layer_output, "uniform: activation crossing a stage boundary per sample, e.g. 1MiB")
+      ->group(kGroup);
+  command.add_option("--layer-stash", args.layer_stash, "uniform: activations stashed per sample per layer")
+      ->group(kGroup);
+  command.add_option("--layer-params", args.layer_params, "uniform: parameter bytes per layer")->group(kGroup);
+}
+
+sched::Result<sim::ModelSpec> sized_model_preset(const std::string& name, const PresetSizeArgs& args) {
+  auto options = preset_options(args);
+  if (!options) return options.error();
+  auto model = sim::model_preset(name, *options);
+  if (!model) return sched::Error{in_flag_words(model.error().message)};
+  return model;
+}
+
+}  // namespace pipeworks::cli
