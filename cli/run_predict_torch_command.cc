@@ -14,6 +14,7 @@
 
 #include "cli/arg_checks.h"
 #include "cli/commands.h"
+#include "cli/picture_title.h"
 #include "cli/planning_args.h"
 #include "cli/profile_report.h"
 #include "cli/replay_report.h"
@@ -180,11 +181,20 @@ sched::Status write_outputs(const hw::PredictionReport& r, const viz::Comparison
   const sched::Timeline& predicted = r.prediction.result.timeline;
   const sched::Timeline& measured = r.median().timeline;
   const std::vector<const sched::Timeline*> both{&predicted, &measured};
+  // The measured spans carry their predictions: coloured by error in the SVG, in the trace's args.
+  const std::vector<viz::SpanPredictions> predictions{{}, viz::span_predictions(predicted, measured)};
   if (!outputs.trace.empty()) {
-    if (auto s = viz::write_chrome_trace(outputs.trace, both); !s) return s;
+    if (auto s = viz::write_chrome_trace(outputs.trace, both, nullptr, predictions); !s) return s;
   }
   if (!outputs.svg.empty()) {
-    if (auto s = viz::write_svg(outputs.svg, both); !s) return s;
+    viz::SvgOptions svg;
+    const hw::RunConfig& c = r.config;
+    svg.title = picture_title({hw::model_display_name(c.model), c.device, std::string(sched::schedule_kind_name(c.schedule)),
+                               c.num_stages, c.num_microbatches, c.batch_size, c.recompute},
+                              "predicted vs measured");
+    svg.stage_layers = sim::stage_range_texts(r.plan.partition);
+    svg.predictions = predictions;
+    if (auto s = viz::write_svg(outputs.svg, both, svg); !s) return s;
   }
   if (outputs.json.empty()) return sched::Ok{};
   nlohmann::json j = viz::comparison_json(comparison, spreads);

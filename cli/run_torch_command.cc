@@ -14,6 +14,7 @@
 #include "cli/arg_checks.h"
 #include "cli/command_list.h"
 #include "cli/model_options.h"
+#include "cli/picture_title.h"
 #include "cli/planning_args.h"
 #include "cli/renamed_option.h"
 #include "cli/shared_defaults.h"
@@ -119,7 +120,13 @@ sched::Status write_outputs(const hw::RunReport& report, const RunOptions& optio
     if (auto s = viz::write_chrome_trace(options.trace, timelines); !s) return s;
   }
   if (!options.svg.empty()) {
-    if (auto s = viz::write_svg(options.svg, timelines); !s) return s;
+    viz::SvgOptions svg;
+    const hw::RunConfig& c = options.config;
+    svg.title = picture_title({hw::model_display_name(c.model), c.device, std::string(sched::schedule_kind_name(c.schedule)),
+                               c.num_stages, c.num_microbatches, c.batch_size, c.recompute},
+                              "measured, last step");
+    svg.stage_layers = sim::stage_range_texts(report.partition);
+    if (auto s = viz::write_svg(options.svg, timelines, svg); !s) return s;
   }
   if (options.json.empty()) return sched::Ok{};
   return sched::write_text_file(options.json, hw::run_report_json(options.config, report).dump(2) + "\n");

@@ -14,6 +14,7 @@
 
 #include "cli/arg_checks.h"
 #include "cli/command_list.h"
+#include "cli/picture_title.h"
 #include "cli/planning_args.h"
 #include "cli/simulate_schedule.h"
 #include "sched/generators.h"
@@ -91,7 +92,7 @@ std::optional<Failure> make_partition(const SimulateOptions& o, const sim::Model
 }
 
 std::optional<Failure> write_outputs(const SimulateOptions& o, const sim::SimResult& result,
-                                     const sim::ReportInputs& inputs) {
+                                     const sim::ReportInputs& inputs, const sim::Partition& partition) {
   if (!o.json.empty()) {
     if (auto st = sched::write_text_file(o.json, sim::report_json(result, inputs)); !st) return invalid(st.error().message);
   }
@@ -101,8 +102,10 @@ std::optional<Failure> write_outputs(const SimulateOptions& o, const sim::SimRes
   }
   if (!o.svg.empty()) {
     viz::SvgOptions svg;
-    svg.title = fmt::format("{} on {}: {} K={} M={} (predicted)", inputs.model, inputs.cluster, inputs.schedule,
-                            inputs.num_stages, inputs.num_microbatches);
+    svg.title = picture_title({inputs.model, inputs.cluster, inputs.schedule, inputs.num_stages, inputs.num_microbatches,
+                               inputs.num_microbatches * inputs.microbatch_size, inputs.recompute},
+                              "predicted");
+    svg.stage_layers = sim::stage_range_texts(partition);
     if (auto st = viz::write_svg(o.svg, timelines, svg); !st) return invalid(st.error().message);
   }
   return std::nullopt;
@@ -174,7 +177,7 @@ std::optional<Failure> run(const SimulateOptions& o) {
   const sim::ReportInputs inputs{model.name, cluster.name, chosen->name, stages, microbatches, *split,
                                  recompute, true, sim::stage_layers(*partition, model)};
   print_summary(o, *result, inputs, costs->comm_mode);
-  return write_outputs(o, *result, inputs);
+  return write_outputs(o, *result, inputs, *partition);
 }
 
 }  // namespace

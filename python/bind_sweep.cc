@@ -10,6 +10,7 @@
 #include "python/bindings.h"
 #include "python/columns.h"
 #include "python/convert.h"
+#include "sim/partition_text.h"
 #include "sim/plan_report.h"
 #include "sim/planner.h"
 #include "sim/sweep.h"
@@ -47,7 +48,7 @@ py::dict sweep_columns(const std::vector<SweepRow>& rows) {
     fits[i] = r.fits;
     simulated[i] = r.simulated;
     schedule[i] = py::str(std::string(sched::schedule_kind_name(r.config.schedule)));
-    partition[i] = py::str(r.partition.boundaries.empty() ? std::string() : sim::partition_layers_string(r.partition, false));
+    partition[i] = py::str(r.partition.boundaries.empty() ? std::string() : sim::layer_counts_text(r.partition, false));
     note[i] = py::str(r.note);
     partition_note[i] = py::str(r.partition_note);
   }

@@ -29,7 +29,13 @@ std::map<std::string, std::size_t> counts_map(const viz::ChromeTraceCounts& c) {
 }
 
 viz::SvgOptions svg_options(int width_px, int row_height_px, const std::string& title, bool show_comm, bool show_labels) {
-  return viz::SvgOptions{width_px, row_height_px, title, show_comm, show_labels};
+  viz::SvgOptions o;
+  o.width_px = width_px;
+  o.row_height_px = row_height_px;
+  o.title = title;
+  o.show_comm = show_comm;
+  o.show_labels = show_labels;
+  return o;
 }
 
 constexpr const char* kSvgDoc =

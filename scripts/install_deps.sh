@@ -19,6 +19,8 @@ packages=(
   # users' own models: PyTorch saves the TorchScript files `--model FILE.pt` loads (the tests'
   # models, pipeworks.torch_models, torchvision's ResNets)
   python3-torch python3-torchvision
+  # the test that renders the SVG charts in a browser, as a user opens them
+  chromium
 )
 
 missing=()

@@ -167,13 +167,13 @@ DpResult minmax(const Prepared& p, Cost cost, Feasible feasible, bool monotone) 
 
 }  // namespace
 
-std::string to_string(const Partition& partition) {
-  std::string out;
-  for (int s = 0; s < partition.num_stages(); ++s) {
-    out += fmt::format("{}[{},{})", s == 0 ? "" : " ", partition.begin(s), partition.end(s));
-  }
+std::vector<std::string> stage_range_texts(const Partition& partition) {
+  std::vector<std::string> out;
+  for (int s = 0; s < partition.num_stages(); ++s) out.push_back(fmt::format("[{},{})", partition.begin(s), partition.end(s)));
   return out;
 }
+
+std::string to_string(const Partition& partition) { return fmt::format("{}", fmt::join(stage_range_texts(partition), " ")); }
 
 sched::Result<Partition> explicit_partition(std::vector<int> boundaries, int num_layers) {
   if (num_layers < 1) return error(fmt::format("the model has {} layers; need at least 1", num_layers));

@@ -23,8 +23,10 @@ struct Partition {
   friend bool operator==(const Partition&, const Partition&) = default;
 };
 
-// "[0,3) [3,5) [5,8)".
+// "[0,3) [3,5) [5,8)": each stage's layer range.
 std::string to_string(const Partition& partition);
+// {"[0,3)", "[3,5)", "[5,8)"}.
+std::vector<std::string> stage_range_texts(const Partition& partition);
 
 // Validates boundaries: K >= 1, starts at 0, ends at num_layers, strictly increasing (no empty
 // stage). Errors name the problem: "boundary 2 (=3) is not greater than boundary 1 (=3): stage

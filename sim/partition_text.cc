@@ -5,10 +5,25 @@
 #include <charconv>
 #include <cstdint>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include "sched/limits.h"
+
 namespace pipeworks::sim {
+
+namespace {
+
+// A whole number >= 1 filling all of `text`.
+std::optional<int> positive_int(std::string_view text) {
+  int value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || value < 1) return std::nullopt;
+  return value;
+}
+
+}  // namespace
 
 sched::Result<std::vector<int>> parse_layer_counts(std::string_view text) {
   std::vector<int> counts;
@@ -16,18 +31,36 @@ sched::Result<std::vector<int>> parse_layer_counts(std::string_view text) {
   while (at <= text.size()) {
     const std::size_t comma = std::min(text.find(',', at), text.size());
     const std::string_view item = text.substr(at, comma - at);
-    int count = 0;
-    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), count);
-    if (item.empty() || ec != std::errc{} || end != item.data() + item.size() || count < 1) {
-      return sched::Error{fmt::format("partition '{}': '{}' is not a positive layer count (expected uniform, "
-                                      "balanced or per-stage layer counts such as 7,6,6,7)",
+    const std::size_t star = item.find('*');
+    const auto count = positive_int(item.substr(0, star));
+    const auto repeat = star == std::string_view::npos ? std::optional<int>(1) : positive_int(item.substr(star + 1));
+    if (!count || !repeat) {
+      return sched::Error{fmt::format("partition '{}': '{}' is not a positive layer count N or a run N*R (expected "
+                                      "uniform, balanced or per-stage layer counts such as 7,6,6,7 or 7,6*2,7)",
                                       text, item),
                           at};
     }
-    counts.push_back(count);
+    if (static_cast<std::int64_t>(counts.size()) + *repeat > sched::kMaxStages) {
+      return sched::Error{fmt::format("partition '{}' names more than {} stages", text, sched::kMaxStages), at};
+    }
+    counts.insert(counts.end(), static_cast<std::size_t>(*repeat), *count);
     at = comma + 1;
   }
   return counts;
+}
+
+std::string layer_counts_text(const Partition& partition, bool compact) {
+  std::string text;
+  const int stages = partition.num_stages();
+  for (int s = 0; s < stages;) {
+    const int layers = partition.end(s) - partition.begin(s);
+    int run = 1;
+    while (compact && s + run < stages && partition.end(s + run) - partition.begin(s + run) == layers) ++run;
+    if (!text.empty()) text += ',';
+    text += run > 1 ? fmt::format("{}*{}", layers, run) : fmt::to_string(layers);
+    s += run;
+  }
+  return text;
 }
 
 sched::Result<Partition> parse_partition(std::string_view text, int num_layers, int num_stages) {

@@ -1,8 +1,11 @@
 // `--partition` text, one reading for every command: "uniform", "balanced" (the exact balanced
 // partitioner over the model's costs under the schedule's micro-batches in flight) or per-stage
-// layer counts such as "7,6,6,7".
+// layer counts such as "7,6,6,7", where "N*R" stands for R stages of N layers ("5,4*4,3,1*2").
+// Every command prints a partition's counts in that notation (layer_counts_text), so any printed
+// partition can be passed back to --partition.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -14,9 +17,13 @@
 
 namespace pipeworks::sim {
 
-// The counts of "7,6,6,7": every entry a positive integer, comma-separated, nothing else. The
-// error's column points at the bad entry.
+// The counts of "7,6,6,7" or "7,6*2,7": comma-separated entries, each a positive integer N or
+// N*R (R >= 1 copies of N), at most sched::kMaxStages counts in all. The error's column points at
+// the bad entry.
 sched::Result<std::vector<int>> parse_layer_counts(std::string_view text);
+
+// A partition's layers per stage, "3,2,2,2,3"; `compact` folds runs of equal counts: "3,2*3,3".
+std::string layer_counts_text(const Partition& partition, bool compact);
 
 // "uniform" (uniform_partition) or layer counts naming exactly `num_stages` stages that sum to
 // `num_layers`. Errors quote the text.

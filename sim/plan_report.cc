@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/partition_text.h"
 #include "sim/sweep_table.h"
 
 namespace pipeworks::sim {
@@ -23,7 +24,8 @@ std::string config_label(const SweepConfig& c) {
 std::string summary(const SweepRow& r) {
   const SweepConfig& c = r.config;
   const std::vector<std::pair<std::string, std::string>> lines = {
-      {"stages", fmt::format("{} (layers per stage: {})", c.num_stages, partition_layers_string(r.partition, true))},
+      {"stages", fmt::format("{} (layers per stage: {} = {})", c.num_stages, layer_counts_text(r.partition, true),
+                              to_string(r.partition))},
       {"micro-batches", fmt::format("{} of {} sample{}", c.num_microbatches, c.microbatch_size(),
                                     c.microbatch_size() == 1 ? "" : "s")},
       {"schedule", fmt::format("{}, recompute {}", sched::schedule_kind_name(c.schedule), recompute_name(c.recompute))},

@@ -150,18 +150,4 @@ std::vector<std::size_t> pareto_rows(const std::vector<SweepRow>& rows) {
   return frontier;
 }
 
-std::string partition_layers_string(const Partition& partition, bool compact) {
-  std::string text;
-  const int stages = partition.num_stages();
-  for (int s = 0; s < stages;) {
-    const int layers = partition.end(s) - partition.begin(s);
-    int run = 1;
-    while (compact && s + run < stages && partition.end(s + run) - partition.begin(s + run) == layers) ++run;
-    if (!text.empty()) text += '+';
-    text += run > 1 ? fmt::format("{}*{}", layers, run) : fmt::to_string(layers);
-    s += run;
-  }
-  return text;
-}
-
 }  // namespace pipeworks::sim

@@ -118,7 +118,4 @@ std::optional<std::size_t> best_fitting_row(const std::vector<SweepRow>& rows);
 // lowest memory first.
 std::vector<std::size_t> pareto_rows(const std::vector<SweepRow>& rows);
 
-// Layers per stage, "3+2+2+3"; `compact` folds runs of equal counts: "3+2*2+3".
-std::string partition_layers_string(const Partition& partition, bool compact);
-
 }  // namespace pipeworks::sim

@@ -71,7 +71,7 @@ SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config) {
   auto partition = balanced_partition(spec.model, config.num_stages, balance);
   if (!partition) {
     // Nothing fits: keep the partitioner's reason and simulate the uncapped balanced partition.
-    row.partition_note = partition.error().message;
+    row.partition_note = "under the memory caps: " + partition.error().message;
     balance.capacity_bytes.clear();
     partition = balanced_partition(spec.model, config.num_stages, balance);
     if (!partition) return fail("partition", partition.error());

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "sim/partition_text.h"
 #include "sim/units.h"
 
 namespace pipeworks::sim {
@@ -75,7 +76,7 @@ std::string sweep_csv(const std::vector<SweepRow>& rows) {
     const SweepConfig& c = r.config;
     out += fmt::format("{},{},{},{},{},{},{},{},{:.6g},{:.6f},{},{},{},{},{},{},{},{}\n", c.batch_size, c.num_stages,
                        c.num_microbatches, c.microbatch_size(), sched::schedule_kind_name(c.schedule),
-                       recompute_name(c.recompute), partition_layers_string(r.partition, false), r.makespan_ns,
+                       recompute_name(c.recompute), csv_field(layer_counts_text(r.partition, false)), r.makespan_ns,
                        r.samples_per_s, r.bubble_fraction, r.peak_bytes, r.peak_device, r.capacity_bytes,
                        fits_text(r), r.overflow_bytes, r.stage_compute_ns, csv_field(r.note),
                        csv_field(r.partition_note));
@@ -133,7 +134,7 @@ std::string rows_table(const std::vector<SweepRow>& rows, const std::vector<std:
     for (auto& cell : std::vector<std::string>{
              fmt::to_string(c.num_stages), fmt::to_string(c.num_microbatches), fmt::to_string(c.microbatch_size()),
              std::string(sched::schedule_kind_name(c.schedule)), std::string(recompute_name(c.recompute)),
-             partition_layers_string(r.partition, true), format_duration(r.makespan_ns),
+             layer_counts_text(r.partition, true), format_duration(r.makespan_ns),
              format_samples_per_s(r.samples_per_s), fmt::format("{:.1f}%", 100 * r.bubble_fraction),
              format_bytes(r.peak_bytes), fits_text(r)}) {
       cells.push_back(std::move(cell));

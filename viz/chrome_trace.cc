@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <map>
@@ -156,8 +157,10 @@ class TimelineWriter {
     bool drawn = false;
   };
 
-  TimelineWriter(EventWriter& w, const Timeline& tl, int first_pid, std::uint64_t& next_flow_id, ChromeTraceCounts& counts)
+  TimelineWriter(EventWriter& w, const Timeline& tl, int first_pid, std::uint64_t& next_flow_id, ChromeTraceCounts& counts,
+                 const SpanPredictions* predictions)
       : w_(w), tl_(tl), devices_(tl, first_pid), next_flow_id_(next_flow_id), counts_(counts) {
+    if (predictions != nullptr && predictions->size() == tl.spans.size()) predictions_ = predictions;
     origin_ = find_origin();
   }
 
@@ -254,11 +257,16 @@ class TimelineWriter {
       d.pid = devices_.pid(key.device);
       d.tid = tid_of(d.pid, static_cast<Lane>(key.lane));
       d.drawn = true;
-      write_span(spans[key.index], d, clipped);
+      write_span(spans[key.index], d, clipped, prediction_of(key.index));
     }
   }
 
-  void write_span(const Span& s, const Drawn& d, bool clipped) {
+  const SpanPrediction* prediction_of(std::size_t span) const {
+    if (predictions_ == nullptr || !(*predictions_)[span]) return nullptr;
+    return &*(*predictions_)[span];
+  }
+
+  void write_span(const Span& s, const Drawn& d, bool clipped, const SpanPrediction* prediction) {
     const std::string_view kind = sched::kind_name(s.action.kind);
     auto out = std::back_inserter(w_.buf());
     w_.begin_event();
@@ -267,8 +275,14 @@ class TimelineWriter {
     w_.append_us(Point{d.start, false});
     w_.buf().append(std::string_view(",\"dur\":"));
     w_.append_us(Point{d.end - d.start, false});
-    fmt::format_to(out, FMT_COMPILE(R"(,"args":{{"stage":{},"microbatch":{},"kind":"{}"{}}}}})"), s.action.stage,
+    fmt::format_to(out, FMT_COMPILE(R"(,"args":{{"stage":{},"microbatch":{},"kind":"{}"{})"), s.action.stage,
                    s.action.microbatch, kind, clipped ? R"(,"clipped":true)" : "");
+    if (prediction != nullptr) {
+      w_.buf().append(std::string_view(",\"predicted_us\":"));
+      w_.append_us(Point{static_cast<std::uint64_t>(std::max<Nanoseconds>(prediction->predicted_ns, 0)), false});
+      if (std::isfinite(prediction->error)) fmt::format_to(out, R"(,"error_pct":{:.1f})", 100 * prediction->error);
+    }
+    w_.buf().append(std::string_view("}}"));
     w_.end_event();
   }
 
@@ -346,18 +360,20 @@ class TimelineWriter {
   Nanoseconds origin_ = 0;
   Nanoseconds cursor_ = 0;
   std::vector<Drawn> drawn_;
+  const SpanPredictions* predictions_ = nullptr;
 };
 
 bool write_trace(const std::vector<const Timeline*>& timelines, std::function<bool(std::string_view)> sink,
-                 ChromeTraceCounts* counts_out) {
+                 ChromeTraceCounts* counts_out, const std::vector<SpanPredictions>& predictions) {
   ChromeTraceCounts counts;
   EventWriter w(std::move(sink));
   w.buf().append(std::string_view("{\"traceEvents\":[\n"));
   int next_pid = 1;
   std::uint64_t next_flow_id = 1;
-  for (const Timeline* tl : timelines) {
+  for (std::size_t i = 0; i < timelines.size(); ++i) {
+    const Timeline* tl = timelines[i];
     if (tl == nullptr) continue;
-    TimelineWriter tw(w, *tl, next_pid, next_flow_id, counts);
+    TimelineWriter tw(w, *tl, next_pid, next_flow_id, counts, i < predictions.size() ? &predictions[i] : nullptr);
     tw.write();
     next_pid += tw.num_processes();
   }
@@ -373,7 +389,8 @@ bool write_trace(const std::vector<const Timeline*>& timelines, std::function<bo
 
 }  // namespace
 
-std::string chrome_trace_json(const std::vector<const sched::Timeline*>& timelines, ChromeTraceCounts* counts) {
+std::string chrome_trace_json(const std::vector<const sched::Timeline*>& timelines, ChromeTraceCounts* counts,
+                              const std::vector<SpanPredictions>& predictions) {
   std::string out;
   std::size_t hint = 0;
   for (const sched::Timeline* tl : timelines) hint += tl == nullptr ? 0 : 256 * (tl->spans.size() + tl->memory.size());
@@ -381,14 +398,14 @@ std::string chrome_trace_json(const std::vector<const sched::Timeline*>& timelin
   write_trace(timelines, [&out](std::string_view chunk) {
     out.append(chunk);
     return true;
-  }, counts);
+  }, counts, predictions);
   return out;
 }
 
 sched::Status write_chrome_trace(const std::string& path, const std::vector<const sched::Timeline*>& timelines,
-                                 ChromeTraceCounts* counts) {
+                                 ChromeTraceCounts* counts, const std::vector<SpanPredictions>& predictions) {
   return sched::write_file_in_chunks(
-      path, [&](const sched::ChunkSink& sink) { return write_trace(timelines, sink, counts); });
+      path, [&](const sched::ChunkSink& sink) { return write_trace(timelines, sink, counts, predictions); });
 }
 
 }  // namespace pipeworks::viz

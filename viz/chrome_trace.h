@@ -8,6 +8,7 @@
 
 #include "sched/result.h"
 #include "sched/timeline.h"
+#include "viz/span_predictions.h"
 
 namespace pipeworks::viz {
 
@@ -16,6 +17,7 @@ namespace pipeworks::viz {
 //   process "<timeline> / device <d>"   one per (timeline, device that has spans or memory),
 //     thread "compute" | "send" | "recv"  one per lane; tids are unique in the whole file
 //     X events   one per span, ts/dur in microseconds (ns precision), args {stage, microbatch, kind}
+//                and, given its prediction (span_predictions.h), {predicted_us, error_pct}
 //     C events   "memory" counter, args {"bytes": N}
 //   s/f events   one flow per send->recv pair, each end strictly inside its slice, "f" has bp "e"
 //
@@ -34,12 +36,14 @@ struct ChromeTraceCounts {
   std::size_t dropped_flows = 0;  // flows not drawn
 };
 
-// The whole trace as one string. Null pointers in `timelines` are skipped.
+// The whole trace as one string. Null pointers in `timelines` are skipped. `predictions[i]`,
+// where given and as long as timeline i's spans, adds each span's prediction to its args.
 std::string chrome_trace_json(const std::vector<const sched::Timeline*>& timelines,
-                              ChromeTraceCounts* counts = nullptr);
+                              ChromeTraceCounts* counts = nullptr, const std::vector<SpanPredictions>& predictions = {});
 
 // Streams the trace to `path` (buffered, without building the whole string first).
 sched::Status write_chrome_trace(const std::string& path, const std::vector<const sched::Timeline*>& timelines,
-                                 ChromeTraceCounts* counts = nullptr);
+                                 ChromeTraceCounts* counts = nullptr,
+                                 const std::vector<SpanPredictions>& predictions = {});
 
 }  // namespace pipeworks::viz

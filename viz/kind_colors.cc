@@ -48,6 +48,12 @@ std::string hsl_hex(double hue_deg, double saturation, double lightness) {
   return fmt::format("#{:02x}{:02x}{:02x}", channel(r), channel(g), channel(b));
 }
 
+KindColor error_color(double error) {
+  const double t = std::isfinite(error) ? std::min(std::fabs(error) / kErrorColorSaturatesAt, 1.0) : 1.0;
+  const double lightness = 0.86 - 0.4 * t;
+  return KindColor{hsl_hex(error < 0 ? 4 : 214, 0.75 * t, lightness), lightness < kDarkTextBelow ? "#ffffff" : "#1a1a1a"};
+}
+
 KindColor kind_color(sched::ActionKind kind, int microbatch, int num_microbatches) {
   if (sched::is_send(kind)) return KindColor{"#6b6b6b", "#ffffff"};
   if (sched::is_recv(kind)) return KindColor{"#b0b0b0", "#1a1a1a"};

@@ -17,6 +17,12 @@ struct KindColor {
 // (micro-batch 0) to light (the last). Transfer kinds: greys (send darker than receive).
 KindColor kind_color(sched::ActionKind kind, int microbatch, int num_microbatches);
 
+// A measured span coloured by its prediction's relative error (viz/span_predictions.h): grey at
+// 0, redder as the prediction falls short (error < 0), bluer as it overshoots, full at
+// +-kErrorColorSaturatesAt and beyond.
+inline constexpr double kErrorColorSaturatesAt = 0.5;
+KindColor error_color(double error);
+
 // "#rrggbb" of an HSL color (hue in degrees, saturation and lightness in [0, 1]).
 std::string hsl_hex(double hue_deg, double saturation, double lightness);
 

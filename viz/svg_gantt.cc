@@ -23,7 +23,8 @@ using sched::Lane;
 using sched::Span;
 using sched::Timeline;
 
-constexpr double kLeft = 78;     // device labels live left of this
+constexpr double kMinLeft = 78;   // device labels live left of the plot: at least this wide,
+constexpr double kMaxLeft = 260;  // at most this
 constexpr double kRight = 28;
 constexpr double kTitleH = 34;
 constexpr double kHeaderH = 22;  // timeline name, makespan, bubble
@@ -34,6 +35,9 @@ constexpr int kMaxRows = 4096;
 constexpr int kCommMinRowPx = 20;
 constexpr double kMonoEm = 0.6;  // monospace glyph width / font size
 constexpr double kSansEm = 0.6;  // generous estimate for sans-serif text
+constexpr double kLabelFont = 11;
+constexpr double kMinCommWidth = 1.5;  // px: a transfer stays visible however short
+constexpr int kRampCells = 12;         // cells of the micro-batch legend
 constexpr const char* kIdleFill = "#f1f1f1";
 
 struct Panel {
@@ -41,6 +45,7 @@ struct Panel {
   sched::TimelineStats stats;
   int rows = 0;
   DeviceStages stages;
+  const SpanPredictions* predictions = nullptr;  // one per span, or null
 };
 
 // A device's later stages are hatched over their kind's color: the 2nd rising, the 3rd falling,
@@ -75,15 +80,43 @@ std::string kind_title(ActionKind k) {
   }
 }
 
+// A device row's label: "device 3" on a one-stage-per-device pipeline without layer names, else
+// "d3 s3" / "d0 s0,7" with the stages' layers when known ("d3 s3 [6,8)").
+std::string device_label(int device, const std::vector<int>& stages, const std::vector<std::string>& stage_layers) {
+  const bool own_stage = stages.empty() || stages == std::vector<int>{device};
+  if (own_stage && stage_layers.empty()) return fmt::format("device {}", device);
+  std::string text = fmt::format("d{} {}", device, stages.empty() ? "" : stage_list_text(stages));
+  for (const int s : stages) {
+    if (s >= 0 && static_cast<std::size_t>(s) < stage_layers.size()) text += " " + stage_layers[static_cast<std::size_t>(s)];
+  }
+  return text;
+}
+
 class Chart {
  public:
   Chart(const std::vector<const Timeline*>& timelines, const SvgOptions& o) : o_(o) {
     width_ = std::max(o.width_px, 320);
-    plot_w_ = width_ - kLeft - kRight;
-    int max_rows = 1;
+    left_ = kMinLeft;
     for (const Timeline* tl : timelines) {
       if (tl == nullptr) continue;
-      Panel p{tl, sched::compute_stats(*tl), device_rows(*tl), {}};
+      const int rows = device_rows(*tl);
+      const DeviceStages stages = device_stages(*tl, rows);
+      for (int d = 0; d < rows; ++d) {
+        const std::string label = device_label(d, stages.stages_of_device[static_cast<std::size_t>(d)], o.stage_layers);
+        left_ = std::max(left_, static_cast<double>(label.size()) * kLabelFont * kSansEm + 16);
+      }
+    }
+    left_ = std::min(left_, std::min(kMaxLeft, width_ / 3.0));
+    plot_w_ = width_ - left_ - kRight;
+    int max_rows = 1;
+    for (std::size_t i = 0; i < timelines.size(); ++i) {
+      const Timeline* tl = timelines[i];
+      if (tl == nullptr) continue;
+      Panel p{tl, sched::compute_stats(*tl), device_rows(*tl), {}, nullptr};
+      if (i < o.predictions.size() && o.predictions[i].size() == tl->spans.size()) {
+        p.predictions = &o.predictions[i];
+        error_scale_ = true;
+      }
       p.stages = device_stages(*tl, p.rows);
       for (const std::vector<int>& stages : p.stages.stages_of_device) {
         max_stage_mark_ = std::max(max_stage_mark_, stage_mark(static_cast<int>(stages.size()) - 1));
@@ -110,7 +143,7 @@ class Chart {
     double y = kTitleH;
     for (const Panel& p : panels_) y = draw_panel(p, y) + kPanelGap;
     if (panels_.empty()) {
-      put(R"(<text x="{}" y="{:.2f}" font-size="12" fill="#555">no timelines</text>)" "\n", kLeft, y + 14);
+      put(R"(<text x="{}" y="{:.2f}" font-size="12" fill="#555">no timelines</text>)" "\n", left_, y + 14);
       y += 24;
     }
     y = draw_legend(y);
@@ -122,7 +155,7 @@ class Chart {
         "<title>{2}</title>\n"
         R"(<rect x="0" y="0" width="{0}" height="{1:.0f}" fill="#ffffff"/>)" "\n"
         R"(<text x="{3}" y="22" font-size="16" font-weight="bold" fill="#1a1a1a">{2}</text>)" "\n",
-        width_, std::ceil(y + 8), xml_text(title), kLeft);
+        width_, std::ceil(y + 8), xml_text(title), left_);
     if (max_stage_mark_ > 0) head += kStageMarkDefs;
     return head + fmt::to_string(body_) + "</svg>\n";
   }
@@ -140,7 +173,7 @@ class Chart {
   }
 
   double x_of(sched::Nanoseconds t, const Panel& p) const {
-    return kLeft + static_cast<double>(t - p.stats.start_ns) * scale_;
+    return left_ + static_cast<double>(t - p.stats.start_ns) * scale_;
   }
 
   // Returns the y just below the panel's axis.
@@ -150,16 +183,16 @@ class Chart {
     put(R"(<g class="timeline">)" "\n");
     put(R"(<text x="{}" y="{:.2f}" font-size="12" fill="#1a1a1a">{} — makespan {} · bubble {:.1f}% · {} devices × {} micro-batches</text>)"
         "\n",
-        kLeft, top + 15, xml_text(tl.name), format_duration(p.stats.makespan_ns, true), 100 * p.stats.bubble_fraction, k,
+        left_, top + 15, xml_text(tl.name), format_duration(p.stats.makespan_ns, true), 100 * p.stats.bubble_fraction, k,
         tl.num_microbatches);
     const double rows_top = top + kHeaderH;
     const double rows_bottom = rows_top + k * row_h_;
     for (int d = 0; d < k; ++d) {
-      put(R"(<rect x="{}" y="{:.2f}" width="{:.2f}" height="{:.2f}" fill="{}"/>)" "\n", kLeft, rows_top + d * row_h_,
+      put(R"(<rect x="{}" y="{:.2f}" width="{:.2f}" height="{:.2f}" fill="{}"/>)" "\n", left_, rows_top + d * row_h_,
           plot_w_, bar_h_, kIdleFill);
     }
     for (sched::Nanoseconds t = 0; t <= range_ns_; t += step_ns_) {
-      const double x = kLeft + static_cast<double>(t) * scale_;
+      const double x = left_ + static_cast<double>(t) * scale_;
       put(R"(<line x1="{0:.2f}" y1="{1:.2f}" x2="{0:.2f}" y2="{2:.2f}" stroke="#cfcfcf" stroke-width="0.5"/>)" "\n", x,
           rows_top, rows_bottom + 4);
     }
@@ -170,29 +203,51 @@ class Chart {
     return rows_bottom + kAxisH;
   }
 
+  // A span's fill, and its tooltip: "0F3", or beside a prediction
+  // "0F3: measured 1.20 ms, predicted 1.00 ms (-16.7%)".
+  std::pair<KindColor, std::string> look(const Panel& p, std::size_t span_index) const {
+    const Span& s = p.tl->spans[span_index];
+    const std::string name = sched::to_string(s.action);
+    const bool compute = sched::is_compute(s.action.kind);
+    if (p.predictions == nullptr || !compute || !(*p.predictions)[span_index]) {
+      return {kind_color(s.action.kind, s.action.microbatch, p.tl->num_microbatches), name};
+    }
+    const SpanPrediction& e = *(*p.predictions)[span_index];
+    return {error_color(e.error), fmt::format("{}: measured {}, predicted {} ({})", name,
+                                              format_duration(s.duration_ns(), true),
+                                              format_duration(e.predicted_ns, true), signed_percent(e.error))};
+  }
+
+  static std::string signed_percent(double error) {
+    if (!std::isfinite(error)) return error < 0 ? "-inf%" : "+inf%";
+    const double pct = std::round(1000 * error) / 10;
+    return pct == 0 ? "0.0%" : fmt::format("{:+.1f}%", pct);
+  }
+
   void draw_spans(const Panel& p, double rows_top) {
     const Timeline& tl = *p.tl;
     const double font = std::min(11.0, bar_h_ - 5);
     std::vector<double> label_right(static_cast<std::size_t>(p.rows), -1e300);
-    for (const Span& s : tl.spans) {
+    for (std::size_t index = 0; index < tl.spans.size(); ++index) {
+      const Span& s = tl.spans[index];
       if (s.device < 0 || s.device >= p.rows || s.end_ns <= s.start_ns) continue;
       const bool compute = sched::is_compute(s.action.kind);
       if (!compute && !show_comm_) continue;
       const double x = x_of(s.start_ns, p);
       const double w = static_cast<double>(s.end_ns - s.start_ns) * scale_;
       const double row_y = rows_top + s.device * row_h_;
-      const KindColor color = kind_color(s.action.kind, s.action.microbatch, tl.num_microbatches);
+      const auto [color, tooltip] = look(p, index);
       if (!compute) {
         const double y = row_y + bar_h_ + 1 + (s.lane == Lane::kRecv ? strip_h_ + 0.5 : 0);
-        put(R"(<rect x="{:.2f}" y="{:.2f}" width="{:.2f}" height="{:.2f}" fill="{}"/>)" "\n", x, y, std::max(w, 0.5),
-            strip_h_, color.fill);
+        put(R"(<rect x="{:.2f}" y="{:.2f}" width="{:.2f}" height="{:.2f}" fill="{}"><title>{}</title></rect>)" "\n", x, y,
+            std::max(w, kMinCommWidth), strip_h_, color.fill, tooltip);
         continue;
       }
       const double gap = w >= 4 ? 1 : 0;  // a hairline between neighbouring actions
       const double drawn_w = std::max(w - gap, 0.5);
       const std::string name = fmt::format("{}{}", sched::kind_name(s.action.kind), s.action.microbatch);
       put(R"(<rect x="{:.2f}" y="{:.2f}" width="{:.2f}" height="{:.2f}" fill="{}"><title>{}</title></rect>)" "\n", x,
-          row_y, drawn_w, bar_h_, color.fill, sched::to_string(s.action));
+          row_y, drawn_w, bar_h_, color.fill, xml_text(tooltip));
       if (const int mark = stage_mark(p.stages.local_index(s.device, s.action.stage)); mark > 0) {
         put(R"svg(<rect x="{:.2f}" y="{:.2f}" width="{:.2f}" height="{:.2f}" fill="url(#stage-mark-{})"/>)svg" "\n", x, row_y,
             drawn_w, bar_h_, mark);
@@ -215,43 +270,42 @@ class Chart {
   // runs other stages than its own index names them: "d0 s0,7".
   void draw_device_labels(const Panel& p, double rows_top) {
     const int every = row_h_ >= 11 ? 1 : static_cast<int>(std::ceil(11.0 / row_h_));
-    const double font = std::min(11.0, row_h_ * every - 2.0);
+    const double font = std::min(kLabelFont, row_h_ * every - 2.0);
     const auto fits = [&](const std::string& text) {
-      return static_cast<double>(text.size()) * font * kSansEm <= kLeft - 10;
+      return static_cast<double>(text.size()) * font * kSansEm <= left_ - 10;
     };
     for (int d = 0; d < p.rows; d += every) {
-      const std::vector<int>& stages = p.stages.stages_of_device[static_cast<std::size_t>(d)];
-      const bool own_stage = stages.empty() || stages == std::vector<int>{d};
       const std::string text =
-          own_stage ? fmt::format("device {}", d) : fmt::format("d{} {}", d, stage_list_text(stages));
+          device_label(d, p.stages.stages_of_device[static_cast<std::size_t>(d)], o_.stage_layers);
       put(R"(<text x="{}" y="{:.2f}" font-size="{:.0f}" text-anchor="end" dominant-baseline="central" fill="#333">{}</text>)"
           "\n",
-          kLeft - 8, rows_top + d * row_h_ + bar_h_ / 2, font, fits(text) ? text : fmt::format("d{}", d));
+          left_ - 8, rows_top + d * row_h_ + bar_h_ / 2, font, fits(text) ? text : fmt::format("d{}", d));
     }
   }
 
   void draw_axis(double y) {
     const int decimals = tick_decimals(step_ns_, unit_);
-    put(R"(<line x1="{}" y1="{:.2f}" x2="{:.2f}" y2="{:.2f}" stroke="#555" stroke-width="1"/>)" "\n", kLeft, y + 4,
-        kLeft + plot_w_, y + 4);
+    put(R"(<line x1="{}" y1="{:.2f}" x2="{:.2f}" y2="{:.2f}" stroke="#555" stroke-width="1"/>)" "\n", left_, y + 4,
+        left_ + plot_w_, y + 4);
     for (sched::Nanoseconds t = 0; t <= range_ns_; t += step_ns_) {
-      const double x = kLeft + static_cast<double>(t) * scale_;
+      const double x = left_ + static_cast<double>(t) * scale_;
       put(R"(<line x1="{0:.2f}" y1="{1:.2f}" x2="{0:.2f}" y2="{2:.2f}" stroke="#555" stroke-width="1"/>)" "\n", x, y + 4,
           y + 8);
       put(R"(<text x="{:.2f}" y="{:.2f}" font-size="11" text-anchor="middle" fill="#333">{}</text>)" "\n", x, y + 20,
           format_in_unit(t, unit_, decimals));
     }
-    put(R"(<text x="{}" y="{:.2f}" font-size="11" text-anchor="end" fill="#333">time ({})</text>)" "\n", kLeft - 8,
+    put(R"(<text x="{}" y="{:.2f}" font-size="11" text-anchor="end" fill="#333">time ({})</text>)" "\n", left_ - 8,
         y + 20, unit_.name);
   }
 
   // Kinds present (three shades each: first, middle, last micro-batch), transfers, idle.
   double draw_legend(double top) {
-    double x = kLeft;
-    double y = top + 4;
+    double x = left_;
+    legend_y_ = top + 4;
+    double& y = legend_y_;  // place() moves it down a line when the legend wraps
     auto place = [&](double item_w) {
-      if (x + item_w > width_ - kRight && x > kLeft) {
-        x = kLeft;
+      if (x + item_w > width_ - kRight && x > left_) {
+        x = left_;
         y += kLegendLineH;
       }
       const double at = x;
@@ -296,12 +350,59 @@ class Chart {
     put(R"(<rect x="{:.2f}" y="{:.2f}" width="20" height="12" fill="{}" stroke="#bbbbbb" stroke-width="0.5"/>)" "\n",
         idle_at, y, kIdleFill);
     text_at(idle_at + 25, "idle");
-    const std::string note = "darker = earlier micro-batch";
-    text_at(place(static_cast<double>(note.size()) * 11 * kSansEm), note);
+    draw_microbatch_ramp(place, text_at);
+    if (error_scale_) draw_error_scale(place, text_at);
     return y + kLegendLineH;
   }
 
+  // "micro-batch 0 [ramp] M-1": the shades of the first kind drawn, evenly from the first
+  // micro-batch to the last, so a shade reads as a micro-batch number at any M.
+  template <class Place, class TextAt>
+  void draw_microbatch_ramp(Place& place, TextAt& text_at) {
+    int m = 1;
+    for (const Panel& p : panels_) m = std::max(m, p.tl->num_microbatches);
+    ActionKind kind = ActionKind::kForward;
+    for (const ActionKind k : sched::kAllActionKinds) {
+      if (sched::is_compute(k) && kinds_present_[sched::kind_index(k)]) {
+        kind = k;
+        break;
+      }
+    }
+    const int cells = std::min(m, kRampCells);
+    const std::string first = "micro-batch 0";
+    const std::string last = std::to_string(m - 1);
+    const double first_w = static_cast<double>(first.size()) * 11 * kSansEm;
+    const double at = place(first_w + 5 + cells * 7 + 5 + static_cast<double>(last.size()) * 11 * kSansEm);
+    text_at(at, first);
+    for (int i = 0; i < cells; ++i) {
+      const int microbatch = cells == 1 ? 0 : i * (m - 1) / (cells - 1);
+      put(R"(<rect x="{:.2f}" y="{:.2f}" width="7" height="12" fill="{}"><title>micro-batch {}</title></rect>)" "\n",
+          at + first_w + 5 + 7 * i, legend_y_, kind_color(kind, microbatch, m).fill, microbatch);
+    }
+    text_at(at + first_w + 5 + cells * 7 + 5, last);
+  }
+
+  // "measured vs predicted: predicted low -50% [ramp] +50% predicted high".
+  template <class Place, class TextAt>
+  void draw_error_scale(Place& place, TextAt& text_at) {
+    constexpr int kCells = 11;
+    const std::string low = fmt::format("measured, predicted low {:.0f}%", -100 * kErrorColorSaturatesAt);
+    const std::string high = fmt::format("+{:.0f}% predicted high", 100 * kErrorColorSaturatesAt);
+    const double low_w = static_cast<double>(low.size()) * 11 * kSansEm;
+    const double at = place(low_w + 5 + kCells * 7 + 5 + static_cast<double>(high.size()) * 11 * kSansEm);
+    text_at(at, low);
+    for (int i = 0; i < kCells; ++i) {
+      const double error = kErrorColorSaturatesAt * (2.0 * i / (kCells - 1) - 1);
+      put(R"(<rect x="{:.2f}" y="{:.2f}" width="7" height="12" fill="{}"><title>error {}</title></rect>)" "\n",
+          at + low_w + 5 + 7 * i, legend_y_, error_color(error).fill, signed_percent(error));
+    }
+    text_at(at + low_w + 5 + kCells * 7 + 5, high);
+  }
+
   const SvgOptions& o_;
+  bool error_scale_ = false;  // some panel is coloured by its predictions' errors
+  double left_ = kMinLeft;
+  double legend_y_ = 0;  // the legend line being drawn
   std::vector<Panel> panels_;
   int max_stage_mark_ = 0;     // the highest stage mark any span gets (0: one stage per device)
   fmt::memory_buffer body_;

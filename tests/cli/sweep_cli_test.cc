@@ -101,7 +101,7 @@ TEST_CASE("plan fails with exit 1 when nothing fits, naming the overflow", "[cli
   const Run plan = run("plan --model gpt2-medium --cluster dgx-h100 --batch 64 --devices 8 --memory-cap 64MiB");
   CHECK(plan.exit_code == 1);
   CHECK_THAT(plan.output, Catch::Contains("no configuration fits in memory\nclosest: "));
-  CHECK_THAT(plan.output, Catch::Contains("partitioner: no partition into"));
+  CHECK_THAT(plan.output, Catch::Contains("partitioner: under the memory caps: no partition into"));
   const Run devices = run("plan --model gpt2-medium --cluster dgx-h100 --batch 64 --devices 16");
   CHECK(devices.exit_code == 1);
   CHECK_THAT(devices.output, Catch::Contains("plan: 16 devices asked for, but cluster 'dgx-h100' has 8"));

@@ -102,7 +102,7 @@ TEST_CASE("a plan under an impossible cap has no best and says by how much the c
   for (const SweepRow& r : plan->sweep.rows) CHECK(r.overflow_bytes >= plan->sweep.rows[*closest].overflow_bytes);
   const std::string report = sim::plan_report(*plan);
   CHECK_THAT(report, Catch::Contains("no configuration fits in memory"));
-  CHECK_THAT(report, Catch::Contains("partitioner: no partition into"));
+  CHECK_THAT(report, Catch::Contains("partitioner: under the memory caps: no partition into"));
 }
 
 namespace {

@@ -4,6 +4,7 @@
 
 #include "sim/model_presets.h"
 #include "sim/pareto.h"
+#include "sim/partition_text.h"
 #include "sim/sweep.h"
 #include "sim/sweep_table.h"
 
@@ -206,8 +207,9 @@ TEST_CASE("rows rank fitting first, then by throughput, then by memory") {
 
 TEST_CASE("partitions print as layers per stage") {
   const sim::Partition p{{0, 3, 5, 7, 9, 12}};
-  CHECK(sim::partition_layers_string(p, false) == "3+2+2+2+3");
-  CHECK(sim::partition_layers_string(p, true) == "3+2*3+3");
+  CHECK(sim::layer_counts_text(p, false) == "3,2,2,2,3");
+  CHECK(sim::layer_counts_text(p, true) == "3,2*3,3");
+  CHECK(sim::parse_partition(sim::layer_counts_text(p, true), 12, 5).value() == p);  // printed text reads back
 }
 
 TEST_CASE("sweep CSV has a header, one line per row, and quotes notes") {
@@ -220,7 +222,7 @@ TEST_CASE("sweep CSV has a header, one line per row, and quotes notes") {
   const std::string csv = sim::sweep_csv(result->rows);
   CHECK(std::count(csv.begin(), csv.end(), '\n') >= 5);
   CHECK(csv.rfind("batch,stages,microbatches,microbatch_size,schedule,recompute,partition,makespan_ns,", 0) == 0);
-  CHECK_THAT(csv, Catch::Contains("8,4,8,1,1f1b,off,2+2+2+2,"));
+  CHECK_THAT(csv, Catch::Contains("8,4,8,1,1f1b,off,\"2,2,2,2\","));
   CHECK_THAT(csv, Catch::Contains(",no,6291456,"));  // GPipe's overflow in bytes
   const std::string json = sim::sweep_json(*result);
   CHECK_THAT(json, Catch::Contains("\"microbatches_not_dividing_batch\": 0"));

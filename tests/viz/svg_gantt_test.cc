@@ -4,11 +4,13 @@
 #include "viz/svg_gantt.h"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <regex>
+#include <string_view>
 #include <sstream>
 
 #include "gpipe_timeline.h"
@@ -88,10 +90,12 @@ TEST_CASE("title numbers match the GPipe closed forms", "[viz][svg]") {
   CHECK(svg.find("<title>Pipeline schedule: predicted</title>") != std::string::npos);
   CHECK(svg.find("time (ms)") != std::string::npos);
   for (const std::string label : {">F0<", ">F3<", ">B0<", ">B3<", ">device 3<"}) CHECK(svg.find(label) != std::string::npos);
-  // 2KM compute actions, each with a tooltip; no transfers were given, so no thin strips.
+  // 2KM compute actions and the legend's M micro-batch cells, each with a tooltip; no transfers
+  // were given, so no thin strips.
   std::size_t tooltips = 0;
   for (std::size_t at = svg.find("</title></rect>"); at != std::string::npos; at = svg.find("</title></rect>", at + 1)) ++tooltips;
-  CHECK(tooltips == 32);
+  CHECK(tooltips == 32 + 4);
+  CHECK(count_of(svg, "<title>micro-batch ") == 4);
   CHECK(svg.find("send (thin)") == std::string::npos);
 }
 
@@ -223,6 +227,39 @@ TEST_CASE("render docs/gpipe_k4_m8.svg and a K=64 M=256 chart", "[.render]") {
   const auto measured = make_gpipe_timeline(4, 8, GpipeCosts{1'100'000, 2'300'000, 150'000, 1 << 20, 0}, "measured");
   const auto predicted = make_gpipe_timeline(4, 8, GpipeCosts{1'000'000, 2'000'000, 100'000, 1 << 20, 0}, "predicted");
   REQUIRE(write_svg(std::string(PIPEWORKS_BINARY_DIR) + "/gpipe_two.svg", {&predicted, &measured}, o).ok());
+}
+
+
+TEST_CASE("at K = 16, M = 128 rows name stages and layers, shades have a legend, transfers stay visible",
+          "[viz][svg]") {
+  // Transfers of 1 us against a 1.2 s makespan: 0.001 px wide at scale, drawn 1.5 px.
+  const auto tl = make_gpipe_timeline(16, 128, GpipeCosts{1'000'000, 2'000'000, 1'000, 1, 0});
+  SvgOptions o;
+  o.title = "gpt on 16 GPUs: gpipe, K=16, M=128, batch 512, recompute off (predicted)";
+  for (int s = 0; s < 16; ++s) o.stage_layers.push_back(fmt::format("[{},{})", 3 * s, 3 * s + 3));
+  const std::string svg = well_formed_svg({&tl}, o);
+  CHECK(svg.find(">gpt on 16 GPUs: gpipe, K=16, M=128, batch 512, recompute off (predicted)</text>") != std::string::npos);
+  for (const std::string label : {">d0 s0 [0,3)<", ">d9 s9 [27,30)<", ">d15 s15 [45,48)<"}) {
+    CHECK(svg.find(label) != std::string::npos);
+  }
+  // The legend reads a shade as a micro-batch: 12 cells from micro-batch 0 to 127.
+  CHECK(count_of(svg, "<title>micro-batch ") == 12);
+  CHECK(svg.find("<title>micro-batch 0</title>") != std::string::npos);
+  CHECK(svg.find("<title>micro-batch 127</title>") != std::string::npos);
+  CHECK(svg.find(">micro-batch 0</text>") != std::string::npos);
+  CHECK(svg.find(">127</text>") != std::string::npos);
+  // Every transfer strip is at least 1.5 px wide; there are 2 x 15 x 128 of them.
+  std::size_t strips = 0;
+  for (std::size_t at = svg.find("<title>"); at != std::string::npos; at = svg.find("<title>", at + 1)) {
+    const std::string_view title(svg.data() + at + 7, 6);
+    if (title.find("SEND") == std::string_view::npos && title.find("RECV") == std::string_view::npos) continue;
+    const std::size_t w = svg.rfind(R"( width=")", at);
+    CHECK(std::stod(svg.substr(w + 8, 8)) >= 1.5);
+    ++strips;
+  }
+  CHECK(strips == 2 * 2 * 15 * 128);
+  // The label column is as wide as the longest label ("d15 s15 [45,48)", 15 characters at 11 px).
+  CHECK(svg.find(R"(<text x="107" y=")") != std::string::npos);
 }
 
 }  // namespace

@@ -22,9 +22,23 @@ TEST_CASE("run --predict: a JSON report with both timelines and the stage replay
   const fs::path dir = fs::temp_directory_path() / "pipeworks_run_predict_cli_test";
   fs::create_directories(dir);
   const std::string json = (dir / "report.json").string();
-  const test::CliRun run = test::run_pipeworks(kTiny + " --json " + json);
+  const std::string svg = (dir / "chart.svg").string();
+  const std::string trace = (dir / "trace.json").string();
+  const test::CliRun run = test::run_pipeworks(kTiny + " --json " + json + " --svg " + svg + " --trace " + trace);
   INFO(run.output);
   REQUIRE(run.exit_code == 0);
+  // The picture names the configuration and each stage's layers, and colours the measured spans
+  // by their error; the trace's measured spans hold their predictions.
+  const std::string chart = test::read_text_file(svg);
+  CHECK(chart.find(">mlp on cpu: 1f1b, K=2, M=16, batch 16, recompute off (predicted vs measured)</text>") !=
+        std::string::npos);
+  CHECK(chart.find(">d0 s0 [0,") != std::string::npos);
+  CHECK(chart.find(">measured, predicted low -50%</text>") != std::string::npos);
+  CHECK(chart.find(": measured ") != std::string::npos);
+  const nlohmann::json events = nlohmann::json::parse(test::read_text_file(trace))["traceEvents"];
+  std::size_t with_prediction = 0;
+  for (const nlohmann::json& e : events) with_prediction += e.contains("args") && e["args"].contains("predicted_us");
+  CHECK(with_prediction > 0);
   CHECK(run.output.find("stage replay in schedule order (2 rounds") != std::string::npos);
   const nlohmann::json report = nlohmann::json::parse(test::read_text_file(json));
   CHECK(report["schema"] == "pipeworks.predict_report/1");
