@@ -25,6 +25,7 @@ struct PlanArgs {
   std::string batch;
   std::string devices;
   std::string schedules = "gpipe,1f1b,zb-h1,zb-h2";
+  std::string virtual_stages = "2";
   std::string output;
 };
 
@@ -51,6 +52,9 @@ int run(const PlanArgs& args) {
 
   sim::PlanRequest request;
   for (const auto name : *schedules) request.schedules.push_back(sched::parse_schedule_kind(name).value());
+  auto virtual_stages = sim::parse_int_list(args.virtual_stages);
+  if (!virtual_stages) return fail(kExitUsage, fmt::format("--virtual-stages: {}", virtual_stages.error().message));
+  request.virtual_stage_counts = *virtual_stages;
   request.model = inputs->model;
   request.cluster = inputs->cluster;
   request.batch_size = *batch;
@@ -86,7 +90,12 @@ void add_plan_command(CLI::App& app, CommandContext& context) {
   add_planning_options(*command, args->planning);
   command->add_option("--batch", args->batch, "Samples per training step")->required();
   command->add_option("--devices", args->devices, "Devices to use (the first N of the cluster)")->required();
-  command->add_option("--schedule", args->schedules, "Schedules compared, e.g. gpipe,1f1b")->capture_default_str();
+  command->add_option("--schedule", args->schedules,
+                      "Schedules compared, e.g. gpipe,1f1b (any kind: interleaved-1f1b, looped-bfs, zb-v, dualpipe-v too)")
+      ->capture_default_str();
+  command->add_option("--virtual-stages,-v", args->virtual_stages,
+                      "Stages per device compared for interleaved-1f1b and looped-bfs, e.g. 2,4 (zb-v and dualpipe-v: 2)")
+      ->capture_default_str();
   command->add_option("-o,--output", args->output, "Also write every swept row to FILE.csv or FILE.json");
   command->callback([args, &context] { context.exit_code = run(*args); });
 }

@@ -27,6 +27,7 @@ struct SweepArgs {
   std::string microbatches;
   std::string schedules = "gpipe,1f1b,zb-h1,zb-h2";  // every sweepable kind, as plan
   std::string recompute = "off,on";
+  std::string virtual_stages = "2";
   std::size_t top = 10;
   std::string output;
 };
@@ -44,6 +45,7 @@ sched::Status parse_lists(const SweepArgs& args, sim::SweepSpec& spec) {
   if (auto s = list(args.batch, "--batch", spec.batch_sizes); !s) return s;
   if (auto s = list(args.stages, "--stages", spec.stage_counts); !s) return s;
   if (auto s = list(args.microbatches, "--microbatches", spec.microbatch_counts); !s) return s;
+  if (auto s = list(args.virtual_stages, "--virtual-stages", spec.virtual_stage_counts); !s) return s;
   auto schedules = sim::parse_name_list(args.schedules, sim::sweepable_schedule_names());
   if (!schedules) return sched::Error{fmt::format("--schedule: {}", schedules.error().message)};
   for (const auto name : *schedules) spec.schedules.push_back(sched::parse_schedule_kind(name).value());
@@ -128,9 +130,16 @@ void add_sweep_command(CLI::App& app, CommandContext& context) {
       "sweep", "Simulate every combination of stages, micro-batches, schedule and re-materialization");
   add_planning_options(*command, args->planning);
   command->add_option("--batch", args->batch, "Samples per step; a list or range, e.g. 512 or 256,512")->required();
-  command->add_option("--stages", args->stages, "Stage counts, e.g. 2,4,8 or pow2:1..64")->required();
+  command->add_option("--stages", args->stages,
+                      "Pipeline depths in devices, e.g. 2,4,8 or pow2:1..64 (K = v x depth for the virtual-stage kinds)")
+      ->required();
   command->add_option("--microbatches", args->microbatches, "Micro-batch counts, e.g. 1..64")->required();
-  command->add_option("--schedule", args->schedules, "Schedules, e.g. gpipe,1f1b")->capture_default_str();
+  command->add_option("--schedule", args->schedules,
+                      "Schedules, e.g. gpipe,1f1b (any kind: interleaved-1f1b, looped-bfs, zb-v, dualpipe-v too)")
+      ->capture_default_str();
+  command->add_option("--virtual-stages,-v", args->virtual_stages,
+                      "Stages per device searched for interleaved-1f1b and looped-bfs, e.g. 2,4 (zb-v and dualpipe-v: 2)")
+      ->capture_default_str();
   command->add_option("--recompute", args->recompute, "Re-materialization modes, e.g. off,on")->capture_default_str();
   command->add_option("--top", args->top, "How many of the best configurations to print")
       ->check(integer_from(0, 1'000'000))

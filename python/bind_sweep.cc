@@ -25,7 +25,7 @@ using sim::SweepRow;
 
 py::dict sweep_columns(const std::vector<SweepRow>& rows) {
   const std::size_t n = rows.size();
-  std::vector<int> batch(n), stages(n), microbatches(n), microbatch_size(n), peak_device(n);
+  std::vector<int> batch(n), stages(n), virtual_stages(n), microbatches(n), microbatch_size(n), peak_device(n);
   std::vector<std::int64_t> makespan(n), peak(n), capacity(n), overflow(n), stage_compute(n);
   std::vector<double> samples_per_s(n), bubble(n);
   std::vector<bool> recompute(n), fits(n), simulated(n);
@@ -34,6 +34,7 @@ py::dict sweep_columns(const std::vector<SweepRow>& rows) {
     const SweepRow& r = rows[i];
     batch[i] = r.config.batch_size;
     stages[i] = r.config.num_stages;
+    virtual_stages[i] = r.config.virtual_stages;
     microbatches[i] = r.config.num_microbatches;
     microbatch_size[i] = r.config.microbatch_size();
     peak_device[i] = r.peak_device;
@@ -62,6 +63,7 @@ py::dict sweep_columns(const std::vector<SweepRow>& rows) {
   py::dict out;
   out["batch"] = to_array(batch);
   out["stages"] = to_array(stages);
+  out["virtual_stages"] = to_array(virtual_stages);
   out["microbatches"] = to_array(microbatches);
   out["microbatch_size"] = to_array(microbatch_size);
   out["schedule"] = schedule;
@@ -94,9 +96,18 @@ py::dict skipped_dict(const sim::SkipCounts& s) {
 sim::SweepSpec make_spec(const sim::ModelSpec& model, const sim::ClusterSpec& cluster, std::vector<int> batch_sizes,
                          std::vector<int> stage_counts, std::vector<int> microbatch_counts,
                          const std::vector<std::string>& schedules, std::vector<bool> recompute,
-                         std::optional<sim::Bytes> memory_cap_bytes, const std::string& optimizer) {
-  sim::SweepSpec spec{model, cluster, std::move(batch_sizes), std::move(stage_counts), std::move(microbatch_counts),
-                      {}, std::move(recompute), memory_cap_bytes, unwrap(sim::parse_optimizer(optimizer))};
+                         std::optional<sim::Bytes> memory_cap_bytes, const std::string& optimizer,
+                         std::vector<int> virtual_stages) {
+  sim::SweepSpec spec;
+  spec.model = model;
+  spec.cluster = cluster;
+  spec.batch_sizes = std::move(batch_sizes);
+  spec.stage_counts = std::move(stage_counts);
+  spec.microbatch_counts = std::move(microbatch_counts);
+  spec.recompute_modes = std::move(recompute);
+  spec.memory_cap_bytes = memory_cap_bytes;
+  spec.optimizer = unwrap(sim::parse_optimizer(optimizer));
+  spec.virtual_stage_counts = std::move(virtual_stages);
   for (const auto& s : schedules) spec.schedules.push_back(unwrap(sched::parse_schedule_kind(s)));
   return spec;
 }
@@ -105,6 +116,7 @@ void bind_rows(py::module_& m) {
   py::class_<SweepRow>(m, "SweepRow", "Figures of one simulated configuration (see SweepResult.columns()).")
       .def_property_readonly("batch_size", [](const SweepRow& r) { return r.config.batch_size; })
       .def_property_readonly("num_stages", [](const SweepRow& r) { return r.config.num_stages; })
+      .def_property_readonly("virtual_stages", [](const SweepRow& r) { return r.config.virtual_stages; })
       .def_property_readonly("num_microbatches", [](const SweepRow& r) { return r.config.num_microbatches; })
       .def_property_readonly("microbatch_size", [](const SweepRow& r) { return r.config.microbatch_size(); })
       .def_property_readonly("schedule", [](const SweepRow& r) { return std::string(sched::schedule_kind_name(r.config.schedule)); })
@@ -163,17 +175,18 @@ void bind_planner(py::module_& m) {
   m.def("plan",
         [](const sim::ModelSpec& model, const sim::ClusterSpec& cluster, int batch_size, int num_devices,
            std::optional<sim::Bytes> memory_cap_bytes, const std::string& optimizer, int threads,
-           const std::vector<std::string>& schedules) {
+           const std::vector<std::string>& schedules, std::vector<int> virtual_stages) {
           sim::PlanRequest request{model, cluster, batch_size, num_devices, memory_cap_bytes,
-                                   unwrap(sim::parse_optimizer(optimizer)), {}};
+                                   unwrap(sim::parse_optimizer(optimizer)), {}, std::move(virtual_stages)};
           for (const std::string& name : schedules) request.schedules.push_back(unwrap(sched::parse_schedule_kind(name)));
           return unwrap(sim::make_plan(request, sim::SweepOptions{threads, {}}));
         },
         py::arg("model"), py::arg("cluster"), py::kw_only(), py::arg("batch"), py::arg("devices"),
         py::arg("memory_cap_bytes") = py::none(), py::arg("optimizer") = "adam", py::arg("sweep_threads") = 0,
-        py::arg("schedules") = std::vector<std::string>{}, py::call_guard<py::gil_scoped_release>(),
-        "Sweeps divisors of devices (stages) and of batch (micro-batches), the schedules\n"
-        "(default: gpipe, 1f1b, zb-h1, zb-h2), recompute off/on, and returns the fastest fitting\n"
+        py::arg("schedules") = std::vector<std::string>{}, py::arg("virtual_stages") = std::vector<int>{2},
+        py::call_guard<py::gil_scoped_release>(),
+        "Sweeps divisors of devices (pipeline depths) and of batch (micro-batches), the schedules\n"
+        "(default: gpipe, 1f1b, zb-h1, zb-h2; any kind by name, virtual_stages= giving v), recompute off/on, and returns the fastest fitting\n"
         "configuration with runners-up.");
 }
 
@@ -185,17 +198,20 @@ void bind_sweep(py::module_& m) {
         [](const sim::ModelSpec& model, const sim::ClusterSpec& cluster, std::vector<int> batch_sizes,
            std::vector<int> stage_counts, std::vector<int> microbatch_counts, const std::vector<std::string>& schedules,
            std::vector<bool> recompute, std::optional<sim::Bytes> memory_cap_bytes, const std::string& optimizer,
-           int threads) {
+           int threads, std::vector<int> virtual_stages) {
           const sim::SweepSpec spec = make_spec(model, cluster, std::move(batch_sizes), std::move(stage_counts),
                                                 std::move(microbatch_counts), schedules, std::move(recompute),
-                                                memory_cap_bytes, optimizer);
+                                                memory_cap_bytes, optimizer, std::move(virtual_stages));
           return unwrap(sim::run_sweep(spec, sim::SweepOptions{threads, {}}));
         },
         py::arg("model"), py::arg("cluster"), py::kw_only(), py::arg("batch"), py::arg("stages"),
         py::arg("microbatches"), py::arg("schedules") = std::vector<std::string>{"gpipe", "1f1b", "zb-h1", "zb-h2"},
         py::arg("recompute") = std::vector<bool>{false, true}, py::arg("memory_cap_bytes") = py::none(),
-        py::arg("optimizer") = "adam", py::arg("sweep_threads") = 0, py::call_guard<py::gil_scoped_release>(),
+        py::arg("optimizer") = "adam", py::arg("sweep_threads") = 0, py::arg("virtual_stages") = std::vector<int>{2},
+        py::call_guard<py::gil_scoped_release>(),
         "Simulates every (batch, stages, micro-batches, schedule, recompute) combination with a balanced\n"
+        "partition; stages are the devices a pipeline spans (K = v x stages for interleaved-1f1b and\n"
+        "looped-bfs, v from virtual_stages; 2 x stages for zb-v and dualpipe-v),\n"
         "partition, on `sweep_threads` threads (0: every core); rows are identical for any thread count.\n"
         "pandas.DataFrame(result.columns()) gives one row per configuration.");
   bind_planner(m);

@@ -17,18 +17,18 @@ std::string skipped_line(const SkipCounts& s) {
 
 // "K=16 M=64 1f1b rc=off"
 std::string config_label(const SweepConfig& c) {
-  return fmt::format("K={} M={} {} rc={}", c.num_stages, c.num_microbatches, sched::schedule_kind_name(c.schedule),
-                     recompute_name(c.recompute));
+  return fmt::format("K={} M={} {} rc={}", c.num_stages, c.num_microbatches, schedule_text(c), recompute_name(c.recompute));
 }
 
 std::string summary(const SweepRow& r) {
   const SweepConfig& c = r.config;
   const std::vector<std::pair<std::string, std::string>> lines = {
-      {"stages", fmt::format("{} (layers per stage: {} = {})", c.num_stages, layer_counts_text(r.partition, true),
-                              to_string(r.partition))},
+      {"stages", fmt::format("{}{} (layers per stage: {} = {})", c.num_stages,
+                              c.virtual_stages > 1 ? fmt::format(", {} per device on {} devices", c.virtual_stages, c.num_devices()) : "",
+                              layer_counts_text(r.partition, true), to_string(r.partition))},
       {"micro-batches", fmt::format("{} of {} sample{}", c.num_microbatches, c.microbatch_size(),
                                     c.microbatch_size() == 1 ? "" : "s")},
-      {"schedule", fmt::format("{}, recompute {}", sched::schedule_kind_name(c.schedule), recompute_name(c.recompute))},
+      {"schedule", fmt::format("{}, recompute {}", schedule_text(c), recompute_name(c.recompute))},
       {"step time", format_duration(r.makespan_ns)},
       {"throughput", fmt::format("{} samples/s", format_samples_per_s(r.samples_per_s))},
       {"bubble", fmt::format("{:.1f}%", 100 * r.bubble_fraction)},
@@ -51,7 +51,7 @@ std::string plan_report(const Plan& plan) {
   if (plan.best) {
     const SweepRow& best = rows[*plan.best];
     out += fmt::format("\nbest: {} stages, {} micro-batches, {}, recompute {}\n", best.config.num_stages,
-                       best.config.num_microbatches, sched::schedule_kind_name(best.config.schedule),
+                       best.config.num_microbatches, schedule_text(best.config),
                        recompute_name(best.config.recompute));
     out += summary(best);
   } else {
@@ -59,7 +59,7 @@ std::string plan_report(const Plan& plan) {
     if (const auto closest = least_overflowing_row(rows)) {
       const SweepRow& r = rows[*closest];
       out += fmt::format("closest: {} stages, {} micro-batches, {}, recompute {}: {}\n", r.config.num_stages,
-                         r.config.num_microbatches, sched::schedule_kind_name(r.config.schedule),
+                         r.config.num_microbatches, schedule_text(r.config),
                          recompute_name(r.config.recompute), r.note);
       if (!r.partition_note.empty()) out += fmt::format("partitioner: {}\n", r.partition_note);
       out += summary(r);

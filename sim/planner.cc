@@ -69,7 +69,9 @@ RunnerUp verdict(std::string family, const std::vector<SweepRow>& rows, const st
 
 std::vector<sched::ScheduleKind> plan_schedules() {
   std::vector<sched::ScheduleKind> kinds;
-  for (const std::string_view name : sweepable_schedule_names()) kinds.push_back(sched::parse_schedule_kind(name).value());
+  for (const std::string_view name : {"gpipe", "1f1b", "zb-h1", "zb-h2"}) {
+    kinds.push_back(sched::parse_schedule_kind(name).value());
+  }
   return kinds;
 }
 
@@ -89,6 +91,7 @@ sched::Result<SweepSpec> plan_sweep_spec(const PlanRequest& request) {
   }
   spec.microbatch_counts = divisors(request.batch_size);
   spec.schedules = request.schedules.empty() ? plan_schedules() : request.schedules;
+  if (!request.virtual_stage_counts.empty()) spec.virtual_stage_counts = request.virtual_stage_counts;
   spec.recompute_modes = {false, true};
   spec.memory_cap_bytes = request.memory_cap_bytes;
   spec.optimizer = request.optimizer;
@@ -106,16 +109,22 @@ sched::Result<Plan> make_plan(const PlanRequest& request, const SweepOptions& op
   const auto& rows = plan.sweep.rows;
   plan.best = best_fitting_row(rows);
   const std::vector<std::size_t> ranked = rank_rows(rows);
-  for (const auto schedule : plan.spec.schedules) {
+  for (const auto& [schedule, v] : schedule_variants(plan.spec)) {
+    const std::string name = schedule_text(SweepConfig{1, v, 1, schedule, false, v});
     for (const bool recompute : plan.spec.recompute_modes) {
       plan.runners_up.push_back(verdict(
-          fmt::format("{}, recompute {}", sched::schedule_kind_name(schedule), recompute_name(recompute)), rows, ranked,
-          plan.best, [=](const SweepConfig& c) { return c.schedule == schedule && c.recompute == recompute; }));
+          fmt::format("{}, recompute {}", name, recompute_name(recompute)), rows, ranked, plan.best,
+          [=](const SweepConfig& c) { return c.schedule == schedule && c.virtual_stages == v && c.recompute == recompute; }));
     }
   }
-  for (const int stages : plan.spec.stage_counts) {
-    plan.runners_up.push_back(verdict(fmt::format("{} stage{}", stages, stages == 1 ? "" : "s"), rows, ranked, plan.best,
-                                      [=](const SweepConfig& c) { return c.num_stages == stages; }));
+  // Families by pipeline depth: D devices (one stage each, or v stages each for the virtual
+  // kinds, when the family is named by its devices).
+  const auto variants = schedule_variants(plan.spec);
+  const bool virtual_kinds = std::any_of(variants.begin(), variants.end(), [](const auto& k) { return k.second > 1; });
+  for (const int devices : plan.spec.stage_counts) {
+    const std::string family = fmt::format("{} {}{}", devices, virtual_kinds ? "device" : "stage", devices == 1 ? "" : "s");
+    plan.runners_up.push_back(
+        verdict(family, rows, ranked, plan.best, [=](const SweepConfig& c) { return c.num_devices() == devices; }));
   }
   return plan;
 }

@@ -27,10 +27,12 @@ struct PlanRequest {
   OptimizerKind optimizer = OptimizerKind::kAdam;
   // The schedules compared; empty: plan_schedules().
   std::vector<sched::ScheduleKind> schedules;
+  // v searched for interleaved-1f1b and looped-bfs; empty: the sweep's default (2).
+  std::vector<int> virtual_stage_counts;
 };
 
-// What a plan compares unless told otherwise: every schedule the sweep takes (one stage per
-// device): gpipe, 1f1b, zb-h1, zb-h2.
+// What a plan compares unless told otherwise: the kinds with one stage per device, gpipe, 1f1b,
+// zb-h1, zb-h2 (the virtual-stage kinds are compared when named).
 std::vector<sched::ScheduleKind> plan_schedules();
 
 // A group of configurations the plan compares with the winner: one per schedule x recompute

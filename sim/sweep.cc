@@ -29,16 +29,33 @@ double expected_cost(const SweepConfig& c) {
 
 }  // namespace
 
-std::vector<std::string_view> sweepable_schedule_names() { return {"gpipe", "1f1b", "zb-h1", "zb-h2"}; }
-
-sched::Status check_sweep_spec(const SweepSpec& spec) {
+std::vector<std::pair<sched::ScheduleKind, int>> schedule_variants(const SweepSpec& spec) {
+  std::vector<std::pair<sched::ScheduleKind, int>> out;
   for (const sched::ScheduleKind kind : spec.schedules) {
-    if (sched::has_virtual_stages(kind)) {
-      return sched::Error{fmt::format("sweep: {} is not searched (sweeps search gpipe, 1f1b, zb-h1 and zb-h2; `simulate --schedule "
-                                      "{} --virtual-stages V` predicts it)",
-                                      sched::schedule_kind_name(kind), sched::schedule_kind_name(kind))};
+    if (sched::is_v_shaped(kind)) {
+      out.emplace_back(kind, 2);
+    } else if (sched::has_virtual_stages(kind)) {
+      for (const int v : spec.virtual_stage_counts) out.emplace_back(kind, v);
+    } else {
+      out.emplace_back(kind, 1);
     }
   }
+  return out;
+}
+
+std::vector<std::string_view> sweepable_schedule_names() { return sched::schedule_kind_names(); }
+
+std::string schedule_text(const SweepConfig& config) {
+  const std::string_view name = sched::schedule_kind_name(config.schedule);
+  if (!sched::has_virtual_stages(config.schedule) || sched::is_v_shaped(config.schedule)) return std::string(name);
+  return fmt::format("{} v={}", name, config.virtual_stages);
+}
+
+sched::Status check_sweep_spec(const SweepSpec& spec) {
+  for (const int v : spec.virtual_stage_counts) {
+    if (v < 2) return sched::Error{fmt::format("sweep: virtual stages per device must be >= 2, got {}", v)};
+  }
+  if (spec.virtual_stage_counts.empty()) return sched::Error{"sweep: no virtual stage counts given"};
   for (const auto& [values, what] : {std::pair{&spec.batch_sizes, "batch sizes"},
                                       std::pair{&spec.stage_counts, "stage counts"},
                                       std::pair{&spec.microbatch_counts, "micro-batch counts"}}) {
@@ -49,7 +66,8 @@ sched::Status check_sweep_spec(const SweepSpec& spec) {
   if (spec.recompute_modes.empty()) return sched::Error{"sweep: no recompute modes given"};
   const double combinations = static_cast<double>(spec.batch_sizes.size()) * static_cast<double>(spec.stage_counts.size()) *
                               static_cast<double>(spec.microbatch_counts.size()) *
-                              static_cast<double>(spec.schedules.size()) * static_cast<double>(spec.recompute_modes.size());
+                              static_cast<double>(schedule_variants(spec).size()) *
+                              static_cast<double>(spec.recompute_modes.size());
   if (combinations > static_cast<double>(kMaxSweepCombinations)) {
     return sched::Error{fmt::format("sweep: {:.0f} combinations is more than the {} a sweep may enumerate", combinations,
                                     kMaxSweepCombinations)};
@@ -69,20 +87,24 @@ sched::Status check_sweep_spec(const SweepSpec& spec) {
 std::vector<SweepConfig> sweep_configs(const SweepSpec& spec, SkipCounts& skipped) {
   skipped = {};
   std::vector<SweepConfig> configs;
-  const std::size_t per_pair = spec.schedules.size() * spec.recompute_modes.size();
+  const auto variants = schedule_variants(spec);
+  const std::size_t modes = spec.recompute_modes.size();
   for (const int batch : spec.batch_sizes) {
-    for (const int stages : spec.stage_counts) {
+    for (const int devices : spec.stage_counts) {
       for (const int microbatches : spec.microbatch_counts) {
-        if (stages > spec.cluster.num_devices()) {
-          skipped.more_stages_than_devices += per_pair;
-        } else if (stages > spec.model.num_layers()) {
-          skipped.more_stages_than_layers += per_pair;
-        } else if (!microbatch_size(batch, microbatches)) {
-          skipped.microbatches_not_dividing_batch += per_pair;
-        } else {
-          for (const auto schedule : spec.schedules) {
+        if (devices > spec.cluster.num_devices()) {
+          skipped.more_stages_than_devices += variants.size() * modes;
+          continue;
+        }
+        for (const auto& [schedule, v] : variants) {
+          const std::int64_t stages = static_cast<std::int64_t>(devices) * v;
+          if (stages > spec.model.num_layers()) {
+            skipped.more_stages_than_layers += modes;
+          } else if (!microbatch_size(batch, microbatches)) {
+            skipped.microbatches_not_dividing_batch += modes;
+          } else {
             for (const bool recompute : spec.recompute_modes) {
-              configs.push_back({batch, stages, microbatches, schedule, recompute});
+              configs.push_back({batch, static_cast<int>(stages), microbatches, schedule, recompute, v});
             }
           }
         }

@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sched/generators.h"
@@ -28,9 +29,15 @@ struct SweepSpec {
   ModelSpec model;
   ClusterSpec cluster;
   std::vector<int> batch_sizes;        // samples per training step
-  std::vector<int> stage_counts;       // K; stage s runs on device s of the cluster
+  // The devices a pipeline spans, D: K = D stages for the kinds with one stage per device,
+  // K = v x D for the virtual-stage kinds (so rows with one D use the same devices). The devices
+  // are the cluster's first D, stage s on the one its schedule places it on.
+  std::vector<int> stage_counts;
   std::vector<int> microbatch_counts;  // M; must divide the batch size
   std::vector<sched::ScheduleKind> schedules;
+  // v, stages per device, searched for interleaved-1f1b and looped-bfs (each >= 2); zb-v and
+  // dualpipe-v always have 2, the other kinds 1.
+  std::vector<int> virtual_stage_counts = {2};
   std::vector<bool> recompute_modes;   // false: keep activations; true: re-materialize (R)
   // Per-device cap on top of each device's own memory (the smaller applies); nullopt: none.
   std::optional<Bytes> memory_cap_bytes;
@@ -39,11 +46,13 @@ struct SweepSpec {
 
 struct SweepConfig {
   int batch_size = 1;
-  int num_stages = 1;
+  int num_stages = 1;  // K
   int num_microbatches = 1;
   sched::ScheduleKind schedule = sched::ScheduleKind::kGPipe;
   bool recompute = false;
+  int virtual_stages = 1;  // v: K / v devices
   int microbatch_size() const { return batch_size / num_microbatches; }
+  int num_devices() const { return num_stages / virtual_stages; }
   friend bool operator==(const SweepConfig&, const SweepConfig&) = default;
 };
 
@@ -70,7 +79,7 @@ struct SweepRow {
 
 // Combinations that are impossible; each is counted under the first reason that applies.
 struct SkipCounts {
-  std::size_t more_stages_than_devices = 0;
+  std::size_t more_stages_than_devices = 0;  // D more than the cluster's devices
   std::size_t more_stages_than_layers = 0;
   std::size_t microbatches_not_dividing_batch = 0;
   std::size_t total() const {
@@ -90,16 +99,20 @@ struct SweepOptions {
   std::function<void(std::size_t, std::size_t)> on_progress;
 };
 
-// The schedule kinds a sweep searches, those with one stage per device: gpipe, 1f1b, zb-h1, zb-h2.
-// The virtual-stage kinds would need their number of stages per device searched too; `simulate
-// --schedule KIND` predicts them one by one.
+// The schedule kinds a sweep searches: every kind.
 std::vector<std::string_view> sweepable_schedule_names();
+
+// Each schedule of the spec with each v it is searched with, in order: (kind, v).
+std::vector<std::pair<sched::ScheduleKind, int>> schedule_variants(const SweepSpec& spec);
+
+// "1f1b", "zb-v", or with v searched "interleaved-1f1b v=2": a row's schedule as tables print it.
+std::string schedule_text(const SweepConfig& config);
 
 // Checks the spec (non-empty lists, positive values, at most kMaxSweepCombinations
 // combinations, valid model and cluster).
 sched::Status check_sweep_spec(const SweepSpec& spec);
 
-// The possible configurations in a fixed order (batch, stages, micro-batches, schedule,
+// The possible configurations in a fixed order (batch, stages, micro-batches, schedule, v,
 // recompute, each as listed), counting the impossible ones in `skipped`.
 std::vector<SweepConfig> sweep_configs(const SweepSpec& spec, SkipCounts& skipped);
 

@@ -20,14 +20,30 @@ Bytes effective_capacity(Bytes device_bytes, const std::optional<Bytes>& cap) {
   return device_bytes == 0 ? *cap : std::min(device_bytes, *cap);
 }
 
-sched::Result<sched::Schedule> build_schedule(const SweepConfig& c) {
-  auto schedule = sched::generate(c.schedule, {c.num_stages, c.num_microbatches, {}});
-  if (!schedule) return schedule.error();
-  if (c.recompute) {
-    schedule = sched::add_recompute(*schedule);
-    if (!schedule) return schedule.error();
+// The generated schedule, before recompute and comm lowering: its placement says which of the
+// pipeline's devices each stage runs on.
+sched::Result<sched::Schedule> generated_schedule(const SweepConfig& c) {
+  return sched::generate(c.schedule, {c.num_stages, c.num_microbatches, {}}, c.virtual_stages);
+}
+
+sched::Result<sched::Schedule> lowered_schedule(sched::Schedule schedule, bool recompute) {
+  if (recompute) {
+    auto recomputed = sched::add_recompute(schedule);
+    if (!recomputed) return recomputed.error();
+    schedule = std::move(recomputed).value();
   }
-  return sched::lower_comm(*schedule);
+  return sched::lower_comm(schedule);
+}
+
+// Per stage, the cluster device it runs on: the schedule's device d is the cluster's d-th of
+// the pipeline's devices.
+sched::Result<std::vector<int>> cluster_placement(const sched::Schedule& schedule, int num_devices,
+                                                  const ClusterSpec& cluster) {
+  auto devices = default_placement(num_devices, cluster);
+  if (!devices) return devices.error();
+  std::vector<int> placement;
+  for (const int d : schedule.placement) placement.push_back((*devices)[static_cast<std::size_t>(d)]);
+  return placement;
 }
 
 Nanoseconds slowest_stage_compute_ns(const CostModel& model, bool recompute) {
@@ -53,21 +69,21 @@ SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config) {
   if (auto size = sched::check_schedule_size(config.num_stages, config.num_microbatches); !size) {
     return fail("too large to simulate", size.error());
   }
-  auto placement = default_placement(config.num_stages, spec.cluster);
+  auto generated = generated_schedule(config);
+  if (!generated) return fail("schedule", generated.error());
+  auto placement = cluster_placement(*generated, config.num_devices(), spec.cluster);
   if (!placement) return fail("placement", placement.error());
 
   BalanceOptions balance;
   balance.microbatch_size = config.microbatch_size();
   balance.optimizer = spec.optimizer;
   balance.recompute = config.recompute;
-  balance.in_flight = sched::in_flight_microbatches(config.schedule, config.num_stages, config.num_microbatches);
-  std::vector<Bytes> capacity;
+  balance.in_flight = sched::peak_in_flight(*generated);
   for (const int device : *placement) {
     const DeviceSpec& d = spec.cluster.devices[static_cast<std::size_t>(device)];
     balance.stage_speed.push_back(d.relative_speed);
-    capacity.push_back(effective_capacity(d.memory_bytes, spec.memory_cap_bytes));
+    balance.capacity_bytes.push_back(effective_capacity(d.memory_bytes, spec.memory_cap_bytes));
   }
-  balance.capacity_bytes = capacity;
   auto partition = balanced_partition(spec.model, config.num_stages, balance);
   if (!partition) {
     // Nothing fits: keep the partitioner's reason and simulate the uncapped balanced partition.
@@ -81,10 +97,10 @@ SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config) {
   auto costs = build_cost_model(spec.model, spec.cluster, *partition, *placement, config.microbatch_size(),
                                 spec.optimizer);
   if (!costs) return fail("cost model", costs.error());
-  costs->device_memory_bytes = capacity;
+  for (Bytes& device_bytes : costs->device_memory_bytes) device_bytes = effective_capacity(device_bytes, spec.memory_cap_bytes);
   row.stage_compute_ns = slowest_stage_compute_ns(*costs, config.recompute);
 
-  auto schedule = build_schedule(config);
+  auto schedule = lowered_schedule(std::move(generated).value(), config.recompute);
   if (!schedule) return fail("schedule", schedule.error());
   SimOptions options;
   options.build_timeline = false;

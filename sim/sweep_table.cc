@@ -70,12 +70,12 @@ std::string format_samples_per_s(double samples_per_s) {
 
 std::string sweep_csv(const std::vector<SweepRow>& rows) {
   std::string out =
-      "batch,stages,microbatches,microbatch_size,schedule,recompute,partition,makespan_ns,samples_per_s,"
+      "batch,stages,virtual_stages,microbatches,microbatch_size,schedule,recompute,partition,makespan_ns,samples_per_s,"
       "bubble_fraction,peak_bytes,peak_device,capacity_bytes,fits,overflow_bytes,stage_compute_ns,note,partition_note\n";
   for (const SweepRow& r : rows) {
     const SweepConfig& c = r.config;
-    out += fmt::format("{},{},{},{},{},{},{},{},{:.6g},{:.6f},{},{},{},{},{},{},{},{}\n", c.batch_size, c.num_stages,
-                       c.num_microbatches, c.microbatch_size(), sched::schedule_kind_name(c.schedule),
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{:.6g},{:.6f},{},{},{},{},{},{},{},{}\n", c.batch_size, c.num_stages,
+                       c.virtual_stages, c.num_microbatches, c.microbatch_size(), sched::schedule_kind_name(c.schedule),
                        recompute_name(c.recompute), csv_field(layer_counts_text(r.partition, false)), r.makespan_ns,
                        r.samples_per_s, r.bubble_fraction, r.peak_bytes, r.peak_device, r.capacity_bytes,
                        fits_text(r), r.overflow_bytes, r.stage_compute_ns, csv_field(r.note),
@@ -90,6 +90,7 @@ std::string sweep_json(const SweepResult& result) {
     const SweepConfig& c = r.config;
     rows.push_back({{"batch", c.batch_size},
                     {"stages", c.num_stages},
+                    {"virtual_stages", c.virtual_stages},
                     {"microbatches", c.num_microbatches},
                     {"microbatch_size", c.microbatch_size()},
                     {"schedule", sched::schedule_kind_name(c.schedule)},
@@ -133,7 +134,7 @@ std::string rows_table(const std::vector<SweepRow>& rows, const std::vector<std:
     if (show_batch) cells.push_back(fmt::to_string(c.batch_size));
     for (auto& cell : std::vector<std::string>{
              fmt::to_string(c.num_stages), fmt::to_string(c.num_microbatches), fmt::to_string(c.microbatch_size()),
-             std::string(sched::schedule_kind_name(c.schedule)), std::string(recompute_name(c.recompute)),
+             schedule_text(c), std::string(recompute_name(c.recompute)),
              layer_counts_text(r.partition, true), format_duration(r.makespan_ns),
              format_samples_per_s(r.samples_per_s), fmt::format("{:.1f}%", 100 * r.bubble_fraction),
              format_bytes(r.peak_bytes), fits_text(r)}) {

@@ -217,7 +217,7 @@ TEST_CASE("simulate the zero-bubble schedules: ZB-H1 under 1F1B's step time, ZB-
   CHECK_THAT(odd.output, Catch::Contains("zb-v places two stages on each device; 3 stages is odd"));
 }
 
-TEST_CASE("schedule --schedule dualpipe-v prints its V, sweep searches zb-h1 and zb-h2", "[simulate]") {
+TEST_CASE("schedule --schedule dualpipe-v prints its V, sweep searches every kind", "[simulate]") {
   const auto grid = pipeworks::test::run_pipeworks("schedule --schedule dualpipe-v -K 4 -M 4");
   REQUIRE(grid.exit_code == 0);
   CHECK_THAT(grid.output, Catch::Contains("d0: 0F0 0F1 0F2 3F0 3I0 3W0 3F1 0F3 3B1"));
@@ -226,8 +226,17 @@ TEST_CASE("schedule --schedule dualpipe-v prints its V, sweep searches zb-h1 and
   INFO(sweep.output);
   REQUIRE(sweep.exit_code == 0);
   CHECK_THAT(sweep.output, Catch::Contains("zb-h2"));
+  // Depth 2: zb-v's 4 stages in a V, interleaved-1f1b with v = 2 and 4 stages on 2 devices each.
+  const auto virtual_kinds = pipeworks::test::run_pipeworks(
+      "sweep --model uniform --cluster dgx-h100 --batch 32 --stages 2 --microbatches 8 --schedule zb-v,interleaved-1f1b "
+      "-v 2,4 --top 20");
+  INFO(virtual_kinds.output);
+  REQUIRE(virtual_kinds.exit_code == 0);
+  CHECK_THAT(virtual_kinds.output, Catch::Contains(" zb-v ") && Catch::Contains("interleaved-1f1b v=2") &&
+                                       Catch::Contains("interleaved-1f1b v=4"));
+  CHECK_THAT(virtual_kinds.output, Catch::Contains("0 skipped"));  // uniform has 8 layers: K = 8 at v = 4 fits
   const auto refused = pipeworks::test::run_pipeworks(
-      "sweep --model uniform --cluster dgx-h100 --batch 32 --stages 4 --microbatches 8 --schedule zb-v");
+      "sweep --model uniform --cluster dgx-h100 --batch 32 --stages 4 --microbatches 8 --schedule zigzag");
   CHECK(refused.exit_code == 2);
-  CHECK_THAT(refused.output, Catch::Contains("'zb-v' is not one of gpipe, 1f1b, zb-h1, zb-h2"));
+  CHECK_THAT(refused.output, Catch::Contains("'zigzag' is not one of gpipe, 1f1b, interleaved-1f1b"));
 }

@@ -92,9 +92,14 @@ TEST_CASE("plan prints the best configuration and a verdict per family", "[cli][
   CHECK(two.exit_code == 0);
   CHECK_THAT(two.output, Catch::StartsWith("plan: gpt2-medium on dgx-h100, batch 64: 112 configurations simulated, "));
   CHECK_THAT(two.output, !Catch::Contains("zb-h1"));
-  const Run v = run("plan --model gpt2-medium --cluster dgx-h100 --batch 64 --devices 8 --schedule zb-v");
-  CHECK(v.exit_code == 2);
-  CHECK_THAT(v.output, Catch::Contains("--schedule: "));
+  // The virtual-stage kinds are compared when named, each v its own family.
+  const Run v = run("plan --model gpt2-medium --cluster dgx-h100 --batch 64 --devices 8 --schedule zb-v,interleaved-1f1b");
+  INFO(v.output);
+  CHECK(v.exit_code == 0);
+  CHECK_THAT(v.output, Catch::Contains("\n  zb-v, recompute off") && Catch::Contains("\n  interleaved-1f1b v=2, recompute on"));
+  const Run bad_v = run("plan --model gpt2-medium --cluster dgx-h100 --batch 64 --devices 8 --schedule looped-bfs -v 1");
+  CHECK(bad_v.exit_code == 1);
+  CHECK_THAT(bad_v.output, Catch::Contains("virtual stages per device must be >= 2, got 1"));
 }
 
 TEST_CASE("plan fails with exit 1 when nothing fits, naming the overflow", "[cli][plan]") {

@@ -268,9 +268,12 @@ class SweepTest(unittest.TestCase):
                        batch=16, devices=4, schedules=["1f1b"])
         self.assertEqual([f for f in (r["family"] for r in only.runners_up) if "recompute" in f],
                          ["1f1b, recompute off", "1f1b, recompute on"])
-        with self.assertRaises(pw.Error):
-            pw.plan(pw.model_preset("uniform", layers=8), pw.cluster_preset("dgx-h100"),
-                    batch=16, devices=4, schedules=["zb-v"])
+        v = pw.plan(pw.model_preset("uniform", layers=8), pw.cluster_preset("dgx-h100"),
+                    batch=16, devices=4, schedules=["zb-v", "interleaved-1f1b"], virtual_stages=[2])
+        self.assertIn("interleaved-1f1b v=2, recompute off", [r["family"] for r in v.runners_up])
+        best = v.sweep.rows[v.best]
+        self.assertEqual(best.num_stages, 2 * (best.num_stages // best.virtual_stages))
+        self.assertEqual(set(v.sweep.columns()["virtual_stages"]), {2})
 
 
 class VizTest(unittest.TestCase):

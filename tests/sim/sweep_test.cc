@@ -2,6 +2,7 @@
 // determinism across thread counts, the memory cap, rankings and the Pareto frontier.
 #include <catch2/catch.hpp>
 
+#include "sim/closed_form_bubble.h"
 #include "sim/model_presets.h"
 #include "sim/pareto.h"
 #include "sim/partition_text.h"
@@ -205,6 +206,38 @@ TEST_CASE("rows rank fitting first, then by throughput, then by memory") {
   CHECK_FALSE(sim::best_fitting_row({constructed(90, 100, false)}).has_value());
 }
 
+TEST_CASE("virtual-stage kinds: v stages on each of the depth's devices, bubble at the closed form") {
+  sim::SweepSpec spec = uniform_spec(4);
+  spec.stage_counts = {2, 4};
+  spec.microbatch_counts = {4};
+  spec.schedules = {sched::ScheduleKind::kOneFOneB, sched::ScheduleKind::kInterleaved1F1B, sched::ScheduleKind::kZbV};
+  spec.virtual_stage_counts = {2, 4};
+  spec.recompute_modes = {false};
+  sim::SkipCounts skipped;
+  const auto configs = sim::sweep_configs(spec, skipped);
+  // Depth 4 with v = 4 is 16 stages on an 8-layer model: skipped; the rest are
+  // 1f1b, interleaved v=2, interleaved v=4, zb-v at depth 2 and all but one of them at depth 4.
+  CHECK(skipped.more_stages_than_layers == 1);
+  CHECK(configs.size() == 4 + 3);
+  const auto result = sim::run_sweep(spec);
+  REQUIRE(result);
+  // Depth 2, v = 2: K = 4 stages of 2 layers on 2 devices, F = 4 ms, B = 8 ms per micro-batch.
+  const SweepRow& interleaved = find_row(result->rows, {8, 4, 4, sched::ScheduleKind::kInterleaved1F1B, false, 2});
+  INFO(interleaved.note);
+  REQUIRE(interleaved.simulated);
+  CHECK(interleaved.config.num_devices() == 2);
+  CHECK(interleaved.partition.boundaries == std::vector<int>{0, 2, 4, 6, 8});
+  CHECK(interleaved.bubble_fraction == Approx(sim::closed_form_bubble("interleaved-1f1b", 4, 4, 2)->fraction()));
+  CHECK(interleaved.bubble_fraction < find_row(result->rows, {8, 2, 4, sched::ScheduleKind::kOneFOneB, false}).bubble_fraction);
+  const SweepRow& v = find_row(result->rows, {8, 4, 4, sched::ScheduleKind::kZbV, false, 2});
+  REQUIRE(v.simulated);
+  CHECK(v.config.num_devices() == 2);
+  CHECK(sim::schedule_text(interleaved.config) == "interleaved-1f1b v=2");
+  CHECK(sim::schedule_text(v.config) == "zb-v");
+  spec.virtual_stage_counts = {1};
+  CHECK_FALSE(sim::run_sweep(spec));
+}
+
 TEST_CASE("partitions print as layers per stage") {
   const sim::Partition p{{0, 3, 5, 7, 9, 12}};
   CHECK(sim::layer_counts_text(p, false) == "3,2,2,2,3");
@@ -221,8 +254,8 @@ TEST_CASE("sweep CSV has a header, one line per row, and quotes notes") {
   REQUIRE(result);
   const std::string csv = sim::sweep_csv(result->rows);
   CHECK(std::count(csv.begin(), csv.end(), '\n') >= 5);
-  CHECK(csv.rfind("batch,stages,microbatches,microbatch_size,schedule,recompute,partition,makespan_ns,", 0) == 0);
-  CHECK_THAT(csv, Catch::Contains("8,4,8,1,1f1b,off,\"2,2,2,2\","));
+  CHECK(csv.rfind("batch,stages,virtual_stages,microbatches,microbatch_size,schedule,recompute,partition,makespan_ns,", 0) == 0);
+  CHECK_THAT(csv, Catch::Contains("8,4,1,8,1,1f1b,off,\"2,2,2,2\","));
   CHECK_THAT(csv, Catch::Contains(",no,6291456,"));  // GPipe's overflow in bytes
   const std::string json = sim::sweep_json(*result);
   CHECK_THAT(json, Catch::Contains("\"microbatches_not_dividing_batch\": 0"));
