@@ -57,6 +57,27 @@ Nanoseconds slowest_stage_compute_ns(const CostModel& model, bool recompute) {
   return slowest;
 }
 
+// The balanced partition under the memory caps when one fits; else the uncapped one, with the
+// partitioner's reason in `note`.
+sched::Result<Partition> row_partition(const SweepSpec& spec, const SweepConfig& config, const sched::Schedule& generated,
+                                       const std::vector<int>& placement, std::string& note) {
+  BalanceOptions balance;
+  balance.microbatch_size = config.microbatch_size();
+  balance.optimizer = spec.optimizer;
+  balance.recompute = config.recompute;
+  balance.in_flight = sched::peak_in_flight(generated);
+  for (const int device : placement) {
+    const DeviceSpec& d = spec.cluster.devices[static_cast<std::size_t>(device)];
+    balance.stage_speed.push_back(d.relative_speed);
+    balance.capacity_bytes.push_back(effective_capacity(d.memory_bytes, spec.memory_cap_bytes));
+  }
+  auto partition = balanced_partition(spec.model, config.num_stages, balance);
+  if (partition) return partition;
+  note = "under the memory caps: " + partition.error().message;
+  balance.capacity_bytes.clear();
+  return balanced_partition(spec.model, config.num_stages, balance);
+}
+
 }  // namespace
 
 SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config) {
@@ -74,24 +95,8 @@ SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config) {
   auto placement = cluster_placement(*generated, config.num_devices(), spec.cluster);
   if (!placement) return fail("placement", placement.error());
 
-  BalanceOptions balance;
-  balance.microbatch_size = config.microbatch_size();
-  balance.optimizer = spec.optimizer;
-  balance.recompute = config.recompute;
-  balance.in_flight = sched::peak_in_flight(*generated);
-  for (const int device : *placement) {
-    const DeviceSpec& d = spec.cluster.devices[static_cast<std::size_t>(device)];
-    balance.stage_speed.push_back(d.relative_speed);
-    balance.capacity_bytes.push_back(effective_capacity(d.memory_bytes, spec.memory_cap_bytes));
-  }
-  auto partition = balanced_partition(spec.model, config.num_stages, balance);
-  if (!partition) {
-    // Nothing fits: keep the partitioner's reason and simulate the uncapped balanced partition.
-    row.partition_note = "under the memory caps: " + partition.error().message;
-    balance.capacity_bytes.clear();
-    partition = balanced_partition(spec.model, config.num_stages, balance);
-    if (!partition) return fail("partition", partition.error());
-  }
+  auto partition = row_partition(spec, config, *generated, *placement, row.partition_note);
+  if (!partition) return fail("partition", partition.error());
   row.partition = *partition;
 
   auto costs = build_cost_model(spec.model, spec.cluster, *partition, *placement, config.microbatch_size(),
