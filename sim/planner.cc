@@ -109,7 +109,9 @@ sched::Result<Plan> make_plan(const PlanRequest& request, const SweepOptions& op
   const auto& rows = plan.sweep.rows;
   plan.best = best_fitting_row(rows);
   const std::vector<std::size_t> ranked = rank_rows(rows);
-  for (const auto& [schedule, v] : schedule_variants(plan.spec)) {
+  for (const auto& variant : schedule_variants(plan.spec)) {
+    const sched::ScheduleKind schedule = variant.first;  // named copies: lambdas below capture them
+    const int v = variant.second;
     const std::string name = schedule_text(SweepConfig{1, v, 1, schedule, false, v});
     for (const bool recompute : plan.spec.recompute_modes) {
       plan.runners_up.push_back(verdict(
