@@ -27,13 +27,16 @@ namespace {
 // 2^50 ns is about 13 days; 2^50 bytes is 1 PiB.
 constexpr std::int64_t kMaxCostValue = std::int64_t{1} << 50;
 
-sched::Status check_value(std::int64_t value, std::int64_t minimum, const std::string& where) {
+// `where()` names the field; it is called only for the message (the simulator checks its whole
+// cost model on every call, thousands of links on a large cluster).
+template <typename Where>
+sched::Status check_value(std::int64_t value, std::int64_t minimum, const Where& where) {
   if (value < minimum) {
-    return sched::Error{fmt::format("cost model: {} is {}, must be {}", where, value,
+    return sched::Error{fmt::format("cost model: {} is {}, must be {}", where(), value,
                                     minimum == 0 ? ">= 0" : fmt::format(">= {}", minimum))};
   }
   if (value > kMaxCostValue) {
-    return sched::Error{fmt::format("cost model: {} is {}, larger than the limit {}", where, value, kMaxCostValue)};
+    return sched::Error{fmt::format("cost model: {} is {}, larger than the limit {}", where(), value, kMaxCostValue)};
   }
   return sched::Ok{};
 }
@@ -64,7 +67,7 @@ sched::Status check_stage(const StageCost& c, std::size_t s) {
       {c.optimizer_bytes, 0, "optimizer_bytes"},
   };
   for (const auto& f : fields) {
-    if (auto st = check_value(f.value, f.minimum, fmt::format("stages[{}].{}", s, f.name)); !st) return st;
+    if (auto st = check_value(f.value, f.minimum, [&] { return fmt::format("stages[{}].{}", s, f.name); }); !st) return st;
   }
   return sched::Ok{};
 }
@@ -110,18 +113,18 @@ sched::Status check_cost_model(const CostModel& model) {
   if (model.microbatch_size < 1) {
     return sched::Error{fmt::format("cost model: microbatch_size is {}, must be >= 1", model.microbatch_size)};
   }
-  if (auto st = check_value(model.per_action_overhead_ns, 0, "per_action_overhead_ns"); !st) return st;
+  if (auto st = check_value(model.per_action_overhead_ns, 0, [] { return "per_action_overhead_ns"; }); !st) return st;
   for (std::size_t s = 0; s < model.stages.size(); ++s) {
     if (auto st = check_stage(model.stages[s], s); !st) return st;
   }
   for (std::size_t i = 0; i < d; ++i) {
-    if (auto st = check_value(model.device_memory_bytes[i], 0, fmt::format("device_memory_bytes[{}]", i)); !st) {
+    if (auto st = check_value(model.device_memory_bytes[i], 0, [&] { return fmt::format("device_memory_bytes[{}]", i); }); !st) {
       return st;
     }
   }
   for (std::size_t i = 0; i < model.links.size(); ++i) {
     const Link& l = model.links[i];
-    if (auto st = check_value(l.latency_ns, 0, fmt::format("links[{}].latency_ns", i)); !st) return st;
+    if (auto st = check_value(l.latency_ns, 0, [&] { return fmt::format("links[{}].latency_ns", i); }); !st) return st;
     if (!std::isfinite(l.bandwidth_bytes_per_s) || !(l.bandwidth_bytes_per_s > 0)) {
       return sched::Error{fmt::format("cost model: links[{}].bandwidth_bytes_per_s is {}, must be finite and > 0", i,
                                       l.bandwidth_bytes_per_s)};

@@ -22,21 +22,15 @@ class Engine {
  public:
   Engine(const OpTable& table, std::size_t num_links, CommMode mode, bool record_memory)
       : t_(table),
-        kind_(table.kind.data()),
-        dep_(table.dep.data()),
-        peer_(table.peer.data()),
-        duration_(table.duration_ns.data()),
-        resume_(table.resume_ns.data()),
-        memory_delta_(table.memory_delta_bytes.data()),
+        ops_(table.ops.data()),
+        classes_(table.classes.data()),
         blocking_(mode == CommMode::kBlocking),
         eager_(mode == CommMode::kEager),
         record_(record_memory) {
     const std::size_t n = table.size();
     const std::size_t d = table.device_begin.size() - 1;
-    out_.start_ns.assign(n, kUnknown);
-    out_.end_ns.assign(n, kUnknown);
-    start_ = out_.start_ns.data();
-    end_ = out_.end_ns.data();
+    out_.times.assign(n, OpTime{kUnknown, kUnknown});
+    time_ = out_.times.data();
     out_.peak_activation_bytes.assign(d, 0);
     out_.busy_ns.assign(d, 0);
     last_compute_end_.assign(d, 0);
@@ -105,7 +99,7 @@ class Engine {
 
   // Device d stops until `op` has ended; it waits in the list of the device that owns `op`.
   void wait_for(std::int32_t d, std::int32_t op) {
-    const auto owner = static_cast<std::size_t>(t_.device[static_cast<std::size_t>(op)]);
+    const auto owner = static_cast<std::size_t>(class_of(op).device);
     waiting_on_[static_cast<std::size_t>(d)] = op;
     next_waiter_[static_cast<std::size_t>(d)] = waiter_head_[owner];
     waiter_head_[owner] = d;
@@ -116,7 +110,7 @@ class Engine {
     std::int32_t* link = &waiter_head_[owner];
     while (*link >= 0) {
       const auto w = static_cast<std::size_t>(*link);
-      if (end_[static_cast<std::size_t>(waiting_on_[w])] == kUnknown) {
+      if (time_[static_cast<std::size_t>(waiting_on_[w])].end_ns == kUnknown) {
         link = &next_waiter_[w];
         continue;
       }
@@ -147,68 +141,65 @@ class Engine {
     Nanoseconds free = stream_free_[di];
     while (p < last) {
       const auto pi = static_cast<std::size_t>(p);
-      const ActionKind kind = kind_[pi];
-      if (sched::is_compute(kind)) {
+      const Op op = ops_[pi];
+      if (sched::is_compute(op.kind)) {
         Nanoseconds s = free;
-        const std::int32_t a = dep_[2 * pi];
-        if (a >= 0) {
-          const Nanoseconds fa = end_[static_cast<std::size_t>(a)];
+        if (op.dep >= 0) {
+          const Nanoseconds fa = time_[static_cast<std::size_t>(op.dep)].end_ns;
           if (fa == kUnknown) {
-            wait_for(d, a);
+            wait_for(d, op.dep);
             break;
           }
           s = std::max(s, fa);
-          const std::int32_t b = dep_[2 * pi + 1];
-          if (b >= 0) {
-            const Nanoseconds fb = end_[static_cast<std::size_t>(b)];
+          if (op.other >= 0) {
+            const Nanoseconds fb = time_[static_cast<std::size_t>(op.other)].end_ns;
             if (fb == kUnknown) {
-              wait_for(d, b);
+              wait_for(d, op.other);
               break;
             }
             s = std::max(s, fb);
           }
         }
-        start_[pi] = s;
-        const Nanoseconds duration = duration_[pi] + (s > last_compute_end_[di] ? resume_[pi] : 0);
+        const OpClass& c = classes_[static_cast<std::size_t>(op.op_class)];
+        const Nanoseconds duration = c.duration_ns + (s > last_compute_end_[di] ? c.resume_ns : 0);
         free = s + duration;
-        end_[pi] = free;
+        time_[pi] = OpTime{s, free};
         last_compute_end_[di] = free;
         out_.busy_ns[di] += duration;
-        if (memory_delta_[pi] != 0) add_memory(di, free, memory_delta_[pi]);
+        if (c.memory_delta_bytes != 0) add_memory(di, free, c.memory_delta_bytes);
         ++p;
         continue;
       }
-      if (blocking_ && end_[pi] != kUnknown) {  // our rendezvous finished: the stream was held until its end
-        free = end_[pi];
+      OpTime& time = time_[pi];
+      if (blocking_ && time.end_ns != kUnknown) {  // our rendezvous finished: the stream was held until its end
+        free = time.end_ns;
         ++p;
         continue;
       }
-      const std::int32_t peer = peer_[pi];
-      if (sched::is_send(kind)) {
-        const std::int32_t producer = dep_[2 * pi];
-        const Nanoseconds produced = end_[static_cast<std::size_t>(producer)];
+      if (sched::is_send(op.kind)) {
+        const Nanoseconds produced = time_[static_cast<std::size_t>(op.dep)].end_ns;
         if (produced == kUnknown) {
-          wait_for(d, producer);
+          wait_for(d, op.dep);
           break;
         }
         if (!blocking_) {
-          start_[pi] = std::max(free, produced);
-          post_ready(p, start_[pi]);
+          time.start_ns = std::max(free, produced);
+          post_ready(p, time.start_ns);
           ++p;
           continue;
         }
-        if (start_[pi] == kUnknown) {
-          start_[pi] = std::max(free, produced);
-          const Nanoseconds other = start_[static_cast<std::size_t>(peer)];
-          if (other != kUnknown) post_ready(p, std::max(start_[pi], other));
+        if (time.start_ns == kUnknown) {
+          time.start_ns = std::max(free, produced);
+          const Nanoseconds other = time_[static_cast<std::size_t>(op.other)].start_ns;
+          if (other != kUnknown) post_ready(p, std::max(time.start_ns, other));
         }
       } else {  // RECV
         if (eager_) {  // the stream waits here until the data has arrived
-          if (end_[pi] == kUnknown) {
+          if (time.end_ns == kUnknown) {
             wait_for(d, p);
             break;
           }
-          free = std::max(free, end_[pi]);
+          free = std::max(free, time.end_ns);
           ++p;
           continue;
         }
@@ -216,33 +207,44 @@ class Engine {
           ++p;
           continue;
         }
-        if (start_[pi] == kUnknown) {
-          start_[pi] = free;
-          const Nanoseconds other = start_[static_cast<std::size_t>(peer)];
-          if (other != kUnknown) post_ready(peer, std::max(free, other));
+        if (time.start_ns == kUnknown) {
+          time.start_ns = free;
+          const Nanoseconds other = time_[static_cast<std::size_t>(op.other)].start_ns;
+          if (other != kUnknown) post_ready(op.other, std::max(free, other));
         }
       }
-      if (end_[pi] != kUnknown) continue;  // placed at once (its link is not shared): pass it above
+      if (time.end_ns != kUnknown) continue;  // placed at once (its link is not shared): pass it above
       wait_for(d, p);
       break;
     }
     cursor_[di] = p;
     stream_free_[di] = free;
+    prefetch_from(p, last);
     wake_waiters_of(di);
+  }
+
+  // The device resumes at `p` after other devices ran: its next records are brought into cache
+  // meanwhile (64 devices' programs are too many streams for the hardware prefetcher).
+  void prefetch_from(std::int32_t p, std::int32_t last) const {
+    constexpr std::int32_t kPerLine = 64 / sizeof(Op);
+    for (std::int32_t q = p; q < last && q < p + 2 * kPerLine; q += kPerLine) {
+      __builtin_prefetch(&ops_[static_cast<std::size_t>(q)]);
+      __builtin_prefetch(&time_[static_cast<std::size_t>(q)]);
+    }
   }
 
   // The transfer of `send` may start at `ready` as far as its two ends are concerned.
   void post_ready(std::int32_t send, Nanoseconds ready) {
-    const auto link = static_cast<std::size_t>(t_.link[static_cast<std::size_t>(send)]);
-    if (t_.link_shared[link] == 0) {
-      start_transfer(send, std::max(ready, link_free_[link]));
+    const OpClass& c = class_of(send);
+    if (c.link_shared == 0) {
+      start_transfer(send, std::max(ready, link_free_[static_cast<std::size_t>(c.link)]));
       return;
     }
     queue_.push(Event{ready, EventQueue::order_of(kPhaseReady, static_cast<std::uint32_t>(send))});
   }
 
   void on_ready(std::int32_t send, Nanoseconds now) {
-    const auto link = static_cast<std::size_t>(t_.link[static_cast<std::size_t>(send)]);
+    const auto link = static_cast<std::size_t>(class_of(send).link);
     if (pending_head_[link] < 0 && link_free_[link] <= now) {
       start_transfer(send, now);
       return;
@@ -274,30 +276,29 @@ class Engine {
 
   void start_transfer(std::int32_t send, Nanoseconds now) {
     const auto s = static_cast<std::size_t>(send);
-    const auto r = static_cast<std::size_t>(peer_[s]);
-    const Nanoseconds finish = now + duration_[s];
-    start_[s] = start_[r] = now;
-    end_[s] = end_[r] = finish;
-    link_free_[static_cast<std::size_t>(t_.link[s])] = finish;
+    const auto r = static_cast<std::size_t>(ops_[s].other);
+    const OpClass& c = class_of(send);
+    const Nanoseconds finish = now + c.duration_ns;
+    time_[s] = time_[r] = OpTime{now, finish};
+    link_free_[static_cast<std::size_t>(c.link)] = finish;
     latest_transfer_end_ = std::max(latest_transfer_end_, finish);
     ++transfers_done_;
-    wake_waiters_of(static_cast<std::size_t>(t_.device[s]));
-    wake_waiters_of(static_cast<std::size_t>(t_.device[r]));
+    wake_waiters_of(static_cast<std::size_t>(c.device));
+    wake_waiters_of(static_cast<std::size_t>(class_of(static_cast<std::int32_t>(r)).device));
+  }
+
+  const OpClass& class_of(std::int32_t op) const {
+    return classes_[static_cast<std::size_t>(ops_[static_cast<std::size_t>(op)].op_class)];
   }
 
   const OpTable& t_;
-  const ActionKind* kind_;
-  const std::int32_t* dep_;
-  const std::int32_t* peer_;
-  const Nanoseconds* duration_;
-  const Nanoseconds* resume_;
-  const Bytes* memory_delta_;
+  const Op* ops_;
+  const OpClass* classes_;
   bool blocking_;
   bool eager_;
   bool record_;
   EngineOutput out_;
-  Nanoseconds* start_ = nullptr;
-  Nanoseconds* end_ = nullptr;
+  OpTime* time_ = nullptr;
   std::vector<std::int32_t> cursor_;
   std::vector<Nanoseconds> stream_free_;
   std::vector<Nanoseconds> last_compute_end_;  // per device: end of its latest compute op (0 before)
@@ -331,7 +332,7 @@ std::string stuck_message(const Engine& engine, const OpTable& table, const sche
     const std::int32_t p = engine.cursor()[d];
     if (p >= table.device_begin[d + 1]) continue;
     const std::int32_t w = engine.waiting_on()[d];
-    const std::int32_t peer = table.peer[static_cast<std::size_t>(p)];
+    const std::int32_t peer = table.peer(static_cast<std::size_t>(p));
     std::string why;
     if (w == p && peer >= 0) {
       why = fmt::format("waits for its partner {}", describe(table, schedule, peer));
@@ -345,7 +346,7 @@ std::string stuck_message(const Engine& engine, const OpTable& table, const sche
   }
   if (text.empty()) {  // every program ran, but a posted transfer never found its partner
     for (std::size_t i = 0; i < table.size(); ++i) {
-      if (engine.output().end_ns[i] == kUnknown) {
+      if (engine.output().times[i].end_ns == kUnknown) {
         text = fmt::format("the transfer of {} never started", describe(table, schedule, static_cast<std::int32_t>(i)));
         break;
       }

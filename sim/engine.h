@@ -32,10 +32,14 @@
 
 namespace pipeworks::sim {
 
+// An op's interval: a compute op's run; a SEND's and a RECV's transfer on the link.
+struct OpTime {
+  Nanoseconds start_ns = 0;
+  Nanoseconds end_ns = 0;
+};
+
 struct EngineOutput {
-  // Per op: compute ops their run; SEND and RECV the interval of their transfer on the link.
-  std::vector<Nanoseconds> start_ns;
-  std::vector<Nanoseconds> end_ns;
+  std::vector<OpTime> times;  // per op; start and end side by side (the loop reads both)
   std::vector<Bytes> peak_activation_bytes;  // per device
   std::vector<Nanoseconds> busy_ns;          // per device: the sum of its compute ops' durations
   // Per device, only when asked for: held bytes (static + activations) at every change.

@@ -5,6 +5,8 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -206,10 +208,10 @@ struct Located {
   FlatIndex index;
   std::vector<std::uint8_t> is_repeated;  // per slot; empty when no action repeats
   std::size_t first_out_of_range;         // op id; the number of ops when none
+  unsigned kinds_present = 0;             // bit kind_index(k): the schedule has an in-range k
 };
 
-Located locate_actions(const sched::Schedule& schedule, const std::vector<std::int32_t>& device_begin,
-                       std::vector<std::int32_t>& device_of_op) {
+Located locate_actions(const sched::Schedule& schedule, const std::vector<std::int32_t>& device_begin) {
   Located out{FlatIndex(schedule.num_stages, schedule.num_microbatches), {}, schedule.num_actions()};
   std::vector<std::size_t> repeated;
   for (std::size_t d = 0; d < schedule.programs.size(); ++d) {
@@ -217,11 +219,11 @@ Located locate_actions(const sched::Schedule& schedule, const std::vector<std::i
     const auto begin = static_cast<std::size_t>(device_begin[d]);
     const std::size_t size = program.size();
     for (std::size_t p = 0; p < size; ++p) {
-      device_of_op[begin + p] = static_cast<std::int32_t>(d);
       if (!out.index.in_range(program[p])) {
         out.first_out_of_range = std::min(out.first_out_of_range, begin + p);
         continue;
       }
+      out.kinds_present |= 1U << sched::kind_index(program[p].kind);
       const std::size_t slot = out.index.slot(program[p]);
       std::int32_t& op = out.index.at(slot);
       if (op < 0) {
@@ -240,7 +242,256 @@ Located locate_actions(const sched::Schedule& schedule, const std::vector<std::i
   return out;
 }
 
+// Variant bits of a compute op's class (OpClass).
+constexpr std::size_t kFirstOfStep = 1;       // its stage's first of the kind, with a first-of-step cost
+constexpr std::size_t kRematerialized = 2;    // its micro-batch has an R on the stage
+constexpr std::size_t kSplitBackward = 4;     // its micro-batch has a W on the stage
+constexpr std::size_t kVariants = 8;
+
+// Pass 2 of the compilation: every op's record and class, errors in program order (the first
+// one found is kept in `error`).
+class Compiler {
+ public:
+  Compiler(const sched::Schedule& schedule, const CostModel& model, const Located& located, OpTable& table)
+      : schedule_(schedule), model_(model), index_(located.index), located_(located), table_(table),
+        class_of_key_(static_cast<std::size_t>(schedule.num_stages) * kKinds * kVariants, -1),
+        seen_(static_cast<std::size_t>(schedule.num_stages) * kKinds, 0),
+        route_(static_cast<std::size_t>(schedule.num_stages) * kKinds, -1),
+        link_sender_(model.links.size(), -1),
+        has_recompute_((located.kinds_present >> sched::kind_index(ActionKind::kRecompute)) & 1U),
+        has_split_((located.kinds_present >> sched::kind_index(ActionKind::kBackwardWeight)) & 1U) {
+    for (const StaticMemory& m : table.static_memory) total_bytes_ += m.total_bytes();
+  }
+
+  bool run() {
+    for (std::size_t d = 0; d + 1 < table_.device_begin.size(); ++d) {
+      const sched::Program& program = schedule_.programs[d];
+      for (std::size_t p = 0; p < program.size(); ++p) {
+        if (!compile(d, p, program[p])) return false;
+      }
+    }
+    if (total_bytes_ == std::numeric_limits<std::int64_t>::max()) {
+      error = "the schedule's total memory overflows the simulator's byte range";
+      return false;
+    }
+    for (OpClass& c : table_.classes) {
+      if (c.link >= 0) c.link_shared = table_.link_shared[static_cast<std::size_t>(c.link)];
+    }
+    return true;
+  }
+
+  std::string error;
+
+ private:
+  bool compile(std::size_t d, std::size_t p, const Action& a) {
+    // Ops are compiled in id order: device by device, each in program order.
+    const std::size_t i = table_.ops.size();
+    if (!check_action(d, p, i, a)) return false;
+    Op op;
+    op.kind = a.kind;
+    if (sched::is_comm(a.kind)) {
+      if (!compile_transfer(d, p, a, op)) return false;
+    } else {
+      op.op_class = compute_class(a);
+    }
+    if (!sched::is_recv(a.kind) && !resolve_dependencies(d, p, a, op)) return false;
+    table_.ops.push_back(op);
+    return add_to_totals(a, table_.classes[static_cast<std::size_t>(op.op_class)]);
+  }
+
+  // In range, once in the schedule, on its stage's device.
+  bool check_action(std::size_t d, std::size_t p, std::size_t i, const Action& a) {
+    if (i == located_.first_out_of_range) {
+      return fail(d, p, a, fmt::format("out of range ({} stages, {} micro-batches)", schedule_.num_stages,
+                                       schedule_.num_microbatches));
+    }
+    if (!located_.is_repeated.empty() && located_.is_repeated[index_.slot(a)] != 0) {
+      return fail(d, p, a, fmt::format("the action occurs {} times", occurrences(schedule_, a)));
+    }
+    const int stage_device = schedule_.placement[static_cast<std::size_t>(a.stage)];
+    if (stage_device != static_cast<int>(d)) {
+      return fail(d, p, a, fmt::format("stage {} is placed on device {}", a.stage, stage_device));
+    }
+    return true;
+  }
+
+  std::int32_t compute_class(const Action& a) {
+    const auto s = static_cast<std::size_t>(a.stage);
+    const StageCost& c = model_.stages[s];
+    const bool rematerialized = has_recompute_ && index_.find(a.stage, ActionKind::kRecompute, a.microbatch) >= 0;
+    const bool split = has_split_ && index_.find(a.stage, ActionKind::kBackwardWeight, a.microbatch) >= 0;
+    char& seen = seen_[s * kKinds + static_cast<std::size_t>(sched::kind_index(a.kind))];
+    const bool first = seen == 0 && first_cost(c, a.kind) > 0;
+    seen = 1;
+    const std::size_t variant =
+        (first ? kFirstOfStep : 0) | (rematerialized ? kRematerialized : 0) | (split ? kSplitBackward : 0);
+    std::int32_t& id = class_of_key_[key(a) + variant];
+    if (id >= 0) {
+      ++table_.classes[static_cast<std::size_t>(id)].num_ops;
+      return id;
+    }
+    OpClass oc;
+    oc.device = schedule_.placement[s];
+    oc.memory_delta_bytes = activation_delta_bytes(a.kind, c, rematerialized, split);
+    if (first) {
+      oc.duration_ns = first_cost(c, a.kind) + model_.per_action_overhead_ns;
+    } else {
+      // An F without the graph when its micro-batch is re-materialized.
+      const bool no_graph = a.kind == ActionKind::kForward && rematerialized && c.forward_no_grad_ns > 0;
+      oc.duration_ns = (no_graph ? c.forward_no_grad_ns : compute_cost(c, a.kind)) + model_.per_action_overhead_ns;
+      oc.resume_ns = resume_cost(c, a.kind);
+    }
+    return id = add_class(oc);
+  }
+
+  // A SEND or RECV: its partner and the class of its transfer.
+  bool compile_transfer(std::size_t d, std::size_t p, const Action& a, Op& op) {
+    const Action peer = partner(a);
+    const bool peer_in_range = peer.stage >= 0 && peer.stage < schedule_.num_stages;
+    const std::int32_t peer_op = peer_in_range ? index_.find(peer.stage, peer.kind, peer.microbatch) : -1;
+    if (peer_op < 0) {
+      return fail(d, p, a, fmt::format("its partner {} is not in the schedule",
+                                       peer_in_range ? sched::to_string(peer) : std::string{"(outside the stage range)"}));
+    }
+    op.other = peer_op;
+    const int expected_device = schedule_.placement[static_cast<std::size_t>(peer.stage)];
+    const std::int32_t route = route_[static_cast<std::size_t>(a.stage) * kKinds + static_cast<std::size_t>(sched::kind_index(a.kind))];
+    if (route >= 0 && holds(expected_device, peer_op)) {  // the devices and link of the op that made the class
+      op.op_class = route;
+      ++table_.classes[static_cast<std::size_t>(route)].num_ops;
+      table_.num_transfers += sched::is_send(a.kind) ? 1 : 0;
+      return true;
+    }
+    return classify_transfer(d, p, a, op, expected_device);
+  }
+
+  // The first transfer of its (stage, kind), or one whose partner is off its stage's device: the
+  // link between the two devices and the transfer's class.
+  [[gnu::noinline]] bool classify_transfer(std::size_t d, std::size_t p, const Action& a, Op& op, int expected_device) {
+    const int peer_device = device_holding(op.other, expected_device);
+    const bool send = sched::is_send(a.kind);
+    const int src = send ? static_cast<int>(d) : peer_device;
+    const int dst = send ? peer_device : static_cast<int>(d);
+    // src, dst < schedule devices <= model.num_devices (check_shape), so link_of has the entry.
+    const int link = model_.link_of[static_cast<std::size_t>(src * model_.num_devices + dst)];
+    if (link < 0) return fail(d, p, a, fmt::format("the cost model has no link from device {} to device {}", src, dst));
+    if (send) {
+      ++table_.num_transfers;
+      std::int32_t& sender = link_sender_[static_cast<std::size_t>(link)];
+      if (sender >= 0 && sender != static_cast<std::int32_t>(d)) table_.link_shared[static_cast<std::size_t>(link)] = 1;
+      sender = static_cast<std::int32_t>(d);
+    }
+    std::int32_t& id = class_of_key_[key(a)];
+    if (id < 0) {  // every micro-batch of a (stage, kind) crosses the same link with the same bytes
+      auto ns = transfer_ns(model_.links[static_cast<std::size_t>(link)], transfer_bytes(a, model_));
+      if (!ns) return fail(d, p, a, ns.error().message);
+      OpClass oc;
+      oc.duration_ns = *ns;
+      oc.device = static_cast<std::int32_t>(d);
+      oc.link = link;
+      op.op_class = id = add_class(oc);
+    } else if (table_.classes[static_cast<std::size_t>(id)].link != link) {
+      // Only when the schedule holds a partner off its stage's device, an error found at that
+      // partner: the op keeps its own link and the class's duration.
+      OpClass oc = table_.classes[static_cast<std::size_t>(id)];
+      oc.link = link;
+      op.op_class = add_class(oc);
+      return true;
+    } else {
+      op.op_class = id;
+      ++table_.classes[static_cast<std::size_t>(id)].num_ops;
+    }
+    if (peer_device == expected_device) {
+      route_[static_cast<std::size_t>(a.stage) * kKinds + static_cast<std::size_t>(sched::kind_index(a.kind))] = id;
+    }
+    return true;
+  }
+
+  bool resolve_dependencies(std::size_t d, std::size_t p, const Action& a, Op& op) {
+    std::array<Dep, 2> deps;
+    const int n = dependencies(index_, a, schedule_.num_stages, deps);
+    for (int j = 0; j < n; ++j) {
+      const Dep& dep = deps[static_cast<std::size_t>(j)];
+      if (dep.op < 0) {
+        return fail(d, p, a, fmt::format("depends on {}, which the schedule does not contain",
+                                         sched::to_string(Action{dep.stage, dep.kind, a.microbatch})));
+      }
+    }
+    if (n > 0) op.dep = deps[0].op;
+    if (n > 1) op.other = deps[1].op;
+    return true;
+  }
+
+  // Each transfer is counted once (at its SEND); overflow checks are cheap here and make the
+  // event loop's sums safe: every time it computes is a sum of distinct durations.
+  bool add_to_totals(const Action& a, const OpClass& c) {
+    if (!sched::is_recv(a.kind) && __builtin_add_overflow(total_ns_, c.duration_ns + c.resume_ns, &total_ns_)) {
+      total_ns_ = kMaxTime + 1;
+    }
+    if (c.memory_delta_bytes > 0 && __builtin_add_overflow(total_bytes_, c.memory_delta_bytes, &total_bytes_)) {
+      total_bytes_ = std::numeric_limits<std::int64_t>::max();
+    }
+    if (total_ns_ <= kMaxTime) return true;
+    error = "the schedule's total duration overflows the simulator's time range";
+    return false;
+  }
+
+  [[gnu::noinline, gnu::cold]] bool fail(std::size_t d, std::size_t p, const Action& a, std::string_view what) {
+    error = fmt::format("device {} position {} ({}): {}", d, p, sched::to_string(a), what);
+    return false;
+  }
+
+  // The class-table key of (stage, kind), variant 0.
+  std::size_t key(const Action& a) const {
+    return (static_cast<std::size_t>(a.stage) * kKinds + static_cast<std::size_t>(sched::kind_index(a.kind))) *
+           kVariants;
+  }
+
+  std::int32_t add_class(OpClass c) {
+    c.num_ops = 1;
+    table_.classes.push_back(c);
+    return static_cast<std::int32_t>(table_.classes.size() - 1);
+  }
+
+  bool holds(int device, std::int32_t op) const {
+    const auto d = static_cast<std::size_t>(device);
+    return table_.device_begin[d] <= op && op < table_.device_begin[d + 1];
+  }
+
+  // The device whose program holds `op`: `expected` unless the schedule placed it elsewhere.
+  int device_holding(std::int32_t op, int expected) const {
+    if (holds(expected, op)) return expected;
+    const std::vector<std::int32_t>& begin = table_.device_begin;
+    return static_cast<int>(std::upper_bound(begin.begin(), begin.end(), op) - begin.begin() - 1);
+  }
+
+  const sched::Schedule& schedule_;
+  const CostModel& model_;
+  const FlatIndex& index_;
+  const Located& located_;
+  OpTable& table_;
+  std::vector<std::int32_t> class_of_key_;  // per (stage, kind, variant): class id, -1 none yet
+  std::vector<char> seen_;                  // per (stage, kind): has an op of it been compiled
+  // Per SEND/RECV (stage, kind): the class made by its first op whose partner sits on the
+  // partner stage's device; -1 none yet. Every later such op shares its devices and link.
+  std::vector<std::int32_t> route_;
+  std::vector<std::int32_t> link_sender_;   // per link: the device of its latest SEND, -1 none
+  bool has_recompute_;
+  bool has_split_;
+  std::int64_t total_ns_ = 0;
+  std::int64_t total_bytes_ = 0;
+};
+
 }  // namespace
+
+std::int32_t OpTable::dependency(std::size_t op, int j) const {
+  const Op& o = ops[op];
+  if (sched::is_comm(o.kind)) return j == 0 ? o.dep : -1;
+  if (o.dep < 0) return -1;
+  return j == 0 ? o.dep : o.other;
+}
+
+std::int32_t OpTable::peer(std::size_t op) const { return sched::is_comm(ops[op].kind) ? ops[op].other : -1; }
 
 sched::Result<Nanoseconds> transfer_ns(const Link& link, Bytes bytes) {
   if (bytes < 0 || link.latency_ns < 0 || !(link.bandwidth_bytes_per_s > 0) ||
@@ -269,146 +520,18 @@ sched::Result<Nanoseconds> transfer_ns(const Link& link, Bytes bytes) {
 sched::Result<OpTable> build_op_table(const sched::Schedule& schedule, const CostModel& model) {
   if (auto st = check_cost_model(model); !st) return st.error();
   if (auto st = check_shape(schedule, model); !st) return st.error();
-  const int k = schedule.num_stages;
   const auto num_devices = static_cast<std::size_t>(schedule.num_devices());
-  const std::size_t n = schedule.num_actions();
-
   OpTable table;
   table.device_begin.resize(num_devices + 1, 0);
   for (std::size_t d = 0; d < num_devices; ++d) {
     table.device_begin[d + 1] = table.device_begin[d] + static_cast<std::int32_t>(schedule.programs[d].size());
   }
-  table.device.resize(n);
-  const Located located = locate_actions(schedule, table.device_begin, table.device);
-  const FlatIndex& index = located.index;
-  const std::vector<std::uint8_t>& is_repeated = located.is_repeated;
-  const std::size_t first_out_of_range = located.first_out_of_range;
-
-  table.kind.resize(n);
-  table.dep.resize(2 * n);
-  table.peer.assign(n, -1);
-  table.link.assign(n, -1);
-  table.duration_ns.resize(n);
-  table.resume_ns.assign(n, 0);
-  table.memory_delta_bytes.assign(n, 0);
+  const Located located = locate_actions(schedule, table.device_begin);
+  table.ops.reserve(schedule.num_actions());
   table.static_memory = static_memory(schedule, model);
   table.link_shared.assign(model.links.size(), 0);
-  std::vector<std::int32_t> link_sender(model.links.size(), -1);
-  // Durations per (stage, kind): compute kinds up front, transfers on first use (they can fail).
-  std::vector<Nanoseconds> duration(static_cast<std::size_t>(k) * kKinds, -1);
-  for (std::size_t s = 0; s < static_cast<std::size_t>(k); ++s) {
-    for (const ActionKind kind : sched::kAllActionKinds) {
-      if (sched::is_compute(kind)) {
-        duration[s * kKinds + static_cast<std::size_t>(sched::kind_index(kind))] =
-            compute_cost(model.stages[s], kind) + model.per_action_overhead_ns;
-      }
-    }
-  }
-  std::int64_t total_ns = 0;
-  std::int64_t total_bytes = 0;
-  for (const StaticMemory& m : table.static_memory) total_bytes += m.total_bytes();
-
-  // Per (stage, kind): has its first op (in its device's program order) been placed yet.
-  std::vector<char> seen(static_cast<std::size_t>(k) * kKinds, 0);
-  // Pass 2: every op's record, errors in program order.
-  for (std::size_t d = 0; d < num_devices; ++d) {
-    const sched::Program& program = schedule.programs[d];
-    const auto begin = static_cast<std::size_t>(table.device_begin[d]);
-    const std::size_t size = program.size();
-    for (std::size_t p = 0; p < size; ++p) {
-      const Action& a = program[p];
-      const std::size_t i = begin + p;
-      const auto where = [&] { return fmt::format("device {} position {} ({})", d, p, sched::to_string(a)); };
-      if (i == first_out_of_range) {
-        return Error{fmt::format("{}: out of range ({} stages, {} micro-batches)", where(), k,
-                                 schedule.num_microbatches)};
-      }
-      if (!is_repeated.empty() && is_repeated[index.slot(a)] != 0) {
-        return Error{fmt::format("{}: the action occurs {} times", where(), occurrences(schedule, a))};
-      }
-      const int stage_device = schedule.placement[static_cast<std::size_t>(a.stage)];
-      if (stage_device != static_cast<int>(d)) {
-        return Error{fmt::format("{}: stage {} is placed on device {}", where(), a.stage, stage_device)};
-      }
-      table.kind[i] = a.kind;
-      Nanoseconds& cost = duration[static_cast<std::size_t>(a.stage) * kKinds + static_cast<std::size_t>(sched::kind_index(a.kind))];
-      bool no_graph = false;  // an F without the graph (its micro-batch is re-materialized)
-      if (sched::is_comm(a.kind)) {
-        const Action peer = partner(a);
-        const bool peer_in_range = peer.stage >= 0 && peer.stage < k;
-        const std::int32_t peer_op = peer_in_range ? index.find(peer.stage, peer.kind, peer.microbatch) : -1;
-        if (peer_op < 0) {
-          return Error{fmt::format("{}: its partner {} is not in the schedule", where(),
-                                   peer_in_range ? sched::to_string(peer) : std::string{"(outside the stage range)"})};
-        }
-        table.peer[i] = peer_op;
-        const int peer_device = table.device[static_cast<std::size_t>(peer_op)];
-        const int src = sched::is_send(a.kind) ? static_cast<int>(d) : peer_device;
-        const int dst = sched::is_send(a.kind) ? peer_device : static_cast<int>(d);
-        // src, dst < schedule devices <= model.num_devices (check_shape), so link_of has the entry.
-        const int link_id = model.link_of[static_cast<std::size_t>(src * model.num_devices + dst)];
-        if (link_id < 0) {
-          return Error{fmt::format("{}: the cost model has no link from device {} to device {}", where(), src, dst)};
-        }
-        table.link[i] = link_id;
-        // Every micro-batch of a (stage, kind) crosses the same link with the same bytes.
-        if (cost < 0) {
-          auto ns = transfer_ns(model.links[static_cast<std::size_t>(link_id)], transfer_bytes(a, model));
-          if (!ns) return Error{fmt::format("{}: {}", where(), ns.error().message)};
-          cost = *ns;
-        }
-        if (sched::is_send(a.kind)) {
-          ++table.num_transfers;
-          std::int32_t& sender = link_sender[static_cast<std::size_t>(link_id)];
-          if (sender >= 0 && sender != static_cast<std::int32_t>(d)) table.link_shared[static_cast<std::size_t>(link_id)] = 1;
-          sender = static_cast<std::int32_t>(d);
-        }
-      } else {
-        const int m = a.microbatch;
-        const StageCost& stage = model.stages[static_cast<std::size_t>(a.stage)];
-        const bool rematerialized = index.find(a.stage, ActionKind::kRecompute, m) >= 0;
-        table.memory_delta_bytes[i] = activation_delta_bytes(
-            a.kind, stage, rematerialized, index.find(a.stage, ActionKind::kBackwardWeight, m) >= 0);
-        no_graph = a.kind == ActionKind::kForward && rematerialized && stage.forward_no_grad_ns > 0;
-      }
-      table.duration_ns[i] = no_graph ? model.stages[static_cast<std::size_t>(a.stage)].forward_no_grad_ns +
-                                            model.per_action_overhead_ns
-                                      : cost;
-      if (sched::is_compute(a.kind)) {
-        const StageCost& stage = model.stages[static_cast<std::size_t>(a.stage)];
-        char& first = seen[static_cast<std::size_t>(a.stage) * kKinds + static_cast<std::size_t>(sched::kind_index(a.kind))];
-        if (first == 0 && first_cost(stage, a.kind) > 0) {
-          table.duration_ns[i] = first_cost(stage, a.kind) + model.per_action_overhead_ns;
-        } else {
-          table.resume_ns[i] = resume_cost(stage, a.kind);
-        }
-        first = 1;
-      }
-      std::array<Dep, 2> deps;
-      const int num_deps = sched::is_recv(a.kind) ? 0 : dependencies(index, a, k, deps);
-      for (std::size_t j = 0; j < 2; ++j) {
-        const Dep& dep = deps[j];
-        if (static_cast<int>(j) < num_deps && dep.op < 0) {
-          return Error{fmt::format("{}: depends on {}, which the schedule does not contain", where(),
-                                   sched::to_string(Action{dep.stage, dep.kind, a.microbatch}))};
-        }
-        table.dep[2 * i + j] = static_cast<int>(j) < num_deps ? dep.op : -1;
-      }
-      // Each transfer is counted once (at its SEND); overflow checks are cheap here and make
-      // the event loop's sums safe: every time it computes is a sum of distinct durations.
-      if (!sched::is_recv(a.kind) && __builtin_add_overflow(total_ns, table.duration_ns[i] + table.resume_ns[i], &total_ns)) {
-        total_ns = kMaxTime + 1;
-      }
-      const Bytes delta = table.memory_delta_bytes[i];
-      if (delta > 0 && __builtin_add_overflow(total_bytes, delta, &total_bytes)) {
-        total_bytes = std::numeric_limits<std::int64_t>::max();
-      }
-      if (total_ns > kMaxTime) return Error{"the schedule's total duration overflows the simulator's time range"};
-    }
-  }
-  if (total_bytes == std::numeric_limits<std::int64_t>::max()) {
-    return Error{"the schedule's total memory overflows the simulator's byte range"};
-  }
+  Compiler compiler(schedule, model, located, table);
+  if (!compiler.run()) return Error{compiler.error};
   return table;
 }
 

@@ -1,7 +1,9 @@
-// The simulator's compiled form of a (Schedule, CostModel) pair: flat per-op arrays (structure of
-// arrays) with resolved dependencies, transfer peer and link, duration and memory change, so the
-// event loop touches no maps and allocates nothing per action. Also where every structural error
-// of the input is found (before any time is simulated).
+// The simulator's compiled form of a (Schedule, CostModel) pair: one 16-byte record per op with
+// its resolved dependencies or transfer partner, and a small table of op classes holding what
+// every op of one (stage, kind, variant) shares (duration, resume cost, memory change, device,
+// link), so the event loop touches no maps, allocates nothing per action and reads one cache
+// line per op plus a table that stays in cache. Also where every structural error of the input
+// is found (before any time is simulated).
 #pragma once
 
 #include <cstdint>
@@ -13,29 +15,49 @@
 
 namespace pipeworks::sim {
 
-// Op ids are dense: device 0's program first, then device 1's, ... Every per-op array has one
-// entry per op.
-struct OpTable {
-  std::vector<sched::ActionKind> kind;
-  // Two data dependencies per op, flat: dep[2i], dep[2i+1] (op ids; -1 none, the first -1 ends
-  // the list). Compute: as sched::data_dependencies. SEND: its producer. RECV: none.
-  std::vector<std::int32_t> dep;
-  std::vector<std::int32_t> peer;    // SEND <-> RECV partner op id; -1 for compute
-  std::vector<std::int32_t> link;    // link index for SEND/RECV; -1 for compute
-  std::vector<std::int32_t> device;  // the device whose program holds the op
-  std::vector<Nanoseconds> duration_ns;  // compute: stage cost + per-action overhead; SEND/RECV: the transfer
-  std::vector<Nanoseconds> resume_ns;    // compute: added when it starts after its device idled; else 0
-  std::vector<Bytes> memory_delta_bytes;  // activation change on the op's device when it ends
+// What the ops of one class share. A class is a (stage, kind) and, for compute ops, whether the
+// op is its stage's first of the kind with a first-of-step cost, whether its micro-batch is
+// re-materialized and whether its backward is split (memory_model.h).
+struct OpClass {
+  Nanoseconds duration_ns = 0;  // compute: stage cost + per-action overhead; SEND/RECV: the transfer
+  Nanoseconds resume_ns = 0;    // compute: added when it starts after its device idled; else 0
+  Bytes memory_delta_bytes = 0;  // activation change on the op's device when it ends
+  std::int64_t num_ops = 0;      // ops of the schedule in the class
+  std::int32_t device = 0;       // the device whose program holds the ops
+  std::int32_t link = -1;        // SEND/RECV: index of the cost model's link; compute: -1
+  // SEND/RECV: 1 when SENDs of more than one device use the link (its transfers are ordered in
+  // global time), 0 when one device's SENDs are its only traffic (FIFO in that device's program
+  // order, resolved without the event queue).
+  std::uint8_t link_shared = 0;
+};
 
+// One op. Compute: `dep` and `other` its data dependencies (-1 none; a -1 `dep` means none at
+// all), as sched::data_dependencies. SEND: `dep` its producer, `other` its RECV. RECV: `dep` -1
+// (it is paired with its SEND instead), `other` its SEND.
+struct Op {
+  std::int32_t dep = -1;
+  std::int32_t other = -1;
+  std::int32_t op_class = 0;  // index into OpTable::classes
+  sched::ActionKind kind = sched::ActionKind::kForward;
+};
+static_assert(sizeof(Op) == 16, "one op record per quarter cache line");
+
+// Op ids are dense: device 0's program first, then device 1's, ...
+struct OpTable {
+  std::vector<Op> ops;
+  std::vector<OpClass> classes;
   std::vector<std::int32_t> device_begin;   // ops of device d: [device_begin[d], device_begin[d+1])
   std::vector<StaticMemory> static_memory;  // per device
-  // Per link of the cost model: 1 when SENDs of more than one device use it (their transfers
-  // must be ordered in global time); 0 when one device's SENDs are its only traffic (FIFO in
-  // that device's program order, resolved without the event queue).
-  std::vector<std::uint8_t> link_shared;
+  std::vector<std::uint8_t> link_shared;    // per link of the cost model, as OpClass::link_shared
   std::int64_t num_transfers = 0;
 
-  std::size_t size() const { return kind.size(); }
+  std::size_t size() const { return ops.size(); }
+  const OpClass& class_of(std::size_t op) const { return classes[static_cast<std::size_t>(ops[op].op_class)]; }
+  std::int32_t device(std::size_t op) const { return class_of(op).device; }
+  // The j-th data dependency (j = 0, 1) of a compute op or SEND; -1 none.
+  std::int32_t dependency(std::size_t op, int j) const;
+  // The partner of a SEND/RECV; -1 for compute ops.
+  std::int32_t peer(std::size_t op) const;
 };
 
 // Time of one transfer of `bytes` over `link`: latency + ceil(bytes * 1e9 / bandwidth), exact for

@@ -28,13 +28,13 @@ sched::Timeline build_timeline(const sched::Schedule& schedule, const OpTable& t
     const sched::Program& program = schedule.programs[d];
     for (std::size_t p = 0; p < program.size(); ++p) {
       const auto i = static_cast<std::size_t>(table.device_begin[d]) + p;
-      tl.spans.push_back(sched::Span{static_cast<int>(d), lane_of(program[p].kind), program[p], out.start_ns[i],
-                                     out.end_ns[i]});
+      tl.spans.push_back(
+          sched::Span{static_cast<int>(d), lane_of(program[p].kind), program[p], out.times[i].start_ns, out.times[i].end_ns});
     }
   }
   tl.flows.reserve(static_cast<std::size_t>(table.num_transfers));
   for (std::size_t i = 0; i < table.size(); ++i) {
-    if (sched::is_send(table.kind[i])) tl.flows.push_back(sched::Flow{i, static_cast<std::size_t>(table.peer[i])});
+    if (sched::is_send(table.ops[i].kind)) tl.flows.push_back(sched::Flow{i, static_cast<std::size_t>(table.peer(i))});
   }
   for (auto& samples : out.memory) tl.memory.insert(tl.memory.end(), samples.begin(), samples.end());
   return tl;
@@ -45,10 +45,35 @@ std::vector<std::vector<BusyInterval>> busy_intervals(const OpTable& table, cons
                                                       std::size_t num_devices) {
   std::vector<std::vector<BusyInterval>> busy(num_devices);
   for (std::size_t i = 0; i < table.size(); ++i) {
-    if (!sched::is_compute(table.kind[i])) continue;
-    busy[static_cast<std::size_t>(table.device[i])].push_back(BusyInterval{out.start_ns[i], out.end_ns[i]});
+    if (!sched::is_compute(table.ops[i].kind)) continue;
+    busy[static_cast<std::size_t>(table.device(i))].push_back(BusyInterval{out.times[i].start_ns, out.times[i].end_ns});
   }
   return busy;
+}
+
+// The classes' durations with every compute class slowed by its device's factor; fails when
+// the slowed ops overflow the simulator's time range.
+sched::Status slow_down(OpTable& table, const std::vector<OpClass>& unslowed, const std::vector<double>& slowdown) {
+  // The op table keeps the sum of all durations within int64 / 4, so every time the engine
+  // computes fits; slowed durations must keep that bound.
+  constexpr double kTimeRange = 2.3e18;
+  double total = 0;
+  for (std::size_t c = 0; c < table.classes.size(); ++c) {
+    OpClass& slowed = table.classes[c];
+    const double ops = static_cast<double>(slowed.num_ops);
+    if (slowed.link >= 0) {  // a transfer: not slowed
+      total += ops * static_cast<double>(slowed.duration_ns);
+      continue;
+    }
+    const double f = slowdown[static_cast<std::size_t>(slowed.device)];
+    const double d = std::round(static_cast<double>(unslowed[c].duration_ns) * f);
+    const double r = std::round(static_cast<double>(unslowed[c].resume_ns) * f);
+    total += ops * (d + r);
+    if (!(total < kTimeRange)) return sched::Error{"contention: the slowed actions overflow the simulator's time range"};
+    slowed.duration_ns = static_cast<Nanoseconds>(d);
+    slowed.resume_ns = static_cast<Nanoseconds>(r);
+  }
+  return sched::Ok{};
 }
 
 // The engine's run with every device slowed by its contention (contention.h), refined
@@ -60,27 +85,10 @@ sched::Result<EngineOutput> run_contended(OpTable& table, const sched::Schedule&
   const bool contended = has_contention(model);
   auto out = run_engine(table, schedule, model.links.size(), model.comm_mode, record_memory && !contended);
   if (!out || !contended) return out;
-  const std::vector<Nanoseconds> duration = table.duration_ns;
-  const std::vector<Nanoseconds> resume = table.resume_ns;
-  // The op table keeps the sum of all durations within int64 / 4, so every time the engine
-  // computes fits; slowed durations must keep that bound.
-  constexpr double kTimeRange = 2.3e18;
+  const std::vector<OpClass> unslowed = table.classes;
   for (int round = 0; round < kContentionRounds; ++round) {
     slowdown = contention_slowdowns(model, overlap_fractions(busy_intervals(table, *out, devices), model.contention_group));
-    double total = 0;
-    for (std::size_t i = 0; i < table.size(); ++i) {
-      if (!sched::is_compute(table.kind[i])) {
-        total += static_cast<double>(table.duration_ns[i]);
-        continue;
-      }
-      const double f = slowdown[static_cast<std::size_t>(table.device[i])];
-      const double d = std::round(static_cast<double>(duration[i]) * f);
-      const double r = std::round(static_cast<double>(resume[i]) * f);
-      total += d + r;
-      if (!(total < kTimeRange)) return sched::Error{"contention: the slowed actions overflow the simulator's time range"};
-      table.duration_ns[i] = static_cast<Nanoseconds>(d);
-      table.resume_ns[i] = static_cast<Nanoseconds>(r);
-    }
+    if (auto st = slow_down(table, unslowed, slowdown); !st) return st.error();
     out = run_engine(table, schedule, model.links.size(), model.comm_mode,
                      record_memory && round + 1 == kContentionRounds);
     if (!out) return out;

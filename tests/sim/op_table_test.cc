@@ -69,21 +69,24 @@ void check_against_sched(const sched::Schedule& schedule) {
       const Action& a = schedule.programs[d][p];
       const auto i = static_cast<std::size_t>(table->device_begin[d]) + p;
       INFO(sched::to_string(a) << " on device " << d);
-      CHECK(table->kind[i] == a.kind);
-      CHECK(table->device[i] == static_cast<std::int32_t>(d));
+      CHECK(table->ops[i].kind == a.kind);
+      CHECK(table->device(i) == static_cast<std::int32_t>(d));
       std::int32_t expected[2] = {-1, -1};
       if (!sched::is_recv(a.kind)) {
         int n = 0;
         for (const Action& dep : sched::data_dependencies(a, *index, schedule.num_stages)) expected[n++] = op_of(dep);
       }
-      CHECK(table->dep[2 * i] == expected[0]);
-      CHECK(table->dep[2 * i + 1] == expected[1]);
+      CHECK(table->dependency(i, 0) == expected[0]);
+      CHECK(table->dependency(i, 1) == expected[1]);
       const auto peer = sched::comm_peer(a, schedule.num_stages);
-      CHECK(table->peer[i] == (peer ? op_of(*peer) : -1));
-      CHECK(table->link[i] == (peer ? 0 : -1));
-      CHECK(table->memory_delta_bytes[i] == sim::activation_delta_bytes(a, *index, model));
+      CHECK(table->peer(i) == (peer ? op_of(*peer) : -1));
+      CHECK(table->class_of(i).link == (peer ? 0 : -1));
+      CHECK(table->class_of(i).memory_delta_bytes == sim::activation_delta_bytes(a, *index, model));
     }
   }
+  std::int64_t classified = 0;
+  for (const sim::OpClass& c : table->classes) classified += c.num_ops;
+  CHECK(classified == static_cast<std::int64_t>(table->size()));
 }
 
 }  // namespace
@@ -108,10 +111,28 @@ TEST_CASE("a link is shared when SENDs of more than one device use it", "[op_tab
   REQUIRE(table.ok());
   CHECK(table->num_transfers == 2 * 2 * 2);
   for (const auto shared : table->link_shared) CHECK(shared == 0);
-  CHECK(table->resume_ns == std::vector<sim::Nanoseconds>(table->size(), 0));  // none in the model
+  for (const sim::OpClass& c : table->classes) CHECK(c.resume_ns == 0);  // none in the model
+  for (const sim::OpClass& c : table->classes) CHECK(c.link_shared == 0);
 
   model.link_of = {-1, 0, 0, 0, -1, 0, 0, 0, -1};  // every pair on link 0
   table = sim::build_op_table(*schedule, model);
   REQUIRE(table.ok());
   CHECK(table->link_shared[0] == 1);
+  for (const sim::OpClass& c : table->classes) CHECK(c.link_shared == (c.link == 0 ? 1 : 0));
+}
+
+TEST_CASE("ops of one stage and kind share a class unless their variant differs", "[op_table]") {
+  // K = 2, M = 3, GPipe lowered: per stage F and B (and one SEND/RECV kind each way).
+  auto schedule = sched::lower_comm(*sched::gpipe(sched::ScheduleShape{2, 3, {}}));
+  REQUIRE(schedule.ok());
+  auto model = sim::uniform_cost_model(2, 3, 5, 1);
+  model.stages[1].first_forward_ns = 30;  // stage 1's first F gets a class of its own
+  auto table = sim::build_op_table(*schedule, model);
+  REQUIRE(table.ok());
+  // 2 stages x (F, B) + 4 transfer kinds + stage 1's first F.
+  CHECK(table->classes.size() == 2 * 2 + 4 + 1);
+  const auto d1 = static_cast<std::size_t>(table->device_begin[1]);  // device 1: RECV_F0 F0 ...
+  CHECK(table->class_of(d1 + 1).duration_ns == 30);
+  CHECK(table->class_of(d1 + 3).duration_ns == 3);
+  CHECK(table->class_of(d1 + 3).resume_ns == 0);
 }
