@@ -227,10 +227,12 @@ class Engine {
   // meanwhile (64 devices' programs are too many streams for the hardware prefetcher).
   void prefetch_from(std::int32_t p, std::int32_t last) const {
     constexpr std::int32_t kPerLine = 64 / sizeof(Op);
-    for (std::int32_t q = p; q < last && q < p + 2 * kPerLine; q += kPerLine) {
-      __builtin_prefetch(&ops_[static_cast<std::size_t>(q)]);
-      __builtin_prefetch(&time_[static_cast<std::size_t>(q)]);
-    }
+    if (p >= last) return;
+    __builtin_prefetch(&ops_[static_cast<std::size_t>(p)]);
+    __builtin_prefetch(&time_[static_cast<std::size_t>(p)]);
+    if (p + kPerLine >= last) return;
+    __builtin_prefetch(&ops_[static_cast<std::size_t>(p + kPerLine)]);
+    __builtin_prefetch(&time_[static_cast<std::size_t>(p + kPerLine)]);
   }
 
   // The transfer of `send` may start at `ready` as far as its two ends are concerned.

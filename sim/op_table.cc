@@ -20,7 +20,7 @@ using sched::Action;
 using sched::ActionKind;
 using sched::Error;
 
-__extension__ typedef __int128 Int128;  // NOLINT: exact ceil(bytes * 1e9 / bandwidth)
+__extension__ typedef __int128 Int128;  // NOLINT: exact sums and ceil(bytes * 1e9 / bandwidth) past int64
 
 constexpr std::int64_t kMaxTime = std::numeric_limits<std::int64_t>::max() / 4;
 constexpr int kKinds = sched::kNumActionKinds;
@@ -78,9 +78,10 @@ class FlatIndex {
       : k_(num_stages), m_(num_microbatches),
         op_(static_cast<std::size_t>(num_stages) * static_cast<std::size_t>(num_microbatches) * kKinds, -1) {}
 
-  bool in_range(const Action& a) const {
-    return a.stage >= 0 && a.stage < k_ && a.microbatch >= 0 && a.microbatch < m_ && sched::kind_index(a.kind) >= 0 &&
-           sched::kind_index(a.kind) < kKinds;
+  bool in_range(const Action& a) const {  // (unsigned: a negative value wraps past the bound)
+    return static_cast<unsigned>(a.stage) < static_cast<unsigned>(k_) &&
+           static_cast<unsigned>(a.microbatch) < static_cast<unsigned>(m_) &&
+           static_cast<unsigned>(sched::kind_index(a.kind)) < static_cast<unsigned>(kKinds);
   }
   // Precondition: in_range(a).
   std::size_t slot(const Action& a) const {
@@ -209,6 +210,7 @@ struct Located {
   std::vector<std::uint8_t> is_repeated;  // per slot; empty when no action repeats
   std::size_t first_out_of_range;         // op id; the number of ops when none
   unsigned kinds_present = 0;             // bit kind_index(k): the schedule has an in-range k
+  std::int64_t num_sends = 0;             // in-range SENDs
 };
 
 Located locate_actions(const sched::Schedule& schedule, const std::vector<std::int32_t>& device_begin) {
@@ -224,6 +226,7 @@ Located locate_actions(const sched::Schedule& schedule, const std::vector<std::i
         continue;
       }
       out.kinds_present |= 1U << sched::kind_index(program[p].kind);
+      out.num_sends += sched::is_send(program[p].kind) ? 1 : 0;
       const std::size_t slot = out.index.slot(program[p]);
       std::int32_t& op = out.index.at(slot);
       if (op < 0) {
@@ -260,7 +263,7 @@ class Compiler {
         link_sender_(model.links.size(), -1),
         has_recompute_((located.kinds_present >> sched::kind_index(ActionKind::kRecompute)) & 1U),
         has_split_((located.kinds_present >> sched::kind_index(ActionKind::kBackwardWeight)) & 1U) {
-    for (const StaticMemory& m : table.static_memory) total_bytes_ += m.total_bytes();
+    table.num_transfers = located.num_sends;
   }
 
   bool run() {
@@ -270,10 +273,7 @@ class Compiler {
         if (!compile(d, p, program[p])) return false;
       }
     }
-    if (total_bytes_ == std::numeric_limits<std::int64_t>::max()) {
-      error = "the schedule's total memory overflows the simulator's byte range";
-      return false;
-    }
+    if (!check_totals()) return false;
     for (OpClass& c : table_.classes) {
       if (c.link >= 0) c.link_shared = table_.link_shared[static_cast<std::size_t>(c.link)];
     }
@@ -287,7 +287,7 @@ class Compiler {
     // Ops are compiled in id order: device by device, each in program order.
     const std::size_t i = table_.ops.size();
     if (!check_action(d, p, i, a)) return false;
-    Op op;
+    Op& op = table_.ops.emplace_back();  // filled in place: a copy from the stack stalls on store forwarding
     op.kind = a.kind;
     if (sched::is_comm(a.kind)) {
       if (!compile_transfer(d, p, a, op)) return false;
@@ -295,8 +295,7 @@ class Compiler {
       op.op_class = compute_class(a);
     }
     if (!sched::is_recv(a.kind) && !resolve_dependencies(d, p, a, op)) return false;
-    table_.ops.push_back(op);
-    return add_to_totals(a, table_.classes[static_cast<std::size_t>(op.op_class)]);
+    return true;
   }
 
   // In range, once in the schedule, on its stage's device.
@@ -326,10 +325,7 @@ class Compiler {
     const std::size_t variant =
         (first ? kFirstOfStep : 0) | (rematerialized ? kRematerialized : 0) | (split ? kSplitBackward : 0);
     std::int32_t& id = class_of_key_[key(a) + variant];
-    if (id >= 0) {
-      ++table_.classes[static_cast<std::size_t>(id)].num_ops;
-      return id;
-    }
+    if (id >= 0) return id;
     OpClass oc;
     oc.device = schedule_.placement[s];
     oc.memory_delta_bytes = activation_delta_bytes(a.kind, c, rematerialized, split);
@@ -358,8 +354,6 @@ class Compiler {
     const std::int32_t route = route_[static_cast<std::size_t>(a.stage) * kKinds + static_cast<std::size_t>(sched::kind_index(a.kind))];
     if (route >= 0 && holds(expected_device, peer_op)) {  // the devices and link of the op that made the class
       op.op_class = route;
-      ++table_.classes[static_cast<std::size_t>(route)].num_ops;
-      table_.num_transfers += sched::is_send(a.kind) ? 1 : 0;
       return true;
     }
     return classify_transfer(d, p, a, op, expected_device);
@@ -376,7 +370,6 @@ class Compiler {
     const int link = model_.link_of[static_cast<std::size_t>(src * model_.num_devices + dst)];
     if (link < 0) return fail(d, p, a, fmt::format("the cost model has no link from device {} to device {}", src, dst));
     if (send) {
-      ++table_.num_transfers;
       std::int32_t& sender = link_sender_[static_cast<std::size_t>(link)];
       if (sender >= 0 && sender != static_cast<std::int32_t>(d)) table_.link_shared[static_cast<std::size_t>(link)] = 1;
       sender = static_cast<std::int32_t>(d);
@@ -399,7 +392,6 @@ class Compiler {
       return true;
     } else {
       op.op_class = id;
-      ++table_.classes[static_cast<std::size_t>(id)].num_ops;
     }
     if (peer_device == expected_device) {
       route_[static_cast<std::size_t>(a.stage) * kKinds + static_cast<std::size_t>(sched::kind_index(a.kind))] = id;
@@ -422,18 +414,38 @@ class Compiler {
     return true;
   }
 
-  // Each transfer is counted once (at its SEND); overflow checks are cheap here and make the
-  // event loop's sums safe: every time it computes is a sum of distinct durations.
-  bool add_to_totals(const Action& a, const OpClass& c) {
-    if (!sched::is_recv(a.kind) && __builtin_add_overflow(total_ns_, c.duration_ns + c.resume_ns, &total_ns_)) {
-      total_ns_ = kMaxTime + 1;
+  // The event loop's sums are safe when all durations together (each transfer counted once, at
+  // its SEND) fit in kMaxTime, and a device's bytes when the static memory and every positive
+  // change together fit in int64: checked by a bound over the classes, op by op only when the
+  // bound is too coarse.
+  bool check_totals() {
+    Int128 longest = 0;
+    Int128 largest_growth = 0;
+    for (const OpClass& c : table_.classes) {
+      longest = std::max(longest, Int128{c.duration_ns} + c.resume_ns);
+      largest_growth = std::max(largest_growth, Int128{c.memory_delta_bytes});
     }
-    if (c.memory_delta_bytes > 0 && __builtin_add_overflow(total_bytes_, c.memory_delta_bytes, &total_bytes_)) {
-      total_bytes_ = std::numeric_limits<std::int64_t>::max();
+    Int128 static_bytes = 0;
+    for (const StaticMemory& m : table_.static_memory) static_bytes += m.total_bytes();
+    const auto n = static_cast<Int128>(table_.ops.size());
+    const Int128 int64_max = std::numeric_limits<std::int64_t>::max();
+    if (longest * n <= kMaxTime && static_bytes + largest_growth * n < int64_max) return true;
+    Int128 total_ns = 0;
+    Int128 total_bytes = static_bytes;
+    for (const Op& op : table_.ops) {
+      const OpClass& c = table_.classes[static_cast<std::size_t>(op.op_class)];
+      if (!sched::is_recv(op.kind)) total_ns += Int128{c.duration_ns} + c.resume_ns;
+      total_bytes += std::max<Bytes>(c.memory_delta_bytes, 0);
     }
-    if (total_ns_ <= kMaxTime) return true;
-    error = "the schedule's total duration overflows the simulator's time range";
-    return false;
+    if (total_ns > kMaxTime) {
+      error = "the schedule's total duration overflows the simulator's time range";
+      return false;
+    }
+    if (total_bytes >= int64_max) {
+      error = "the schedule's total memory overflows the simulator's byte range";
+      return false;
+    }
+    return true;
   }
 
   [[gnu::noinline, gnu::cold]] bool fail(std::size_t d, std::size_t p, const Action& a, std::string_view what) {
@@ -448,7 +460,6 @@ class Compiler {
   }
 
   std::int32_t add_class(OpClass c) {
-    c.num_ops = 1;
     table_.classes.push_back(c);
     return static_cast<std::int32_t>(table_.classes.size() - 1);
   }
@@ -478,8 +489,6 @@ class Compiler {
   std::vector<std::int32_t> link_sender_;   // per link: the device of its latest SEND, -1 none
   bool has_recompute_;
   bool has_split_;
-  std::int64_t total_ns_ = 0;
-  std::int64_t total_bytes_ = 0;
 };
 
 }  // namespace
@@ -489,6 +498,12 @@ std::int32_t OpTable::dependency(std::size_t op, int j) const {
   if (sched::is_comm(o.kind)) return j == 0 ? o.dep : -1;
   if (o.dep < 0) return -1;
   return j == 0 ? o.dep : o.other;
+}
+
+std::vector<std::int64_t> OpTable::ops_per_class() const {
+  std::vector<std::int64_t> count(classes.size(), 0);
+  for (const Op& op : ops) ++count[static_cast<std::size_t>(op.op_class)];
+  return count;
 }
 
 std::int32_t OpTable::peer(std::size_t op) const { return sched::is_comm(ops[op].kind) ? ops[op].other : -1; }

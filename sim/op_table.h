@@ -22,7 +22,6 @@ struct OpClass {
   Nanoseconds duration_ns = 0;  // compute: stage cost + per-action overhead; SEND/RECV: the transfer
   Nanoseconds resume_ns = 0;    // compute: added when it starts after its device idled; else 0
   Bytes memory_delta_bytes = 0;  // activation change on the op's device when it ends
-  std::int64_t num_ops = 0;      // ops of the schedule in the class
   std::int32_t device = 0;       // the device whose program holds the ops
   std::int32_t link = -1;        // SEND/RECV: index of the cost model's link; compute: -1
   // SEND/RECV: 1 when SENDs of more than one device use the link (its transfers are ordered in
@@ -58,6 +57,8 @@ struct OpTable {
   std::int32_t dependency(std::size_t op, int j) const;
   // The partner of a SEND/RECV; -1 for compute ops.
   std::int32_t peer(std::size_t op) const;
+  // Per class: how many ops it has.
+  std::vector<std::int64_t> ops_per_class() const;
 };
 
 // Time of one transfer of `bytes` over `link`: latency + ceil(bytes * 1e9 / bandwidth), exact for

@@ -53,22 +53,23 @@ std::vector<std::vector<BusyInterval>> busy_intervals(const OpTable& table, cons
 
 // The classes' durations with every compute class slowed by its device's factor; fails when
 // the slowed ops overflow the simulator's time range.
-sched::Status slow_down(OpTable& table, const std::vector<OpClass>& unslowed, const std::vector<double>& slowdown) {
+sched::Status slow_down(OpTable& table, const std::vector<OpClass>& unslowed, const std::vector<std::int64_t>& ops,
+                        const std::vector<double>& slowdown) {
   // The op table keeps the sum of all durations within int64 / 4, so every time the engine
   // computes fits; slowed durations must keep that bound.
   constexpr double kTimeRange = 2.3e18;
   double total = 0;
   for (std::size_t c = 0; c < table.classes.size(); ++c) {
     OpClass& slowed = table.classes[c];
-    const double ops = static_cast<double>(slowed.num_ops);
+    const auto n = static_cast<double>(ops[c]);
     if (slowed.link >= 0) {  // a transfer: not slowed
-      total += ops * static_cast<double>(slowed.duration_ns);
+      total += n * static_cast<double>(slowed.duration_ns);
       continue;
     }
     const double f = slowdown[static_cast<std::size_t>(slowed.device)];
     const double d = std::round(static_cast<double>(unslowed[c].duration_ns) * f);
     const double r = std::round(static_cast<double>(unslowed[c].resume_ns) * f);
-    total += ops * (d + r);
+    total += n * (d + r);
     if (!(total < kTimeRange)) return sched::Error{"contention: the slowed actions overflow the simulator's time range"};
     slowed.duration_ns = static_cast<Nanoseconds>(d);
     slowed.resume_ns = static_cast<Nanoseconds>(r);
@@ -86,9 +87,10 @@ sched::Result<EngineOutput> run_contended(OpTable& table, const sched::Schedule&
   auto out = run_engine(table, schedule, model.links.size(), model.comm_mode, record_memory && !contended);
   if (!out || !contended) return out;
   const std::vector<OpClass> unslowed = table.classes;
+  const std::vector<std::int64_t> ops = table.ops_per_class();
   for (int round = 0; round < kContentionRounds; ++round) {
     slowdown = contention_slowdowns(model, overlap_fractions(busy_intervals(table, *out, devices), model.contention_group));
-    if (auto st = slow_down(table, unslowed, slowdown); !st) return st.error();
+    if (auto st = slow_down(table, unslowed, ops, slowdown); !st) return st.error();
     out = run_engine(table, schedule, model.links.size(), model.comm_mode,
                      record_memory && round + 1 == kContentionRounds);
     if (!out) return out;

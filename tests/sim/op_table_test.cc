@@ -85,7 +85,7 @@ void check_against_sched(const sched::Schedule& schedule) {
     }
   }
   std::int64_t classified = 0;
-  for (const sim::OpClass& c : table->classes) classified += c.num_ops;
+  for (const std::int64_t n : table->ops_per_class()) classified += n;
   CHECK(classified == static_cast<std::int64_t>(table->size()));
 }
 
