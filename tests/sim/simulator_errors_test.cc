@@ -95,7 +95,23 @@ TEST_CASE("sums that would overflow the time range are rejected", "[errors]") {
   // 4096 actions of 2^50 ns each exceed the simulator's range (int64 max / 4 = 2^61 - 1).
   const auto schedule = gpipe(1, 2048);
   const auto m = sim::uniform_cost_model(1, std::int64_t{1} << 50, std::int64_t{1} << 50);
-  CHECK_THAT(error_of(schedule, m), Contains("overflows"));
+  CHECK_THAT(error_of(schedule, m), Contains("total duration overflows the simulator's time range"));
+}
+
+TEST_CASE("sums near the range are checked op by op where a bound over the op classes is too coarse", "[errors]") {
+  // One F of 2^50 ns (the stage's first, a class of its own) among 4095 ops of 1 ns: the longest
+  // class times the op count passes 2^61, the actual sum does not.
+  const auto schedule = gpipe(1, 2048);
+  auto m = sim::uniform_cost_model(1, 1, 1);
+  m.stages[0].first_forward_ns = std::int64_t{1} << 50;
+  auto r = sim::simulate(schedule, m);
+  REQUIRE(r.ok());
+  CHECK(r->makespan_ns == (std::int64_t{1} << 50) + 4095);
+  // 2^50 bytes stashed by each of 8192 forwards pass int64 (2^63 - 1).
+  m = sim::uniform_cost_model(1, 1, 1);
+  m.stages[0].stash_bytes = std::int64_t{1} << 50;
+  CHECK_THAT(error_of(gpipe(1, 8192), m), Contains("total memory overflows the simulator's byte range"));
+  CHECK(sim::simulate(gpipe(1, 8191), m).ok());  // 8191 x 2^50 < 2^63
 }
 
 TEST_CASE("schedules that do not match the cost model or miss pieces are rejected", "[errors]") {
