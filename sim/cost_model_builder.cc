@@ -80,6 +80,10 @@ sched::Result<StageCost> stage_cost(const ModelSpec& model, int begin, int end, 
   cost.forward_ns = *forward;
   cost.backward_input_ns = *input_grad;
   cost.backward_weight_ns = *weight_grad;
+  if (begin == 0) {  // the model's input needs no gradient: a split backward's I has nothing to do, W is all of B
+    cost.backward_input_ns = 0;
+    cost.backward_weight_ns = cost.backward_ns;
+  }
   cost.recompute_ns = *forward;
   if (auto no_grad = no_grad_forward(model, begin, end, m, speed); !no_grad) {
     return no_grad.error();

@@ -139,6 +139,7 @@ sched::Status check_scaled(std::int64_t fixed, std::int64_t per_sample, const st
 sched::Status check_layer(const LayerSpec& l) {
   const ScaledDuration no_grad = l.forward_no_grad.value_or(ScaledDuration{});
   const ScaledDuration whole = l.whole_backward.value_or(ScaledDuration{});
+  const ScaledBytes held = l.split_held_bytes.value_or(ScaledBytes{});
   const std::pair<const ScaledDuration*, const char*> durations[] = {
       {&l.forward, "forward"}, {&l.backward_input, "backward_input"}, {&l.backward_weight, "backward_weight"},
       {&no_grad, "forward_no_grad"}, {&whole, "backward"}};
@@ -147,7 +148,7 @@ sched::Status check_layer(const LayerSpec& l) {
   }
   const std::pair<const ScaledBytes*, const char*> sizes[] = {
       {&l.output_bytes, "output_bytes"}, {&l.stash_bytes, "stash_bytes"},
-      {&l.backward_transient_bytes, "backward_transient_bytes"}};
+      {&l.backward_transient_bytes, "backward_transient_bytes"}, {&held, "split_held_bytes"}};
   for (const auto& [b, what] : sizes) {
     if (auto s = check_scaled(b->fixed_bytes, b->per_sample_bytes, b->measured, what); !s) return s;
   }

@@ -92,6 +92,10 @@ struct LayerSpec {
   // Temporaries of the layer's backward above what it starts with (its output gradient and
   // stash), at their peak: workspaces, the input gradient being made. Default 0.
   ScaledBytes backward_transient_bytes;
+  // What the layer's I leaves for its W in a split backward (hw/exec/stage_compute.h): the
+  // gradients flowing into its operations that use parameters. None: its output's gradient,
+  // output_bytes.
+  std::optional<ScaledBytes> split_held_bytes;
 
   // B: whole_backward when measured, else I + W.
   ScaledDuration backward() const { return whole_backward ? *whole_backward : backward_input + backward_weight; }

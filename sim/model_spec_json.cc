@@ -110,7 +110,7 @@ LayerSpec read_layer(SpecReader& reader, const Json& object, const std::string& 
                     {"name", "forward", "forward_ns", "backward", "backward_ns", "backward_input",
                      "backward_input_ns", "backward_weight", "backward_weight_ns", "output_bytes",
                      "stash_bytes", "param_bytes", "forward_no_grad", "forward_no_grad_ns",
-                     "backward_transient_bytes"});
+                     "backward_transient_bytes", "split_held_bytes"});
   layer.name = reader.string(object, pointer, "name", std::nullopt);
   if (reader.ok() && layer.name.empty()) {
     reader.fail(pointer_child(pointer, "name"), &object["name"], "must not be empty");
@@ -137,6 +137,7 @@ LayerSpec read_layer(SpecReader& reader, const Json& object, const std::string& 
     layer.forward_no_grad = scaled_duration(reader, object, pointer, "forward_no_grad", true);
   }
   layer.backward_transient_bytes = scaled_bytes(reader, object, pointer, "backward_transient_bytes");
+  if (has_any(object, {"split_held_bytes"})) layer.split_held_bytes = scaled_bytes(reader, object, pointer, "split_held_bytes");
   return layer;
 }
 
@@ -278,6 +279,7 @@ std::string model_spec_to_json(const ModelSpec& spec) {
     if (layer.backward_transient_bytes != ScaledBytes{}) {
       out["backward_transient_bytes"] = bytes_json(layer.backward_transient_bytes);
     }
+    if (layer.split_held_bytes) out["split_held_bytes"] = bytes_json(*layer.split_held_bytes);
     layers.push_back(std::move(out));
   }
   root["layers"] = std::move(layers);

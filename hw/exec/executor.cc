@@ -99,8 +99,8 @@ struct Executor::State {
   int threads = 1;
   std::vector<std::vector<int>> worker_cpus;  // per device; empty: not pinned
   Recorder recorder{0};
-  // Per (stage, micro-batch): does the schedule hold R / RECV_F / RECV_B / W (a split backward) for it.
-  std::vector<std::vector<char>> recompute, recv_f, recv_b, split;
+  // Per (stage, micro-batch): does the schedule hold R / RECV_F / RECV_B for it.
+  std::vector<std::vector<char>> recompute, recv_f, recv_b;
   std::vector<int> local_devices;              // the devices this process runs, one worker each
   std::vector<std::vector<StageCell*>> own;    // per device, the cells its worker runs
   std::vector<WorkerPool::Job> step_phases;    // the pool's round for one step
@@ -175,7 +175,7 @@ void Executor::State::forward(const Action& a, int device) {
   {
     std::optional<torch::NoGradGuard> no_grad;
     if (has(recompute, s, m)) no_grad.emplace();
-    output = forward_layers(c, input, has(split, s, m) && !no_grad ? &here.layer_outputs : nullptr);
+    output = c.forward(input);
     check_finite(output, "stage output");
     if (c.is_last) {
       output = compute_loss(c.loss, output, batch->targets[static_cast<std::size_t>(m)]);
@@ -190,7 +190,7 @@ void Executor::State::recompute_forward(const Action& a) {
   Slot& here = slot(a.stage, a.microbatch);
   if (!here.input.defined()) throw ActionError{"no stage input kept for re-materialization (F did not run)"};
   StageCell& c = cell(a.stage);
-  torch::Tensor output = forward_layers(c, here.input, has(split, a.stage, a.microbatch) ? &here.layer_outputs : nullptr);
+  torch::Tensor output = c.forward(here.input);
   if (c.is_last) output = compute_loss(c.loss, output, batch->targets[static_cast<std::size_t>(a.microbatch)]);
   here.output = output;
 }
@@ -230,10 +230,14 @@ void Executor::State::backward(const Action& a) {
   here.input = torch::Tensor();
 }
 
-// I: the input gradient now (for stage s-1), the graph and the layer gradients kept for W.
+// I: the input gradient now (for stage s-1), the graph and what W needs kept (stage_compute.h).
 void Executor::State::backward_input_action(const Action& a) {
   Slot& here = slot(a.stage, a.microbatch);
-  backward_input(here, incoming_grad(a));
+  std::vector<torch::Tensor> params;
+  for (const torch::Tensor& p : cell(a.stage).parameters()) {
+    if (p.requires_grad()) params.push_back(p);
+  }
+  backward_input(here, incoming_grad(a), params);
   if (a.stage > 0) check_finite(here.input_grad, "input gradient");
   here.input = torch::Tensor();
 }
@@ -281,8 +285,8 @@ void Executor::State::run(const Action& a, int device) {
       backward_input_action(a);
       break;
     case ActionKind::kBackwardWeight:
-      if (!here.output_grad.defined()) throw ActionError{"no input-gradient pass (I) to take the weight gradients from"};
-      backward_weight(here, cell(a.stage));
+      if (!here.pending) throw ActionError{"no input-gradient pass (I) to take the weight gradients from"};
+      backward_weight(here);
       break;
   }
 }
@@ -380,7 +384,6 @@ sched::Result<std::unique_ptr<Executor>> Executor::create(sched::Schedule schedu
   state->recompute = action_table(*index, k, schedule.num_microbatches, ActionKind::kRecompute);
   state->recv_f = action_table(*index, k, schedule.num_microbatches, ActionKind::kRecvF);
   state->recv_b = action_table(*index, k, schedule.num_microbatches, ActionKind::kRecvB);
-  state->split = action_table(*index, k, schedule.num_microbatches, ActionKind::kBackwardWeight);
   state->threads = resolve_threads_per_worker(options.threads_per_worker, schedule.num_devices());
   auto cpus = plan_worker_cpus(options.pin_workers, schedule.num_devices(), state->threads, usable_cpus());
   if (!cpus) return sched::Error{"executor: " + cpus.error().message};

@@ -1,88 +1,222 @@
-// Layer-by-layer forward and the split backward (see stage_compute.h).
+// The split backward at operator granularity (see stage_compute.h).
 #include "hw/exec/stage_compute.h"
 
+#include <unordered_map>
+#include <unordered_set>
+
+#include <torch/csrc/autograd/engine.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/functions/accumulate_grad.h>
+#include <torch/csrc/autograd/variable.h>
 #include <torch/torch.h>
 
 namespace pipeworks::hw {
+
+using torch::autograd::Edge;
+using torch::autograd::Node;
+
+// A node W starts from: the gradients flowing into it (one per input of the node, as I captured
+// them) and the gradient edges of the parameters it leads to.
+struct WeightRoot {
+  std::shared_ptr<Node> node;
+  std::vector<torch::Tensor> grads;
+  torch::autograd::edge_list params;
+};
+
+struct PendingWeightGradients {
+  std::vector<WeightRoot> roots;
+  // The fallback: W takes every parameter's gradient from the stage output (tied parameters).
+  std::vector<torch::Tensor> whole_params;
+  torch::Tensor output_grad;
+};
+
 namespace {
 
-// Adds `grads` to the parameters' .grad the way autograd's accumulation does: the first one is
-// taken as it is, later ones added in place.
-void accumulate(std::vector<torch::Tensor> params, const std::vector<torch::Tensor>& grads) {
-  const torch::NoGradGuard no_grad;
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    if (!grads[i].defined()) continue;
-    torch::Tensor& grad = params[i].mutable_grad();
-    if (grad.defined()) {
-      grad.add_(grads[i]);
-    } else {
-      grad = grads[i];
+// The graph behind a stage output, cut where its parameter-only subgraphs meet the rest.
+class GraphCut {
+ public:
+  GraphCut(const torch::Tensor& output, const std::vector<torch::Tensor>& params) {
+    for (const torch::Tensor& p : params) params_.insert(p.unsafeGetTensorImpl());
+    const Edge root = torch::autograd::impl::gradient_edge(output);
+    if (!root.is_valid()) return;
+    if (param_only(root.function.get())) {  // the first stage: W runs from the output
+      add_root(root.function, root.function);
+      roots_.back().grads.assign(root.function->num_inputs(), torch::Tensor());
+      root_input_ = root.input_nr;
+      return;
+    }
+    find_roots(root.function);
+  }
+
+  // False where a parameter is reached from two roots (its gradient would be counted twice).
+  bool splits() const { return splits_; }
+  // -1, or the input of the single root that the output's gradient enters (the first stage).
+  std::int64_t root_input() const { return root_input_; }
+  std::vector<WeightRoot>& roots() { return roots_; }
+
+ private:
+  // Whether every path from `node` ends at a parameter (memoized; iterative, graphs are deep).
+  bool param_only(Node* start) {
+    std::vector<std::pair<Node*, std::size_t>> stack{{start, 0}};
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      if (memo_.count(node) != 0) {
+        stack.pop_back();
+        continue;
+      }
+      if (auto* acc = dynamic_cast<torch::autograd::AccumulateGrad*>(node)) {
+        memo_[node] = params_.count(acc->variable.unsafeGetTensorImpl()) != 0;
+        stack.pop_back();
+        continue;
+      }
+      const auto& edges = node->next_edges();
+      while (next < edges.size() && (!edges[next].is_valid() || memo_.count(edges[next].function.get()) != 0)) ++next;
+      if (next < edges.size()) {
+        stack.emplace_back(edges[next].function.get(), 0);
+        continue;
+      }
+      bool only = true;
+      for (const Edge& e : edges) only = only && (!e.is_valid() || memo_.at(e.function.get()));
+      memo_[node] = only;
+      stack.pop_back();
+    }
+    return memo_.at(start);
+  }
+
+  // Every node on the activation path with an edge into a parameter-only subgraph is a root.
+  void find_roots(const std::shared_ptr<Node>& start) {
+    std::vector<std::shared_ptr<Node>> todo{start};
+    std::unordered_set<Node*> seen{start.get()};
+    while (!todo.empty()) {
+      const std::shared_ptr<Node> node = todo.back();
+      todo.pop_back();
+      bool is_root = false;
+      for (const Edge& e : node->next_edges()) {
+        if (!e.is_valid()) continue;
+        if (param_only(e.function.get())) {
+          is_root = true;
+        } else if (seen.insert(e.function.get()).second) {
+          todo.push_back(e.function);
+        }
+      }
+      if (is_root) add_root(node, nullptr);
     }
   }
-}
 
-std::vector<torch::Tensor> trainable(const torch::nn::Module& layer) {
-  std::vector<torch::Tensor> out;
-  for (const torch::Tensor& p : layer.parameters()) {
-    if (p.requires_grad()) out.push_back(p);
+  // A root and the parameters it reaches through parameter-only nodes (all of them from `only`).
+  void add_root(const std::shared_ptr<Node>& node, const std::shared_ptr<Node>& only) {
+    WeightRoot root;
+    root.node = node;
+    std::vector<std::shared_ptr<Node>> todo;
+    if (only) {
+      todo.push_back(only);
+    } else {
+      for (const Edge& e : node->next_edges()) {
+        if (e.is_valid() && memo_.at(e.function.get())) todo.push_back(e.function);
+      }
+    }
+    std::unordered_set<Node*> seen;
+    while (!todo.empty()) {
+      const std::shared_ptr<Node> n = todo.back();
+      todo.pop_back();
+      if (!seen.insert(n.get()).second) continue;
+      if (dynamic_cast<torch::autograd::AccumulateGrad*>(n.get()) != nullptr) {
+        root.params.emplace_back(n, 0);
+        splits_ = splits_ && reached_.insert(n.get()).second;
+        continue;
+      }
+      for (const Edge& e : n->next_edges()) {
+        if (e.is_valid()) todo.push_back(e.function);
+      }
+    }
+    roots_.push_back(std::move(root));
   }
-  return out;
+
+  std::unordered_set<const c10::TensorImpl*> params_;
+  std::unordered_map<Node*, bool> memo_;
+  std::unordered_set<Node*> reached_;  // parameters' accumulators reached from some root
+  std::vector<WeightRoot> roots_;
+  std::int64_t root_input_ = -1;
+  bool splits_ = true;
+};
+
+// The gradient of `input` alone from `grad` of `output`, the graph kept; undefined when unused.
+torch::Tensor input_gradient(const torch::Tensor& output, const torch::Tensor& input, const torch::Tensor& grad) {
+  return torch::autograd::grad({output}, {input}, {grad}, /*retain_graph=*/true, /*create_graph=*/false,
+                               /*allow_unused=*/true)[0];
 }
 
 }  // namespace
 
-torch::Tensor forward_layers(StageCell& cell, const torch::Tensor& input, std::vector<torch::Tensor>* layer_outputs) {
-  // Sequential's own forward hands each layer its input by move, so a forward without the graph
-  // frees a layer's input while the next layer runs; kept layer outputs stay alive anyway.
-  if (layer_outputs == nullptr) return cell.forward(input);
-  torch::Tensor x = input;
-  const std::size_t n = cell.layers->size();
-  std::size_t done = 0;
-  for (torch::nn::AnyModule& layer : *cell.layers) {
-    x = layer.forward(x);
-    if (++done < n) layer_outputs->push_back(x);
-  }
-  return x;
-}
-
-void backward_input(Slot& slot, const torch::Tensor& grad) {
-  std::vector<torch::Tensor> targets;
-  std::vector<std::size_t> layer_of_target;
+void backward_input(Slot& slot, const torch::Tensor& grad, const std::vector<torch::Tensor>& params) {
+  auto pending = std::make_shared<PendingWeightGradients>();
   const bool wants_input = slot.input.defined() && slot.input.requires_grad();
-  if (wants_input) targets.push_back(slot.input);
-  for (std::size_t l = 0; l < slot.layer_outputs.size(); ++l) {
-    if (!slot.layer_outputs[l].requires_grad()) continue;
-    targets.push_back(slot.layer_outputs[l]);
-    layer_of_target.push_back(l);
+  GraphCut cut(slot.output, params);
+  if (!cut.splits()) {
+    if (wants_input) slot.input_grad = input_gradient(slot.output, slot.input, grad);
+    pending->whole_params = params;
+    pending->output_grad = grad;
+    slot.pending = std::move(pending);
+    return;
   }
-  slot.layer_output_grads.assign(slot.layer_outputs.size(), torch::Tensor());
-  if (!targets.empty()) {
-    std::vector<torch::Tensor> grads = torch::autograd::grad({slot.output}, targets, {grad}, /*retain_graph=*/true,
-                                                             /*create_graph=*/false, /*allow_unused=*/true);
-    const std::size_t first_layer = wants_input ? 1 : 0;
-    if (wants_input) slot.input_grad = grads[0];
-    for (std::size_t i = 0; i < layer_of_target.size(); ++i) {
-      slot.layer_output_grads[layer_of_target[i]] = grads[first_layer + i];
-    }
+  pending->roots = std::move(cut.roots());
+  if (cut.root_input() >= 0) {  // nothing on the way to the input: W runs from the output
+    pending->roots.front().grads[static_cast<std::size_t>(cut.root_input())] = grad;
+    slot.pending = std::move(pending);
+    return;
   }
-  slot.output_grad = grad;
+  torch::autograd::edge_list captures;
+  if (wants_input) captures.push_back(torch::autograd::impl::gradient_edge(slot.input));
+  for (const WeightRoot& root : pending->roots) {
+    for (std::uint32_t i = 0; i < root.node->num_inputs(); ++i) captures.emplace_back(root.node, i);
+  }
+  const torch::autograd::variable_list grads = torch::autograd::Engine::get_default_engine().execute(
+      {torch::autograd::impl::gradient_edge(slot.output)}, {grad}, /*keep_graph=*/true, /*create_graph=*/false,
+      /*accumulate_grad=*/false, captures);
+  std::size_t next = 0;
+  if (wants_input) slot.input_grad = grads[next++];
+  for (WeightRoot& root : pending->roots) {
+    root.grads.assign(grads.begin() + static_cast<std::ptrdiff_t>(next),
+                      grads.begin() + static_cast<std::ptrdiff_t>(next + root.node->num_inputs()));
+    next += root.node->num_inputs();
+  }
+  slot.pending = std::move(pending);
 }
 
-void backward_weight(Slot& slot, StageCell& cell) {
-  const std::vector<std::shared_ptr<torch::nn::Module>> layers = cell.layers->children();
-  for (std::size_t l = 0; l < layers.size(); ++l) {
-    const bool last = l + 1 == layers.size();
-    const torch::Tensor& root = last ? slot.output : slot.layer_outputs.at(l);
-    const torch::Tensor& root_grad = last ? slot.output_grad : slot.layer_output_grads.at(l);
-    const std::vector<torch::Tensor> params = trainable(*layers[l]);
-    if (params.empty() || !root.defined() || !root.requires_grad() || !root_grad.defined()) continue;
-    accumulate(params, torch::autograd::grad({root}, params, {root_grad}, /*retain_graph=*/true,
-                                             /*create_graph=*/false, /*allow_unused=*/true));
+void backward_weight(Slot& slot) {
+  PendingWeightGradients& pending = *slot.pending;
+  if (!pending.whole_params.empty()) {
+    torch::autograd::backward({slot.output}, {pending.output_grad}, /*retain_graph=*/true, /*create_graph=*/false,
+                              pending.whole_params);
   }
+  for (WeightRoot& root : pending.roots) {
+    torch::autograd::edge_list edges;
+    torch::autograd::variable_list grads;
+    for (std::size_t i = 0; i < root.grads.size(); ++i) {
+      if (!root.grads[i].defined()) continue;
+      edges.emplace_back(root.node, static_cast<std::uint32_t>(i));
+      grads.push_back(root.grads[i]);
+    }
+    if (edges.empty() || root.params.empty()) continue;
+    torch::autograd::Engine::get_default_engine().execute(edges, grads, /*keep_graph=*/true, /*create_graph=*/false,
+                                                          /*accumulate_grad=*/true, root.params);
+  }
+  slot.pending.reset();
   slot.output = torch::Tensor();
-  slot.output_grad = torch::Tensor();
-  slot.layer_outputs.clear();
-  slot.layer_output_grads.clear();
+}
+
+std::int64_t pending_weight_bytes(const Slot& slot) {
+  if (!slot.pending) return 0;
+  std::int64_t bytes = 0;
+  std::unordered_set<const void*> counted;  // a gradient captured at two roots is one tensor
+  const auto add = [&](const torch::Tensor& t) {
+    if (t.defined() && counted.insert(t.storage().data()).second) bytes += static_cast<std::int64_t>(t.storage().nbytes());
+  };
+  add(slot.pending->output_grad);
+  for (const WeightRoot& root : slot.pending->roots) {
+    for (const torch::Tensor& g : root.grads) add(g);
+  }
+  return bytes;
 }
 
 }  // namespace pipeworks::hw

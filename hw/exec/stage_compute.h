@@ -1,23 +1,33 @@
 // The LibTorch side of a stage's compute actions: the tensors one (stage, micro-batch) keeps
-// between its actions, and the split backward. I computes the gradient of the stage input and of
-// every layer output of the stage, keeping the graph; W then back-propagates each layer's output
-// gradient into that layer's own parameters only, so no gradient I computed is computed again:
+// between its actions, and the split backward at operator granularity. I runs the backward from
+// the stage output to the stage input only, keeping the graph, and captures the gradient flowing
+// into every operation that uses a parameter; W then runs those operations again, for their
+// parameters only, from the captured gradients. Nothing I computed is computed again:
 //
-//   F:  x -> [layer 0] -> y0 -> [layer 1] -> y1 -> ... -> [layer n-1] -> out (last stage: loss)
-//   I:  d out  ->  d y(n-2), ..., d y0, d x          (autograd::grad, graph retained)
-//   W:  (y_l, d y_l) -> d params of layer l, each l   (autograd::grad, added to .grad)
+//   F:  x -> [addmm W1] -> h -> relu -> [addmm W2] -> out
+//   B:  d out -> addmm2 (d h', d W2) -> relu -> addmm1 (d x, d W1)          one walk
+//   I:  d out -> addmm2 (d h' only) -> relu -> addmm1 (d x only)            captures g2, g1
+//   W:  g2 -> addmm2 (d W2 only);  g1 -> addmm1 (d W1 only)                 into .grad
 //
-// The split is at layer granularity: inside a layer of several operations (a transformer block)
-// W re-runs the part of the layer's backward that leads to its earlier parameters.
+// An operation "uses a parameter" where the graph's activation path (what leads to the stage
+// input) meets a subgraph that leads to parameters only (a transpose of a weight, a bias). On the
+// first stage nothing leads to the input (the data needs no gradient): I has nothing to do and W
+// runs the whole backward, as torch.distributed.pipelining does. Where one parameter is reached
+// from two such operations (weights tied inside a stage), the split falls back to I = the input
+// gradient and W = every parameter's gradient from the stage output, which walks the graph twice.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
 
-#include "hw/model/stage_cell.h"
-
 namespace pipeworks::hw {
+
+// What I leaves for W: the graph's nodes W starts from and the gradients captured for them
+// (defined in stage_compute.cc, where LibTorch's autograd internals are included).
+struct PendingWeightGradients;
 
 // What one (stage, micro-batch) holds on its device between its actions. Only the worker of the
 // stage's device touches it (a stage on the same device reads its neighbour's slot on that thread).
@@ -26,23 +36,20 @@ struct Slot {
   torch::Tensor output;       // stage output with its graph (last stage: the loss)
   torch::Tensor grad_output;  // received gradient of the output (RECV_B)
   torch::Tensor input_grad;   // gradient of the input after B or I, for stage s-1
-  // Split backward only: the outputs of every layer but the last (from F or R), then from I on
-  // their gradients and the output's.
-  std::vector<torch::Tensor> layer_outputs;
-  std::vector<torch::Tensor> layer_output_grads;
-  torch::Tensor output_grad;
+  std::shared_ptr<PendingWeightGradients> pending;  // from I to W of a split backward
 };
 
-// The cell's layers applied to `input` one by one; every layer's output but the last goes to
-// `layer_outputs` when it is given.
-torch::Tensor forward_layers(StageCell& cell, const torch::Tensor& input, std::vector<torch::Tensor>* layer_outputs);
+// I: from `grad`, the gradient of slot.output, the gradient of slot.input (when it requires grad;
+// into slot.input_grad), keeping the graph and what W needs for `params` (the stage's trainable
+// parameters) in slot.pending.
+void backward_input(Slot& slot, const torch::Tensor& grad, const std::vector<torch::Tensor>& params);
 
-// I: from `grad`, the gradient of slot.output, the gradients of slot.input (when it requires
-// grad; into slot.input_grad) and of slot.layer_outputs, keeping the graph for W.
-void backward_input(Slot& slot, const torch::Tensor& grad);
+// W: the parameters' gradients, added to their .grad as the full backward would; frees the graph
+// and everything I kept. Precondition: backward_input ran on the slot.
+void backward_weight(Slot& slot);
 
-// W: each layer's parameter gradients from its output's gradient, added to the parameters'
-// .grad as the full backward would; frees the graph and everything I kept.
-void backward_weight(Slot& slot, StageCell& cell);
+// Bytes of the gradients the slot holds from I for W (the captured ones, or the output's
+// gradient where W runs from the output).
+std::int64_t pending_weight_bytes(const Slot& slot);
 
 }  // namespace pipeworks::hw

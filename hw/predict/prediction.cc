@@ -86,13 +86,20 @@ sched::Status check_inputs(const sched::Schedule& schedule, const sim::Partition
   return sched::Ok{};
 }
 
-// What a stage holds from I to W: the gradient of every layer output but the last, and of the
-// stage output (the last stage's is its loss's, a scalar, counted as nothing).
+// What a stage holds from I to W (hw/exec/stage_compute.h): on the first stage, whose I has
+// nothing to compute, its output's gradient (the last stage's is its loss's, a scalar, counted as
+// nothing); on the others, each layer's split_held_bytes (default: its output's gradient).
 sched::Result<sched::Bytes> split_held_bytes(const sim::ModelSpec& spec, int begin, int end, bool last, int size) {
+  if (begin == 0) {
+    if (last) return sched::Bytes{0};
+    return spec.layers[static_cast<std::size_t>(end - 1)].output_bytes.at(size);
+  }
   sched::Bytes held = 0;
-  for (int l = begin; l < end - (last ? 1 : 0); ++l) {
-    auto output = spec.layers[static_cast<std::size_t>(l)].output_bytes.at(size);
-    if (!output || __builtin_add_overflow(held, *output, &held)) return sched::Error{"predict: byte counts overflow"};
+  for (int l = begin; l < end; ++l) {
+    const sim::LayerSpec& layer = spec.layers[static_cast<std::size_t>(l)];
+    const bool loss_output = last && l + 1 == end && !layer.split_held_bytes;
+    auto bytes = loss_output ? sched::Result<sched::Bytes>{0} : layer.split_held_bytes.value_or(layer.output_bytes).at(size);
+    if (!bytes || __builtin_add_overflow(held, *bytes, &held)) return sched::Error{"predict: byte counts overflow"};
   }
   return held;
 }

@@ -13,6 +13,7 @@
 #include <torch/torch.h>
 
 #include "hw/exec/counting_allocator.h"
+#include "hw/exec/stage_compute.h"
 #include "hw/exec/threads.h"
 #include "hw/model/model_zoo.h"
 #include "hw/model/torch_compat.h"
@@ -55,6 +56,25 @@ struct LayerRun {
 // Stage inputs require grad (the executor detaches them so), the model's data does not.
 torch::Tensor fresh_input(const torch::Tensor& x, bool is_data) {
   return x.is_floating_point() && !is_data ? x.detach().requires_grad_(true) : x;
+}
+
+std::vector<torch::Tensor> trainable_parameters(Layer& layer) {
+  std::vector<torch::Tensor> out;
+  for (const torch::Tensor& p : layer.module.ptr()->parameters()) {
+    if (p.requires_grad()) out.push_back(p);
+  }
+  return out;
+}
+
+// What the layer's I leaves for its W (stage_compute.h); the gradients W makes stay in .grad.
+sched::Bytes held_for_weight(const LayerRun& run, const torch::Tensor& x) {
+  Slot slot;
+  slot.input = fresh_input(x, run.is_first);
+  slot.output = run.forward(slot.input);
+  backward_input(slot, torch::ones_like(slot.output), trainable_parameters(run.layer));
+  const sched::Bytes held = pending_weight_bytes(slot);
+  backward_weight(slot);
+  return held;
 }
 
 LayerSample measure(const LayerRun& run, const torch::Tensor& x, int size, int warmup, int repetitions) {
@@ -119,48 +139,35 @@ struct PassTimes {
 
 using Keep = std::function<void(std::vector<std::vector<std::int64_t>> PassTimes::*, std::size_t, std::int64_t)>;
 
-// The split backward of one pass, as the executor runs a zero-bubble stage: a fresh forward
-// (untimed) builds the graph, then per layer from the last, I (the input's gradient, graph kept)
-// and W (the parameters' gradients from the same output gradient).
+// The split backward of one pass, as the executor runs a zero-bubble stage (stage_compute.h): a
+// fresh forward (untimed) builds the graph, then per layer from the last, I (the input's
+// gradient, graph kept, the gradients into the operations that use parameters captured) and W
+// (those operations again, for their parameters only).
 //
 //   B:      loss -> [layer L-1] -> ... -> [layer 0]          one walk, both gradients
-//   I, W:   loss -> I[L-1] -> I[L-2] -> ... ;  W[l] walks layer l's graph again to its weights
+//   I, W:   loss -> I[L-1] -> I[L-2] -> ... ;  W[l] runs layer l's parameter operations
 void time_split_backward(Model& model, const Batch& batch, const Keep& keep) {
   const std::size_t n = model.layers.size();
-  std::vector<torch::Tensor> inputs(n), outputs(n);
+  std::vector<Slot> slots(n);
   torch::Tensor x = batch.inputs;
   for (std::size_t l = 0; l < n; ++l) {
     const LayerRun run{model.layers[l], l == 0, l + 1 == n, model.loss, batch.targets};
-    inputs[l] = fresh_input(x, l == 0);
-    outputs[l] = run.forward(inputs[l]);
-    x = outputs[l].detach();
+    slots[l].input = fresh_input(x, l == 0);
+    slots[l].output = run.forward(slots[l].input);
+    x = slots[l].output.detach();
   }
-  torch::Tensor grad = torch::ones_like(outputs[n - 1]);
+  torch::Tensor grad = torch::ones_like(slots[n - 1].output);
   for (std::size_t l = n; l-- > 0;) {
-    torch::Tensor input_grad;
-    std::int64_t input_ns = 0;  // nothing to compute: the model's input needs no gradient
-    if (inputs[l].requires_grad()) {
-      const auto t0 = Clock::now();
-      input_grad = torch::autograd::grad({outputs[l]}, {inputs[l]}, {grad}, /*retain_graph=*/true,
-                                         /*create_graph=*/false, /*allow_unused=*/true)[0];
-      input_ns = since(t0);
-      // An output that does not depend on its input passes a zero gradient on.
-      if (!input_grad.defined()) input_grad = torch::zeros_like(inputs[l]);
-    }
-    keep(&PassTimes::backward_input, l, input_ns);
-    std::vector<torch::Tensor> params;
-    for (const torch::Tensor& p : model.layers[l].module.ptr()->parameters()) {
-      if (p.requires_grad()) params.push_back(p);
-    }
-    std::int64_t weight_ns = 0;  // nothing to compute: no parameters
-    if (!params.empty()) {
-      const auto t0 = Clock::now();
-      torch::autograd::grad({outputs[l]}, params, {grad}, /*retain_graph=*/false, /*create_graph=*/false,
-                            /*allow_unused=*/true);
-      weight_ns = since(t0);
-    }
-    keep(&PassTimes::backward_weight, l, weight_ns);
-    grad = input_grad;
+    const std::vector<torch::Tensor> params = trainable_parameters(model.layers[l]);
+    auto t0 = Clock::now();
+    backward_input(slots[l], grad, params);
+    // Nothing to compute for the model's input (the cost model gives the first stage no I).
+    keep(&PassTimes::backward_input, l, slots[l].input.requires_grad() ? since(t0) : 0);
+    // An output that does not depend on its input passes a zero gradient on.
+    grad = slots[l].input_grad.defined() || l == 0 ? slots[l].input_grad : torch::zeros_like(slots[l].input);
+    t0 = Clock::now();
+    backward_weight(slots[l]);
+    keep(&PassTimes::backward_weight, l, params.empty() ? 0 : since(t0));
   }
 }
 
@@ -266,6 +273,7 @@ sched::Status measure_bytes(Model& model, const Batch& batch, int size, std::vec
     const LayerRun run{layer, l == 0, l + 1 == layers.size(), model.loss, batch.targets};
     try {
       LayerSample sample = measure(run, x, size, 1, 1);
+      sample.split_held_bytes = held_for_weight(run, x);
       const torch::NoGradGuard no_grad;
       x = layer.module.forward(x).detach();
       sample.output_bytes = static_cast<sched::Bytes>(x.nbytes());
@@ -360,9 +368,10 @@ sched::Result<sim::LayerSpec> fit_layer(const LayerProfile& layer, std::vector<s
       [](const LayerSample& s) { return static_cast<double>(s.stash_bytes); },
       [](const LayerSample& s) { return static_cast<double>(s.backward_transient_bytes); },
       [](const LayerSample& s) { return static_cast<double>(s.backward_input.median_ns); },
-      [](const LayerSample& s) { return static_cast<double>(s.backward_weight.median_ns); }};
+      [](const LayerSample& s) { return static_cast<double>(s.backward_weight.median_ns); },
+      [](const LayerSample& s) { return static_cast<double>(s.split_held_bytes); }};
   const char* names[] = {"forward", "forward (no graph)", "backward", "output bytes", "stash bytes",
-                         "backward transient bytes", "backward input", "backward weight"};
+                         "backward transient bytes", "backward input", "backward weight", "split held bytes"};
   std::vector<LinearFit> fits;
   std::vector<std::vector<sim::SizePoint>> tables;
   for (std::size_t i = 0; i < std::size(values); ++i) {
@@ -384,6 +393,9 @@ sched::Result<sim::LayerSpec> fit_layer(const LayerProfile& layer, std::vector<s
     spec.backward_weight = duration(7);
     spec.backward_split = true;
     spec.whole_backward = duration(2);
+  }
+  if (std::any_of(layer.samples.begin(), layer.samples.end(), [](const LayerSample& s) { return s.split_held_bytes > 0; })) {
+    spec.split_held_bytes = bytes(8);
   }
   spec.output_bytes = bytes(3);
   spec.stash_bytes = bytes(4);

@@ -55,14 +55,17 @@ struct LayerSample {
   Timing forward;          // with the autograd graph kept (F; R under re-materialization)
   Timing forward_no_grad;  // under NoGradGuard (F of a re-materializing stage)
   Timing backward;
-  // The backward split as the executor runs it for zero-bubble schedules: I, the gradient of the
-  // layer's input with the graph kept (0 on the first layer, whose input needs none), then W, its
-  // parameters' gradients from its output gradient (0 for a layer without parameters).
+  // The backward split as the executor runs it for zero-bubble schedules (hw/exec/stage_compute.h):
+  // I, the gradient of the layer's input with the graph kept (nothing to compute on the first
+  // layer, whose input needs none), then W, its operations that use parameters run again for
+  // their parameters (0 for a layer without parameters).
   Timing backward_input;
   Timing backward_weight;
   sched::Bytes output_bytes = 0;  // the layer's output (before the loss on the last layer)
   sched::Bytes stash_bytes = 0;   // live after the forward: output + what autograd saved (+ loss)
   sched::Bytes backward_transient_bytes = 0;  // peak during backward above its start (grads exist)
+  // What the split backward's I leaves for W (hw/exec/stage_compute.h); 0 when not measured.
+  sched::Bytes split_held_bytes = 0;
 };
 
 struct LayerProfile {

@@ -33,8 +33,9 @@ struct StageExtraBytes {
   sched::Bytes later = 0;            // every later backward (gradients exist and accumulate)
   sched::Bytes forward = 0;          // a forward that keeps the graph (F; R under re-materialization)
   sched::Bytes forward_no_grad = 0;  // a forward without the graph (F under re-materialization)
-  // Held from a split backward's I to its W (hw/exec/stage_compute.h): the gradients of the
-  // stage's layer outputs and of its output. Not measured: set from the model spec (prediction.h).
+  // Held from a split backward's I to its W (hw/exec/stage_compute.h): the gradients flowing into
+  // the stage's operations with parameters (the first stage: its output's). Not measured here:
+  // set from the model spec's split_held_bytes (prediction.h).
   sched::Bytes split_held = 0;
   friend bool operator==(const StageExtraBytes&, const StageExtraBytes&) = default;
 };

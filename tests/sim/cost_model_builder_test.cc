@@ -45,14 +45,27 @@ TEST_CASE("a measured whole backward is B, the split parts stay I and W") {
   // backward walks the graph twice); l0 and l2 do not, so they count I + W in B.
   ModelSpec spec = three_layers();
   spec.layers[1].whole_backward = ScaledDuration{0, 3000};
+  // Stage 1 holds l1 and l2, on device 2 (speed 1).
+  const Partition partition = *explicit_partition({0, 1, 3}, 3);
+  auto model = build_cost_model(spec, two_nodes_of_two(), partition, {0, 2}, 2, OptimizerKind::kSgd);
+  REQUIRE(model.ok());
+  const StageCost& s = model->stages[1];
+  CHECK(s.backward_input_ns == (3000 + 4500) * 2);
+  CHECK(s.backward_weight_ns == 20 + (1000 + 1500) * 2);
+  CHECK(s.backward_ns == 3000 * 2 + (10 + 6000 * 2));
+  CHECK(s.backward_ns < s.backward_input_ns + s.backward_weight_ns);
+}
+
+TEST_CASE("the first stage's split backward is all W: the model's input needs no gradient") {
+  ModelSpec spec = three_layers();
+  spec.layers[1].whole_backward = ScaledDuration{0, 3000};
   const Partition partition = *explicit_partition({0, 3}, 3);
   auto model = build_cost_model(spec, two_nodes_of_two(), partition, {0}, 2, OptimizerKind::kSgd);
   REQUIRE(model.ok());
   const StageCost& s = model->stages[0];
-  CHECK(s.backward_input_ns == (1500 + 3000 + 4500) * 2);
-  CHECK(s.backward_weight_ns == 30 + (500 + 1000 + 1500) * 2);
   CHECK(s.backward_ns == (10 + 2000 * 2) + 3000 * 2 + (10 + 6000 * 2));
-  CHECK(s.backward_ns < s.backward_input_ns + s.backward_weight_ns);
+  CHECK(s.backward_input_ns == 0);
+  CHECK(s.backward_weight_ns == s.backward_ns);
 }
 
 TEST_CASE("stage costs are layer sums at the micro-batch size divided by device speed") {
@@ -63,9 +76,9 @@ TEST_CASE("stage costs are layer sums at the micro-batch size divided by device 
   REQUIRE(model->stages.size() == 2);
   const StageCost& s0 = model->stages[0];
   CHECK(s0.forward_ns == 100 + 1000 * 4);
-  CHECK(s0.backward_input_ns == 1500 * 4);
-  CHECK(s0.backward_weight_ns == 10 + 500 * 4);
-  CHECK(s0.backward_ns == s0.backward_input_ns + s0.backward_weight_ns);
+  CHECK(s0.backward_ns == 10 + (1500 + 500) * 4);  // I + W of l0
+  CHECK(s0.backward_input_ns == 0);                 // the first stage: all W
+  CHECK(s0.backward_weight_ns == s0.backward_ns);
   CHECK(s0.recompute_ns == s0.forward_ns);
   CHECK(s0.input_bytes == 7 * 4);
   CHECK(s0.output_bytes == 100 * 4);

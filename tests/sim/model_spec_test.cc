@@ -120,7 +120,9 @@ TEST_CASE("measured tables, forwards without the graph and backward temporaries 
   constexpr const char* kTable = R"({"name": "t", "layers": [
     {"name": "fc", "forward": {"fixed": "2us", "per_sample": "1us", "measured": {"4": "9us", "1": "3us"}},
      "backward": "2us", "forward_no_grad": {"per_sample": "1us", "measured": {"1": "2us"}},
-     "backward_transient_bytes": {"measured": {"2": "1KiB", "8": "4KiB"}}}]})";
+     "backward_transient_bytes": {"measured": {"2": "1KiB", "8": "4KiB"}},
+     "split_held_bytes": {"per_sample": "3KiB"}},
+    {"name": "relu", "forward": "1us", "backward": "1us"}]})";
   auto spec = parse_model_spec(kTable, "t.json");
   REQUIRE(spec.ok());
   const LayerSpec& fc = spec->layers[0];
@@ -129,6 +131,9 @@ TEST_CASE("measured tables, forwards without the graph and backward temporaries 
   REQUIRE(fc.forward_no_grad.has_value());
   CHECK(*fc.forward_no_grad == ScaledDuration{0, 1000, {{1, 2000}}});
   CHECK(fc.backward_transient_bytes.at(4).value() == 2048);
+  REQUIRE(fc.split_held_bytes.has_value());
+  CHECK(fc.split_held_bytes->at(2).value() == 6144);
+  CHECK_FALSE(spec->layers[1].split_held_bytes.has_value());  // absent: the output's gradient
   auto again = parse_model_spec(model_spec_to_json(*spec), "again.json");
   REQUIRE(again.ok());
   CHECK(*again == *spec);
@@ -151,6 +156,9 @@ TEST_CASE("measured tables, forwards without the graph and backward temporaries 
   ModelSpec unsorted = *spec;
   unsorted.layers[0].forward.measured = {{4, 1}, {1, 1}};
   CHECK_FALSE(check_model_spec(unsorted).ok());
+  ModelSpec negative = *spec;
+  negative.layers[0].split_held_bytes = ScaledBytes{-1, 0};
+  CHECK_FALSE(check_model_spec(negative).ok());
 }
 
 TEST_CASE("stage temporaries: one entry per measured range of layers, looked up by range, round-tripped") {

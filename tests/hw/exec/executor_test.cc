@@ -257,15 +257,90 @@ TEST_CASE("split backward: I then W gives a cell the very gradients one B gives"
 
     Slot s;
     s.input = hidden.clone().requires_grad_(true);
-    s.output = forward_layers(split[1], s.input, &s.layer_outputs);
-    CHECK(s.layer_outputs.size() == static_cast<std::size_t>(split[1].end_layer - split[1].first_layer - 1));
-    backward_input(s, grad);
+    s.output = split[1].forward(s.input);
+    backward_input(s, grad, split[1].parameters());
     for (const torch::Tensor& p : split[1].parameters()) CHECK_FALSE(p.grad().defined());  // I leaves them
     CHECK(torch::equal(s.input_grad, b.input.grad()));
-    backward_weight(s, split[1]);
+    CHECK(pending_weight_bytes(s) > 0);
+    backward_weight(s);
     CHECK_FALSE(s.output.defined());
+    CHECK_FALSE(s.pending);
     CHECK(compare_tensors(grads_of(split[1].parameters()), grads_of(whole[1].parameters())).exactly_equal);
   }
+}
+
+// x -> linear(8 -> 16) -> h = relu -> linear(16 -> 3) -> out, batch 4.
+struct TwoLinears {
+  torch::nn::Linear first{8, 16};
+  torch::nn::Linear second{16, 3};
+  std::vector<torch::Tensor> params() const { return {first->weight, first->bias, second->weight, second->bias}; }
+  // One B's parameter gradients from `grad`, the parameters' .grad left empty.
+  std::vector<torch::Tensor> reference_grads(const torch::Tensor& x, const torch::Tensor& grad) {
+    torch::autograd::backward({second(torch::relu(first(x)))}, {grad});
+    std::vector<torch::Tensor> out = grads_of(params());
+    for (const torch::Tensor& p : params()) p.mutable_grad() = torch::Tensor();
+    return out;
+  }
+};
+
+TEST_CASE("split backward at operator granularity: W runs only the operations that use parameters") {
+  torch::manual_seed(3);
+  TwoLinears net;
+  const torch::Tensor x = torch::randn({4, 8});
+  const torch::Tensor grad = torch::randn({4, 3});
+  const std::vector<torch::Tensor> reference = net.reference_grads(x.clone().requires_grad_(true), grad);
+
+  Slot s;
+  s.input = x.clone().requires_grad_(true);
+  int activation_walks = 0;  // times the gradient of h was computed
+  torch::Tensor h = torch::relu(net.first(s.input));
+  h.register_hook([&](torch::Tensor g) {
+    ++activation_walks;
+    return g;
+  });
+  s.output = net.second(h);
+  backward_input(s, grad, net.params());
+  CHECK(activation_walks == 1);
+  // I leaves the gradients flowing into the two addmm: 4 x 3 (the output's, captured as it is)
+  // and 4 x 16 floats.
+  CHECK(pending_weight_bytes(s) == (4 * 3 + 4 * 16) * 4);
+  backward_weight(s);
+  CHECK(activation_walks == 1);  // W did not walk back through h
+  CHECK(compare_tensors(grads_of(net.params()), reference).exactly_equal);
+}
+
+TEST_CASE("split backward: on the first stage W runs the whole backward, and tied weights fall back to a whole W") {
+  torch::manual_seed(4);
+  TwoLinears net;
+  const torch::Tensor x = torch::randn({4, 8});
+  const torch::Tensor grad = torch::randn({4, 3});
+  const std::vector<torch::Tensor> reference = net.reference_grads(x, grad);
+
+  Slot first;  // the data needs no gradient: nothing for I to do
+  first.input = x;
+  first.output = net.second(torch::relu(net.first(first.input)));
+  backward_input(first, grad, net.params());
+  CHECK_FALSE(first.input_grad.defined());
+  CHECK(pending_weight_bytes(first) == 4 * 3 * 4);  // the output's gradient, for W
+  backward_weight(first);
+  CHECK(compare_tensors(grads_of(net.params()), reference).exactly_equal);
+
+  // One 8 x 8 weight used twice: out = (x w) w.
+  const torch::Tensor w = torch::randn({8, 8}).requires_grad_(true);
+  const torch::Tensor g8 = torch::randn({4, 8});
+  const torch::Tensor xr = x.clone().requires_grad_(true);
+  torch::autograd::backward({xr.mm(w).mm(w)}, {g8});
+  const torch::Tensor w_grad = w.grad().clone();
+  const torch::Tensor x_grad = xr.grad().clone();
+  w.mutable_grad() = torch::Tensor();
+  Slot tied;
+  tied.input = x.clone().requires_grad_(true);
+  tied.output = tied.input.mm(w).mm(w);
+  backward_input(tied, g8, {w});
+  CHECK(torch::equal(tied.input_grad, x_grad));
+  CHECK_FALSE(w.grad().defined());
+  backward_weight(tied);
+  CHECK(torch::equal(w.grad(), w_grad));
 }
 
 }  // namespace pipeworks::hw

@@ -155,6 +155,12 @@ TEST_CASE("a profile carries tables, forwards without the graph and every layer 
     REQUIRE(layer.forward_no_grad.has_value());
     CHECK(layer.forward_no_grad->at(1).value() == samples[0].forward_no_grad.median_ns);
     CHECK(layer.stash_bytes.at(2).value() == samples[1].stash_bytes);
+    // What I leaves for W: at least the gradient into the layer's last operation with parameters.
+    if (profile->layers[l].param_bytes > 0) {
+      REQUIRE(layer.split_held_bytes.has_value());
+      CHECK(layer.split_held_bytes->at(2).value() == samples[1].split_held_bytes);
+      CHECK(samples[1].split_held_bytes > 0);
+    }
   }
   const int layers = spec.num_layers();
   REQUIRE(spec.stage_temporaries.size() == static_cast<std::size_t>(layers * (layers + 1) / 2));
