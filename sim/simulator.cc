@@ -139,8 +139,10 @@ sched::Result<SimResult> simulate(const sched::Schedule& schedule, const CostMod
     result.devices[static_cast<std::size_t>(schedule.placement[s])].stages.push_back(static_cast<int>(s));
   }
   if (result.makespan_ns > 0 && num_devices > 0) {
-    result.bubble_fraction =
-        total_idle / (static_cast<double>(result.makespan_ns) * static_cast<double>(num_devices));
+    // At most 1 exactly; the rounded sum can pass it by an ulp where every device idles nearly
+    // the whole makespan (times near the simulator's range; found by tests/fuzz/simulate_fuzz.cc).
+    result.bubble_fraction = std::min(
+        1.0, total_idle / (static_cast<double>(result.makespan_ns) * static_cast<double>(num_devices)));
     result.throughput_samples_per_s = static_cast<double>(schedule.num_microbatches) * model.microbatch_size * 1e9 /
                                       static_cast<double>(result.makespan_ns);
   }

@@ -57,7 +57,11 @@ void check_devices(const sched::Schedule& schedule, const sim::CostModel& costs,
     require(d.memory.fits == (d.memory.capacity_bytes == 0 || d.memory.peak_bytes <= d.memory.capacity_bytes),
             "a device fits exactly when its peak is within its capacity", describe);
   }
-  require(r.bubble_fraction >= 0 && r.bubble_fraction <= 1, "the overall bubble lies in [0, 1]");
+  require(r.bubble_fraction >= 0 && r.bubble_fraction <= 1, "the overall bubble lies in [0, 1]", [&] {
+    std::string idle;
+    for (const sim::DeviceResult& d : r.devices) idle += fmt::format(" {}", d.idle_ns);
+    return fmt::format("bubble {:.17g}, makespan {}, idle per device:{}", r.bubble_fraction, r.makespan_ns, idle);
+  });
 }
 
 void check_timeline(const sched::Schedule& schedule, const sim::SimResult& r) {
