@@ -1,4 +1,5 @@
-// Compiles a (Schedule, CostModel) pair into flat per-op arrays and rejects every structural error.
+// Compiles a (Schedule, CostModel) pair into the simulator's op records and op classes and rejects
+// every structural error (pass 2; pass 1, where each action is, lives in sim/op_index.h).
 #include "sim/op_table.h"
 
 #include <algorithm>
@@ -10,8 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "sched/action_index.h"
 #include "sched/limits.h"
+#include "sim/op_index.h"
 
 namespace pipeworks::sim {
 namespace {
@@ -19,11 +20,17 @@ namespace {
 using sched::Action;
 using sched::ActionKind;
 using sched::Error;
+using detail::Dep;
+using detail::FlatIndex;
+using detail::kKinds;
+using detail::Located;
+using detail::dependencies;
+using detail::locate_actions;
+using detail::partner;
 
 __extension__ typedef __int128 Int128;  // NOLINT: exact sums and ceil(bytes * 1e9 / bandwidth) past int64
 
 constexpr std::int64_t kMaxTime = std::numeric_limits<std::int64_t>::max() / 4;
-constexpr int kKinds = sched::kNumActionKinds;
 
 Nanoseconds compute_cost(const StageCost& c, ActionKind kind) {
   switch (kind) {
@@ -68,101 +75,6 @@ Bytes transfer_bytes(const Action& a, const CostModel& model) {
   return model.stages[static_cast<std::size_t>(producer_stage)].output_bytes;
 }
 
-// Op id of every in-range action: one int32 per (stage, micro-batch, kind), -1 when absent. The
-// kinds of one (stage, micro-batch) sit together, so the look-ups of one op share cache lines.
-// (sched::ActionIndex answers the same questions through out-of-line calls; this is the inlined
-// copy for the simulator's hot loop, as DESIGN.md allows where measured faster: bench/README.md.)
-class FlatIndex {
- public:
-  FlatIndex(int num_stages, int num_microbatches)
-      : k_(num_stages), m_(num_microbatches),
-        op_(static_cast<std::size_t>(num_stages) * static_cast<std::size_t>(num_microbatches) * kKinds, -1) {}
-
-  bool in_range(const Action& a) const {  // (unsigned: a negative value wraps past the bound)
-    return static_cast<unsigned>(a.stage) < static_cast<unsigned>(k_) &&
-           static_cast<unsigned>(a.microbatch) < static_cast<unsigned>(m_) &&
-           static_cast<unsigned>(sched::kind_index(a.kind)) < static_cast<unsigned>(kKinds);
-  }
-  // Precondition: in_range(a).
-  std::size_t slot(const Action& a) const {
-    return (static_cast<std::size_t>(a.stage) * static_cast<std::size_t>(m_) + static_cast<std::size_t>(a.microbatch)) *
-               kKinds +
-           static_cast<std::size_t>(sched::kind_index(a.kind));
-  }
-  std::int32_t& at(std::size_t slot) { return op_[slot]; }
-  // Precondition: 0 <= stage < K, 0 <= m < M.
-  std::int32_t find(int stage, ActionKind kind, int m) const { return op_[slot(Action{stage, kind, m})]; }
-
- private:
-  int k_;
-  int m_;
-  std::vector<std::int32_t> op_;
-};
-
-// One data dependency: the action the rules of sched::data_dependencies pick (for the message)
-// and its op id (-1: the schedule does not contain it).
-// (No member initializers: the compile loop declares two per op and fills what it uses.)
-struct Dep {
-  int stage;
-  ActionKind kind;
-  std::int32_t op;
-};
-
-// (stage, kind) of micro-batch m: `preferred` when the schedule has it, else `fallback`.
-inline Dep either(const FlatIndex& index, int m, int stage, ActionKind kind, int fallback_stage,
-                  ActionKind fallback_kind) {
-  const std::int32_t op = index.find(stage, kind, m);
-  if (op >= 0) return {stage, kind, op};
-  return {fallback_stage, fallback_kind, index.find(fallback_stage, fallback_kind, m)};
-}
-
-// sched::data_dependencies (dependencies.h) resolved against the flat index, for every kind but
-// RECV (the simulator gives a RECV no dependency: it is paired with its SEND instead).
-// tests/sim/op_table_test.cc checks that the two agree.
-int dependencies(const FlatIndex& index, const Action& a, int num_stages, std::array<Dep, 2>& out) {
-  const int s = a.stage;
-  const int m = a.microbatch;
-  const auto input_backward = [&](int stage) {
-    return either(index, m, stage, ActionKind::kBackward, stage, ActionKind::kBackwardInput);
-  };
-  const auto plain = [&](int stage, ActionKind kind) { return Dep{stage, kind, index.find(stage, kind, m)}; };
-  switch (a.kind) {
-    case ActionKind::kForward:
-      if (s == 0) return 0;
-      out[0] = either(index, m, s, ActionKind::kRecvF, s - 1, ActionKind::kForward);
-      return 1;
-    case ActionKind::kRecompute:
-    case ActionKind::kSendF:
-      out[0] = plain(s, ActionKind::kForward);
-      return 1;
-    case ActionKind::kBackward:
-    case ActionKind::kBackwardInput:
-      out[0] = either(index, m, s, ActionKind::kRecompute, s, ActionKind::kForward);
-      if (s + 1 >= num_stages) return 1;
-      out[1] = index.find(s, ActionKind::kRecvB, m) >= 0 ? plain(s, ActionKind::kRecvB) : input_backward(s + 1);
-      return 2;
-    case ActionKind::kBackwardWeight:
-      out[0] = plain(s, ActionKind::kBackwardInput);
-      return 1;
-    case ActionKind::kSendB:
-      out[0] = input_backward(s);
-      return 1;
-    default:
-      return 0;
-  }
-}
-
-// sched::comm_peer without the optional: SEND_F(s,m) <-> RECV_F(s+1,m), SEND_B(s,m) <-> RECV_B(s-1,m);
-// the stage may fall outside 0..K-1. Precondition: a SEND/RECV. (op_table_test checks the two agree.)
-Action partner(const Action& a) {
-  switch (a.kind) {
-    case ActionKind::kSendF: return {a.stage + 1, ActionKind::kRecvF, a.microbatch};
-    case ActionKind::kRecvF: return {a.stage - 1, ActionKind::kSendF, a.microbatch};
-    case ActionKind::kSendB: return {a.stage - 1, ActionKind::kRecvB, a.microbatch};
-    default: return {a.stage + 1, ActionKind::kSendB, a.microbatch};
-  }
-}
-
 sched::Status check_shape(const sched::Schedule& schedule, const CostModel& model) {
   if (static_cast<std::size_t>(schedule.num_stages) != model.stages.size()) {
     return Error{fmt::format("the schedule has {} stages but the cost model has {}", schedule.num_stages,
@@ -201,48 +113,6 @@ int occurrences(const sched::Schedule& schedule, const Action& a) {
     for (const Action& b : program) n += b == a ? 1 : 0;
   }
   return n;
-}
-
-// Pass 1 of the compilation: where every action is (the first occurrence wins), which slots hold
-// a repeated action and the first out-of-range op (both are reported, in program order, by pass 2).
-struct Located {
-  FlatIndex index;
-  std::vector<std::uint8_t> is_repeated;  // per slot; empty when no action repeats
-  std::size_t first_out_of_range;         // op id; the number of ops when none
-  unsigned kinds_present = 0;             // bit kind_index(k): the schedule has an in-range k
-  std::int64_t num_sends = 0;             // in-range SENDs
-};
-
-Located locate_actions(const sched::Schedule& schedule, const std::vector<std::int32_t>& device_begin) {
-  Located out{FlatIndex(schedule.num_stages, schedule.num_microbatches), {}, schedule.num_actions()};
-  std::vector<std::size_t> repeated;
-  for (std::size_t d = 0; d < schedule.programs.size(); ++d) {
-    const sched::Program& program = schedule.programs[d];
-    const auto begin = static_cast<std::size_t>(device_begin[d]);
-    const std::size_t size = program.size();
-    for (std::size_t p = 0; p < size; ++p) {
-      if (!out.index.in_range(program[p])) {
-        out.first_out_of_range = std::min(out.first_out_of_range, begin + p);
-        continue;
-      }
-      out.kinds_present |= 1U << sched::kind_index(program[p].kind);
-      out.num_sends += sched::is_send(program[p].kind) ? 1 : 0;
-      const std::size_t slot = out.index.slot(program[p]);
-      std::int32_t& op = out.index.at(slot);
-      if (op < 0) {
-        op = static_cast<std::int32_t>(begin + p);
-      } else {
-        repeated.push_back(slot);
-      }
-    }
-  }
-  if (!repeated.empty()) {
-    out.is_repeated.assign(static_cast<std::size_t>(schedule.num_stages) *
-                               static_cast<std::size_t>(schedule.num_microbatches) * kKinds,
-                           0);
-    for (const std::size_t slot : repeated) out.is_repeated[slot] = 1;
-  }
-  return out;
 }
 
 // Variant bits of a compute op's class (OpClass).
@@ -294,8 +164,7 @@ class Compiler {
     } else {
       op.op_class = compute_class(a);
     }
-    if (!sched::is_recv(a.kind) && !resolve_dependencies(d, p, a, op)) return false;
-    return true;
+    return sched::is_recv(a.kind) || resolve_dependencies(d, p, a, op);
   }
 
   // In range, once in the schedule, on its stage's device.
