@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <functional>
 #include <iterator>
 #include <thread>
 
@@ -18,6 +17,7 @@
 #include "hw/model/model_zoo.h"
 #include "hw/model/torch_compat.h"
 #include "hw/model/torch_errors.h"
+#include "hw/predict/pass_timing.h"
 #include "hw/predict/stage_memory.h"
 #include "hw/run/describe_model.h"
 #include "sched/units_text.h"
@@ -27,44 +27,6 @@ namespace {
 
 // The counter the profiler measures bytes with (apart from executor devices and describe_model's).
 constexpr int kProfileDevice = kMaxCountedDevices - 2;
-
-using Clock = std::chrono::steady_clock;
-
-sched::Nanoseconds since(Clock::time_point t0) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
-}
-
-struct LayerRun {
-  Layer& layer;
-  bool is_first = false;
-  bool is_last = false;
-  LossKind loss = LossKind::kMse;
-  const torch::Tensor& target;
-
-  // What the executor's F does for this layer: the module, plus the loss (read back with item(),
-  // as the executor does) on the last layer.
-  torch::Tensor forward(const torch::Tensor& input) const {
-    torch::Tensor out = layer.module.forward(input);
-    if (is_last) {
-      out = compute_loss(loss, out, target);
-      (void)out.item<double>();
-    }
-    return out;
-  }
-};
-
-// Stage inputs require grad (the executor detaches them so), the model's data does not.
-torch::Tensor fresh_input(const torch::Tensor& x, bool is_data) {
-  return x.is_floating_point() && !is_data ? x.detach().requires_grad_(true) : x;
-}
-
-std::vector<torch::Tensor> trainable_parameters(Layer& layer) {
-  std::vector<torch::Tensor> out;
-  for (const torch::Tensor& p : layer.module.ptr()->parameters()) {
-    if (p.requires_grad()) out.push_back(p);
-  }
-  return out;
-}
 
 // What the layer's I leaves for its W (stage_compute.h); the gradients W makes stay in .grad.
 sched::Bytes held_for_weight(const LayerRun& run, const torch::Tensor& x) {
@@ -83,17 +45,17 @@ LayerSample measure(const LayerRun& run, const torch::Tensor& x, int size, int w
   std::vector<std::int64_t> fwd, fwd_no_grad, bwd;
   for (int i = 0; i < warmup + repetitions; ++i) {
     const torch::Tensor in = fresh_input(x, run.is_first);
-    const auto t0 = Clock::now();
+    const auto t0 = ProfileClock::now();
     const torch::Tensor out = run.forward(in);
-    if (i >= warmup) fwd.push_back(since(t0));
+    if (i >= warmup) fwd.push_back(elapsed_ns_since(t0));
   }
   {
     const torch::NoGradGuard no_grad;
     for (int i = 0; i < warmup + repetitions; ++i) {
       const torch::Tensor in = fresh_input(x, run.is_first);
-      const auto t0 = Clock::now();
+      const auto t0 = ProfileClock::now();
       const torch::Tensor out = run.forward(in);
-      if (i >= warmup) fwd_no_grad.push_back(since(t0));
+      if (i >= warmup) fwd_no_grad.push_back(elapsed_ns_since(t0));
     }
   }
   for (int i = 0; i < warmup + repetitions; ++i) {
@@ -105,9 +67,9 @@ LayerSample measure(const LayerRun& run, const torch::Tensor& x, int size, int w
     const torch::Tensor grad = torch::ones_like(out);
     const sched::Bytes before_backward = live_bytes(kProfileDevice);
     reset_peak(kProfileDevice);
-    const auto t0 = Clock::now();
+    const auto t0 = ProfileClock::now();
     torch::autograd::backward({out}, {grad});
-    const sched::Nanoseconds elapsed = since(t0);
+    const sched::Nanoseconds elapsed = elapsed_ns_since(t0);
     if (i >= warmup) bwd.push_back(elapsed);
     if (i + 1 == warmup + repetitions) {
       sample.stash_bytes = after_forward - before;
@@ -118,116 +80,6 @@ LayerSample measure(const LayerRun& run, const torch::Tensor& x, int size, int w
   sample.forward_no_grad = summarize_timings(std::move(fwd_no_grad));
   sample.backward = summarize_timings(std::move(bwd));
   return sample;
-}
-
-// Times every layer inside whole-model passes, layer after layer in model order (backward in
-// reverse), as a pipeline stage runs them: a layer's weights and inputs are as cold or warm as
-// after its neighbour, not after itself repeated. One pass:
-//
-//   F:  x0 -> [layer 0] -> x1 -> [layer 1] -> ... -> loss      (each input detached, requires grad)
-//   B:  loss -> [layer L-1] -> x_{L-1}.grad -> ... -> [layer 0]
-//   F without the graph: the same forward pass under NoGradGuard
-//
-// The passes of all sizes take turns (size 1, 2, 4, ..., then again), so a slow spell of the
-// machine lands on every size alike instead of bending the curve between two of them.
-struct PassTimes {
-  // per layer, per pass
-  std::vector<std::vector<std::int64_t>> forward, forward_no_grad, backward, backward_input, backward_weight;
-  explicit PassTimes(std::size_t layers)
-      : forward(layers), forward_no_grad(layers), backward(layers), backward_input(layers), backward_weight(layers) {}
-};
-
-using Keep = std::function<void(std::vector<std::vector<std::int64_t>> PassTimes::*, std::size_t, std::int64_t)>;
-
-// The split backward of one pass, as the executor runs a zero-bubble stage (stage_compute.h): a
-// fresh forward (untimed) builds the graph, then per layer from the last, I (the input's
-// gradient, graph kept, the gradients into the operations that use parameters captured) and W
-// (those operations again, for their parameters only).
-//
-//   B:      loss -> [layer L-1] -> ... -> [layer 0]          one walk, both gradients
-//   I, W:   loss -> I[L-1] -> I[L-2] -> ... ;  W[l] runs layer l's parameter operations
-void time_split_backward(Model& model, const Batch& batch, const Keep& keep) {
-  const std::size_t n = model.layers.size();
-  std::vector<Slot> slots(n);
-  torch::Tensor x = batch.inputs;
-  for (std::size_t l = 0; l < n; ++l) {
-    const LayerRun run{model.layers[l], l == 0, l + 1 == n, model.loss, batch.targets};
-    slots[l].input = fresh_input(x, l == 0);
-    slots[l].output = run.forward(slots[l].input);
-    x = slots[l].output.detach();
-  }
-  torch::Tensor grad = torch::ones_like(slots[n - 1].output);
-  for (std::size_t l = n; l-- > 0;) {
-    const std::vector<torch::Tensor> params = trainable_parameters(model.layers[l]);
-    auto t0 = Clock::now();
-    backward_input(slots[l], grad, params);
-    // Nothing to compute for the model's input (the cost model gives the first stage no I).
-    keep(&PassTimes::backward_input, l, slots[l].input.requires_grad() ? since(t0) : 0);
-    // An output that does not depend on its input passes a zero gradient on.
-    grad = slots[l].input_grad.defined() || l == 0 ? slots[l].input_grad : torch::zeros_like(slots[l].input);
-    t0 = Clock::now();
-    backward_weight(slots[l]);
-    keep(&PassTimes::backward_weight, l, params.empty() ? 0 : since(t0));
-  }
-}
-
-void time_pass(Model& model, const Batch& batch, PassTimes* into) {
-  const std::size_t n = model.layers.size();
-  std::vector<torch::Tensor> inputs(n), outputs(n);
-  torch::Tensor x = batch.inputs;
-  const Keep keep = [into](std::vector<std::vector<std::int64_t>> PassTimes::*what, std::size_t l, std::int64_t ns) {
-    if (into != nullptr) ((*into).*what)[l].push_back(ns);
-  };
-  for (std::size_t l = 0; l < n; ++l) {
-    const LayerRun run{model.layers[l], l == 0, l + 1 == n, model.loss, batch.targets};
-    inputs[l] = fresh_input(x, l == 0);
-    const auto t0 = Clock::now();
-    outputs[l] = run.forward(inputs[l]);
-    keep(&PassTimes::forward, l, since(t0));
-    x = outputs[l].detach();
-  }
-  for (std::size_t l = n; l-- > 0;) {
-    const torch::Tensor grad = l + 1 == n ? torch::ones_like(outputs[l]) : inputs[l + 1].grad();
-    const auto t0 = Clock::now();
-    torch::autograd::backward({outputs[l]}, {grad});
-    keep(&PassTimes::backward, l, since(t0));
-  }
-  time_split_backward(model, batch, keep);
-  const torch::NoGradGuard no_grad;
-  x = batch.inputs;
-  for (std::size_t l = 0; l < n; ++l) {
-    const LayerRun run{model.layers[l], l == 0, l + 1 == n, model.loss, batch.targets};
-    const auto t0 = Clock::now();
-    x = run.forward(x);
-    keep(&PassTimes::forward_no_grad, l, since(t0));
-  }
-}
-
-// `warmup` + `repetitions` rounds of one pass per size; per size, per layer, the timings.
-std::vector<PassTimes> time_sizes_in_turns(Model& model, const std::vector<Batch>& batches, int warmup,
-                                           int repetitions) {
-  std::vector<PassTimes> times(batches.size(), PassTimes(model.layers.size()));
-  for (int r = 0; r < warmup + repetitions; ++r) {
-    for (std::size_t i = 0; i < batches.size(); ++i) time_pass(model, batches[i], r >= warmup ? &times[i] : nullptr);
-  }
-  return times;
-}
-
-// Per round the median of one layer's timings at size `i`; the median round's median, with the
-// whole spread (min and max over every round's samples).
-Timing median_of_rounds(const std::vector<std::vector<PassTimes>>& rounds, std::size_t i,
-                        std::vector<std::vector<std::int64_t>> PassTimes::*what, std::size_t layer) {
-  std::vector<std::int64_t> medians;
-  std::vector<std::int64_t> all;
-  for (const std::vector<PassTimes>& round : rounds) {
-    const std::vector<std::int64_t>& samples = (round[i].*what)[layer];
-    medians.push_back(summarize_timings(samples).median_ns);
-    all.insert(all.end(), samples.begin(), samples.end());
-  }
-  Timing out = summarize_timings(all);
-  std::sort(medians.begin(), medians.end());
-  out.median_ns = medians[(medians.size() - 1) / 2];
-  return out;
 }
 
 std::vector<FitPoint> points(const LayerProfile& layer, double (*value)(const LayerSample&)) {
@@ -459,13 +311,13 @@ sched::Result<Profile> profile_model(const ProfileOptions& options,
   Profile profile;
   profile.options = options;
   if (options.workers < 1) return sched::Error{"profile: workers must be >= 1"};
-  const auto t0 = Clock::now();
+  const auto t0 = ProfileClock::now();
   auto layers = profile_layers(options.model, options.microbatch_sizes, options.warmup, options.repetitions,
                                options.threads, options.rounds, options.round_gap_s);
   if (!layers) return layers.error();
   profile.layers = std::move(layers).value();
   say(fmt::format("layers: {} layers x {} sizes in {:.1f} s", profile.layers.size(), options.microbatch_sizes.size(),
-                  static_cast<double>(since(t0)) / 1e9));
+                  static_cast<double>(elapsed_ns_since(t0)) / 1e9));
 
   sim::ModelSpec& spec = profile.spec;
   spec.name = model_display_name(options.model);
@@ -486,24 +338,24 @@ sched::Result<Profile> profile_model(const ProfileOptions& options,
     spec.layers.push_back(std::move(fitted).value());
   }
   if (options.measure_stage_temporaries) {
-    const auto t1 = Clock::now();
+    const auto t1 = ProfileClock::now();
     auto temporaries = stage_temporaries(options);
     if (!temporaries) return sched::Error{"profile: " + temporaries.error().message};
     spec.stage_temporaries = std::move(temporaries).value();
     say(fmt::format("stage temporaries: {} layer ranges x {} sizes in {:.1f} s", spec.stage_temporaries.size(),
-                    options.microbatch_sizes.size(), static_cast<double>(since(t1)) / 1e9));
+                    options.microbatch_sizes.size(), static_cast<double>(elapsed_ns_since(t1)) / 1e9));
   }
   if (auto status = sim::check_model_spec(spec); !status) return sched::Error{"profile: " + status.error().message};
 
   if (options.measure_machine) {
-    const auto t1 = Clock::now();
+    const auto t1 = ProfileClock::now();
     const int middle = options.microbatch_sizes[options.microbatch_sizes.size() / 2];
     auto machine = profile_machine(options.model, middle, options.workers, options.threads, options.repetitions,
                                    profile.notes);
     if (!machine) return machine.error();
     profile.machine = std::move(machine).value();
     say(fmt::format("machine: hand-off, dispatch overhead and contention in {:.1f} s",
-                    static_cast<double>(since(t1)) / 1e9));
+                    static_cast<double>(elapsed_ns_since(t1)) / 1e9));
   } else {
     profile.machine.workers = options.workers;
     profile.machine.threads = options.threads;
