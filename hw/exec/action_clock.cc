@@ -9,14 +9,6 @@
 #include "hw/model/torch_errors.h"
 
 namespace pipeworks::hw {
-namespace {
-
-std::string describe_exception(const std::exception& e) {
-  return torch_error_message(e);
-}
-
-}  // namespace
-
 sched::Result<std::vector<std::unique_ptr<ActionClock>>> make_action_clocks(const ActionClockFactory& factory,
                                                                             int num_devices,
                                                                             const std::vector<int>& local_devices) {
@@ -30,7 +22,7 @@ sched::Result<std::vector<std::unique_ptr<ActionClock>>> make_action_clocks(cons
     try {
       clock = factory(d);
     } catch (const std::exception& e) {
-      return sched::Error{fmt::format("executor: cannot make the clock of device {}: {}", d, describe_exception(e))};
+      return sched::Error{fmt::format("executor: cannot make the clock of device {}: {}", d, torch_error_message(e))};
     }
     if (!clock) return sched::Error{fmt::format("executor: the clock factory gave no clock for device {}", d)};
   }

@@ -1,9 +1,7 @@
 // The pipeline executor (see executor.h for what each action does).
 #include "hw/exec/executor.h"
 
-#include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 
@@ -12,6 +10,7 @@
 
 #include "hw/exec/counting_allocator.h"
 #include "hw/exec/executor_inputs.h"
+#include "hw/exec/first_error.h"
 #include "hw/exec/inprocess_transport.h"
 #include "hw/exec/recorder.h"
 #include "hw/exec/stage_compute.h"
@@ -27,53 +26,6 @@ using sched::Action;
 using sched::ActionKind;
 
 namespace {
-
-// A failure inside an action: the message gets the action's context added by the worker.
-struct ActionError {
-  std::string message;
-};
-
-std::string describe_exception(const std::exception& e) { return torch_error_message(e); }
-
-// Runs `work`; what it threw as a message, nothing when it returned.
-template <class Work>
-std::optional<std::string> guarded(Work&& work) {
-  try {
-    work();
-  } catch (const ActionError& e) {
-    return e.message;
-  } catch (const std::exception& e) {
-    return describe_exception(e);
-  } catch (...) {
-    return std::string("unknown exception");
-  }
-  return std::nullopt;
-}
-
-// The step's first failure, set by whichever worker fails first; the others see failed() and
-// stop.
-class FirstError {
- public:
-  void reset() {
-    failed_.store(false);
-    error_.reset();
-  }
-  void set(const std::string& message) {
-    {
-      const std::lock_guard lock(mutex_);
-      if (!error_) error_ = sched::Error{message};
-    }
-    failed_.store(true);
-  }
-  bool failed() const { return failed_.load(); }
-  // After the step's workers finished.
-  const sched::Error& error() const { return *error_; }
-
- private:
-  std::atomic<bool> failed_{false};
-  std::mutex mutex_;
-  std::optional<sched::Error> error_;
-};
 
 // Per (stage, micro-batch), whether the schedule holds the action of `kind` for it.
 std::vector<std::vector<char>> action_table(const sched::ActionIndex& index, int stages, int microbatches,
@@ -330,7 +282,7 @@ void Executor::State::step_optimizers(int device) {
   try {
     for (StageCell* c : own[static_cast<std::size_t>(device)]) optimizers[static_cast<std::size_t>(c->stage)]->step();
   } catch (const std::exception& e) {
-    fail(fmt::format("optimizer step on device {}: {}", device, describe_exception(e)));
+    fail(fmt::format("optimizer step on device {}: {}", device, torch_error_message(e)));
   }
 }
 
