@@ -24,8 +24,7 @@ struct PlanArgs {
   PlanningArgs planning;
   std::string batch;
   std::string devices;
-  std::string schedules = "gpipe,1f1b,zb-h1,zb-h2";
-  std::string virtual_stages = "2";
+  ScheduleSearchArgs search;
   std::string output;
 };
 
@@ -47,14 +46,12 @@ int run(const PlanArgs& args) {
   auto inputs = resolve_planning_args(args.planning, "plan", usage_error);
   if (!inputs) return fail(usage_error ? kExitUsage : kExitInvalid, inputs.error().message);
 
-  auto schedules = sim::parse_name_list(args.schedules, sim::sweepable_schedule_names());
-  if (!schedules) return fail(kExitUsage, fmt::format("--schedule: {}", schedules.error().message));
+  auto search = resolve_schedule_search(args.search);
+  if (!search) return fail(kExitUsage, search.error().message);
 
   sim::PlanRequest request;
-  for (const auto name : *schedules) request.schedules.push_back(sched::parse_schedule_kind(name).value());
-  auto virtual_stages = sim::parse_int_list(args.virtual_stages);
-  if (!virtual_stages) return fail(kExitUsage, fmt::format("--virtual-stages: {}", virtual_stages.error().message));
-  request.virtual_stage_counts = *virtual_stages;
+  request.schedules = search->schedules;
+  request.virtual_stage_counts = search->virtual_stage_counts;
   request.model = inputs->model;
   request.cluster = inputs->cluster;
   request.batch_size = *batch;
@@ -90,12 +87,7 @@ void add_plan_command(CLI::App& app, CommandContext& context) {
   add_planning_options(*command, args->planning);
   command->add_option("--batch", args->batch, "Samples per training step")->required();
   command->add_option("--devices", args->devices, "Devices to use (the first N of the cluster)")->required();
-  command->add_option("--schedule", args->schedules,
-                      "Schedules compared, e.g. gpipe,1f1b (any kind: interleaved-1f1b, looped-bfs, zb-v, dualpipe-v too)")
-      ->capture_default_str();
-  command->add_option("--virtual-stages,-v", args->virtual_stages,
-                      "Stages per device compared for interleaved-1f1b and looped-bfs, e.g. 2,4 (zb-v and dualpipe-v: 2)")
-      ->capture_default_str();
+  add_schedule_search_options(*command, args->search);
   command->add_option("-o,--output", args->output, "Also write every swept row to FILE.csv or FILE.json");
   command->callback([args, &context] { context.exit_code = run(*args); });
 }

@@ -9,6 +9,7 @@
 #include "cli/arg_checks.h"
 #include "cli/renamed_option.h"
 #include "sim/cluster_presets.h"
+#include "sim/int_ranges.h"
 #include "sim/model_presets.h"
 #include "sim/sweep.h"
 #include "sim/units.h"
@@ -69,6 +70,26 @@ void add_planning_options(CLI::App& command, PlanningArgs& args) {
                      "Threads simulating configurations in parallel (0: every core)", [](CLI::Option& o) {
                        o.check(integer_from(0, sim::kMaxSweepThreads))->capture_default_str();
                      });
+}
+
+void add_schedule_search_options(CLI::App& command, ScheduleSearchArgs& args) {
+  command.add_option("--schedule", args.schedules,
+                     "Schedules searched, e.g. gpipe,1f1b (any kind: interleaved-1f1b, looped-bfs, zb-v, dualpipe-v too)")
+      ->capture_default_str();
+  command.add_option("--virtual-stages,-v", args.virtual_stages,
+                     "Stages per device searched for interleaved-1f1b and looped-bfs, e.g. 2,4 (zb-v and dualpipe-v: 2)")
+      ->capture_default_str();
+}
+
+sched::Result<ScheduleSearch> resolve_schedule_search(const ScheduleSearchArgs& args) {
+  auto names = sim::parse_name_list(args.schedules, sim::sweepable_schedule_names());
+  if (!names) return sched::Error{fmt::format("--schedule: {}", names.error().message)};
+  auto virtual_stages = sim::parse_int_list(args.virtual_stages);
+  if (!virtual_stages) return sched::Error{fmt::format("--virtual-stages: {}", virtual_stages.error().message)};
+  ScheduleSearch out;
+  for (const auto name : *names) out.schedules.push_back(sched::parse_schedule_kind(name).value());
+  out.virtual_stage_counts = std::move(virtual_stages).value();
+  return out;
 }
 
 sched::Result<sim::ModelSpec> resolve_model(const SpecArgs& args, std::string_view command) {

@@ -1,5 +1,6 @@
 // The options `pipeworks sweep` and `pipeworks plan` share (--model, --model-spec, --cluster,
-// --cluster-spec, --nodes, --memory-cap, --optimizer, --sweep-threads) and how they become specs;
+// --cluster-spec, --nodes, --memory-cap, --optimizer, --sweep-threads, --schedule,
+// --virtual-stages) and how they become specs;
 // `simulate` takes the spec options too. --model and --cluster name presets, --model-spec and
 // --cluster-spec JSON files, as in `run`; a file given to --model or --cluster is still read,
 // with a deprecation note.
@@ -8,12 +9,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/preset_size_options.h"
 #include "cli/shared_defaults.h"
 #include "sched/result.h"
+#include "sched/generators.h"
 #include "sim/cluster_spec.h"
 #include "sim/model_spec.h"
 #include "sim/optimizer.h"
@@ -42,6 +45,23 @@ struct PlanningArgs {
 };
 
 void add_planning_options(CLI::App& command, PlanningArgs& args);
+
+// The schedule kinds and stages per device a search compares (`sweep` and `plan`).
+struct ScheduleSearchArgs {
+  std::string schedules = "gpipe,1f1b,zb-h1,zb-h2";
+  std::string virtual_stages = "2";
+};
+
+// --schedule and --virtual-stages,-v; `args` holds the defaults shown.
+void add_schedule_search_options(CLI::App& command, ScheduleSearchArgs& args);
+
+struct ScheduleSearch {
+  std::vector<sched::ScheduleKind> schedules;
+  std::vector<int> virtual_stage_counts;
+};
+
+// Every error is bad usage and names its option.
+sched::Result<ScheduleSearch> resolve_schedule_search(const ScheduleSearchArgs& args);
 
 // The resolved specs; errors say which option was wrong and why.
 struct PlanningInputs {

@@ -25,9 +25,8 @@ struct SweepArgs {
   std::string batch;
   std::string stages;
   std::string microbatches;
-  std::string schedules = "gpipe,1f1b,zb-h1,zb-h2";  // every sweepable kind, as plan
+  ScheduleSearchArgs search;
   std::string recompute = "off,on";
-  std::string virtual_stages = "2";
   std::size_t top = 10;
   std::string output;
 };
@@ -45,10 +44,10 @@ sched::Status parse_lists(const SweepArgs& args, sim::SweepSpec& spec) {
   if (auto s = list(args.batch, "--batch", spec.batch_sizes); !s) return s;
   if (auto s = list(args.stages, "--stages", spec.stage_counts); !s) return s;
   if (auto s = list(args.microbatches, "--microbatches", spec.microbatch_counts); !s) return s;
-  if (auto s = list(args.virtual_stages, "--virtual-stages", spec.virtual_stage_counts); !s) return s;
-  auto schedules = sim::parse_name_list(args.schedules, sim::sweepable_schedule_names());
-  if (!schedules) return sched::Error{fmt::format("--schedule: {}", schedules.error().message)};
-  for (const auto name : *schedules) spec.schedules.push_back(sched::parse_schedule_kind(name).value());
+  auto search = resolve_schedule_search(args.search);
+  if (!search) return search.error();
+  spec.schedules = search->schedules;
+  spec.virtual_stage_counts = search->virtual_stage_counts;
   auto recompute = sim::parse_name_list(args.recompute, {"off", "on"});
   if (!recompute) return sched::Error{fmt::format("--recompute: {}", recompute.error().message)};
   for (const auto name : *recompute) spec.recompute_modes.push_back(name == "on");
@@ -134,12 +133,7 @@ void add_sweep_command(CLI::App& app, CommandContext& context) {
                       "Pipeline depths in devices, e.g. 2,4,8 or pow2:1..64 (K = v x depth for the virtual-stage kinds)")
       ->required();
   command->add_option("--microbatches", args->microbatches, "Micro-batch counts, e.g. 1..64")->required();
-  command->add_option("--schedule", args->schedules,
-                      "Schedules, e.g. gpipe,1f1b (any kind: interleaved-1f1b, looped-bfs, zb-v, dualpipe-v too)")
-      ->capture_default_str();
-  command->add_option("--virtual-stages,-v", args->virtual_stages,
-                      "Stages per device searched for interleaved-1f1b and looped-bfs, e.g. 2,4 (zb-v and dualpipe-v: 2)")
-      ->capture_default_str();
+  add_schedule_search_options(*command, args->search);
   command->add_option("--recompute", args->recompute, "Re-materialization modes, e.g. off,on")->capture_default_str();
   command->add_option("--top", args->top, "How many of the best configurations to print")
       ->check(integer_from(0, 1'000'000))
