@@ -6,11 +6,9 @@
 // PIPEWORKS_UPDATE_GOLDEN=1 rewrites the files instead of comparing.
 #include <catch2/catch.hpp>
 
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 
+#include "golden_file.h"
 #include "sched/csv_io.h"
 #include "sched/generators.h"
 #include "sched/passes.h"
@@ -40,25 +38,10 @@ std::string golden_path(const GoldenCase& c, const char* variant) {
          "_k" + std::to_string(c.stages) + "_m" + std::to_string(kMicrobatches) + "." + variant + ".csv";
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
 // Compares `schedule`'s CSV with the golden file (or rewrites it), then reads the file back.
 void check_golden(const Schedule& schedule, const std::string& path) {
   INFO(path);
-  const std::string csv = to_csv(schedule);
-  const char* update = std::getenv("PIPEWORKS_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    std::ofstream(path, std::ios::binary) << csv;
-    WARN("rewrote " << path);
-  }
-  const std::string golden = read_file(path);
-  REQUIRE_FALSE(golden.empty());
-  CHECK(csv == golden);
+  const std::string golden = pipeworks::test::check_golden_file(to_csv(schedule), path);
   auto loaded = parse_csv(golden, path);
   REQUIRE(loaded.ok());
   CHECK(loaded->schedule == schedule);
@@ -91,10 +74,10 @@ TEST_CASE("a compute_only golden file lowered by our passes is its compute_comms
   for (const GoldenCase& c : kCases) {
     const std::string only = golden_path(c, "compute_only");
     INFO(only);
-    auto loaded = parse_csv(read_file(only), only);
+    auto loaded = parse_csv(pipeworks::test::read_file(only), only);
     REQUIRE(loaded.ok());
     auto lowered = lower_comm(loaded->schedule);
     REQUIRE(lowered.ok());
-    CHECK(to_csv(*lowered) == read_file(golden_path(c, "compute_comms")));
+    CHECK(to_csv(*lowered) == pipeworks::test::read_file(golden_path(c, "compute_comms")));
   }
 }

@@ -6,13 +6,11 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <map>
 #include <regex>
 #include <string_view>
-#include <sstream>
 
+#include "golden_file.h"
 #include "gpipe_timeline.h"
 #include "sched/generators.h"
 #include "sched/passes.h"
@@ -43,13 +41,6 @@ std::string well_formed_svg(const std::vector<const sched::Timeline*>& tls, cons
   return svg;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 struct Label {
   double x, width;
   std::string text;
@@ -72,14 +63,7 @@ TEST_CASE("golden SVG for GPipe K=4, M=4", "[viz][svg]") {
   const auto tl = make_gpipe_timeline(4, 4, GpipeCosts{1'000'000, 2'000'000, 100'000, 1 << 20, 0});
   const std::string svg = well_formed_svg({&tl});
   const std::string path = std::string(PIPEWORKS_TEST_DATA_DIR) + "/golden/gpipe_k4_m4.svg";
-  const char* update = std::getenv("PIPEWORKS_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    std::ofstream(path, std::ios::binary) << svg;
-    WARN("rewrote " << path);
-  }
-  const std::string golden = read_file(path);
-  REQUIRE_FALSE(golden.empty());
-  CHECK(svg == golden);
+  test::check_golden_file(svg, path);
 }
 
 TEST_CASE("title numbers match the GPipe closed forms", "[viz][svg]") {
@@ -210,7 +194,7 @@ TEST_CASE("write_svg writes the chart and reports bad paths", "[viz][svg]") {
   const auto tl = make_gpipe_timeline(2, 2);
   const std::string path = std::string(PIPEWORKS_BINARY_DIR) + "/viz_svg_test.svg";
   REQUIRE(write_svg(path, {&tl}).ok());
-  CHECK(read_file(path) == svg_gantt({&tl}));
+  CHECK(test::read_file(path) == svg_gantt({&tl}));
   std::remove(path.c_str());
   CHECK_FALSE(write_svg("/nonexistent-dir/x/chart.svg", {&tl}).ok());
 }
