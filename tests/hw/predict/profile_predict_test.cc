@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "hw/exec/malloc_tuning.h"
 #include "hw/predict/cost_fit.h"
 #include "hw/predict/prediction.h"
@@ -300,11 +302,19 @@ std::vector<ModelConfig> small_models() {
   return {mlp, transformer};
 }
 
+struct Peaks {
+  std::vector<sched::Bytes> predicted, measured;
+  sched::Bytes boundary_bytes = 0;  // one micro-batch's tensor at the first stage boundary
+};
+
 // Per device, the predicted and the measured peak activation bytes of one step of `config` (the
 // stage temporaries measured for its partition, as run --predict measures them).
-std::pair<std::vector<sched::Bytes>, std::vector<sched::Bytes>> predicted_and_measured_peaks(const RunConfig& config) {
+Peaks predicted_and_measured_peaks(const RunConfig& config) {
   const int size = config.batch_size / config.num_microbatches;
   Prepared p = prepare(config, {size});
+  const auto last_of_stage_0 = static_cast<std::size_t>(p.partition.boundaries.at(1) - 1);
+  auto boundary = p.profile.spec.layers.at(last_of_stage_0).output_bytes.at(size);
+  REQUIRE(boundary.ok());
   auto extra = measure_stage_extra_bytes(config.model, p.partition, size, 1);
   REQUIRE(extra.ok());
   p.profile.stage_boundaries = p.partition.boundaries;
@@ -313,7 +323,7 @@ std::pair<std::vector<sched::Bytes>, std::vector<sched::Bytes>> predicted_and_me
   REQUIRE(prediction.ok());
   auto run = measure_run(config, p.schedule, p.partition, 1);
   REQUIRE(run.ok());
-  return {prediction->peak_activation_bytes, run->steps.front().peak_activation_bytes};
+  return {prediction->peak_activation_bytes, run->steps.front().peak_activation_bytes, *boundary};
 }
 
 RunConfig one_step(const ModelConfig& model, sched::ScheduleKind kind, int k, int m, bool recompute) {
@@ -334,12 +344,18 @@ RunConfig one_step(const ModelConfig& model, sched::ScheduleKind kind, int k, in
 TEST_CASE("predicted peaks equal the executor's measured peaks, small mlp and transformer (bytes are exact)") {
   // Every schedule, with and without re-materialization, M = 1 (the first backward's gradients,
   // or the transformer's forward temporaries, decide the peak) and M = 4. The counting allocator
-  // makes bytes exact; times play no part.
+  // makes bytes exact. Times play a part under re-materialization only: the peak then falls in
+  // the backward, where device 1 also holds each input gradient it sent until device 0's B has
+  // used it; a late device 0 (a loaded machine) leaves up to one per micro-batch there, which a
+  // prediction timed from the profile cannot know (a fresh clone's parallel test run once
+  // measured two more than predicted: 16,388 bytes, transformer GPipe M = 4).
   for (const ModelConfig& model : small_models()) {
     for (const auto kind : {sched::ScheduleKind::kGPipe, sched::ScheduleKind::kOneFOneB}) {
       for (const bool recompute : {false, true}) {
         for (const int m : {1, 4}) {
-          const auto [predicted, measured] = predicted_and_measured_peaks(one_step(model, kind, 2, m, recompute));
+          const auto [predicted, measured, boundary_bytes] =
+              predicted_and_measured_peaks(one_step(model, kind, 2, m, recompute));
+          const double waiting_gradients = recompute ? static_cast<double>(m * boundary_bytes) : 0.0;
           INFO(model_kind_name(model.kind) << " schedule " << sched::schedule_kind_name(kind) << " recompute "
                                             << recompute << " M " << m);
           REQUIRE(measured.size() == 2);
@@ -348,7 +364,8 @@ TEST_CASE("predicted peaks equal the executor's measured peaks, small mlp and tr
             // 5%; 7% for the transformer, whose re-materializing forward is predicted up to 6.2% high
             // (GPipe, M = 4): R's temporaries are taken from a forward measured on the stage alone.
             const double tolerance = model.kind == ModelKind::kTransformer ? 0.07 : 0.05;
-            CHECK(static_cast<double>(predicted[d]) == Approx(static_cast<double>(measured[d])).epsilon(tolerance));
+            CHECK(std::abs(static_cast<double>(predicted[d] - measured[d])) <=
+                  tolerance * static_cast<double>(measured[d]) + waiting_gradients);
           }
         }
       }
@@ -366,7 +383,9 @@ TEST_CASE("predicted peaks of the split-backward schedules: from 25% low to 25% 
   for (const ModelConfig& model : small_models()) {
     for (const auto& [kind, k] : kinds) {
       for (const int m : {1, 4}) {
-        const auto [predicted, measured] = predicted_and_measured_peaks(one_step(model, kind, k, m, false));
+        const Peaks peaks = predicted_and_measured_peaks(one_step(model, kind, k, m, false));
+        const std::vector<sched::Bytes>& predicted = peaks.predicted;
+        const std::vector<sched::Bytes>& measured = peaks.measured;
         REQUIRE(measured.size() == 2);
         for (std::size_t d = 0; d < 2; ++d) {
           INFO(model_kind_name(model.kind) << " " << sched::schedule_kind_name(kind) << " M " << m << " device " << d
