@@ -15,8 +15,8 @@
 
 #include "cli/preset_size_options.h"
 #include "cli/shared_defaults.h"
-#include "sched/result.h"
 #include "sched/generators.h"
+#include "sched/result.h"
 #include "sim/cluster_spec.h"
 #include "sim/model_spec.h"
 #include "sim/optimizer.h"

@@ -1,5 +1,6 @@
 // The tests' golden files: an output compared with its file byte for byte, or, with
-// PIPEWORKS_UPDATE_GOLDEN=1, written to it instead (review the diff before committing).
+// PIPEWORKS_UPDATE_GOLDEN=1, written to it instead (review the diff before committing); and the
+// tests' one whole-file reader.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -12,7 +13,7 @@
 namespace pipeworks::test {
 
 // The whole file; "" when it cannot be read.
-inline std::string read_file(const std::string& path) {
+inline std::string read_text_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream out;
   out << in.rdbuf();
@@ -28,7 +29,7 @@ inline std::string check_golden_file(const std::string& actual, const std::strin
     std::ofstream(path, std::ios::binary) << actual;
     WARN("rewrote " << path);
   }
-  std::string golden = read_file(path);
+  std::string golden = read_text_file(path);
   REQUIRE_FALSE(golden.empty());
   CHECK(actual == golden);
   return golden;

@@ -6,11 +6,11 @@
 
 #include <array>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <catch2/catch.hpp>
+
+#include "golden_file.h"  // read_text_file
 
 namespace pipeworks::test {
 
@@ -32,13 +32,6 @@ inline CliRun run_pipeworks(const std::string& arguments, const std::string& red
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
-}
-
-inline std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 }  // namespace pipeworks::test

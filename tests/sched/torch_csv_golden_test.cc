@@ -74,10 +74,10 @@ TEST_CASE("a compute_only golden file lowered by our passes is its compute_comms
   for (const GoldenCase& c : kCases) {
     const std::string only = golden_path(c, "compute_only");
     INFO(only);
-    auto loaded = parse_csv(pipeworks::test::read_file(only), only);
+    auto loaded = parse_csv(pipeworks::test::read_text_file(only), only);
     REQUIRE(loaded.ok());
     auto lowered = lower_comm(loaded->schedule);
     REQUIRE(lowered.ok());
-    CHECK(to_csv(*lowered) == pipeworks::test::read_file(golden_path(c, "compute_comms")));
+    CHECK(to_csv(*lowered) == pipeworks::test::read_text_file(golden_path(c, "compute_comms")));
   }
 }

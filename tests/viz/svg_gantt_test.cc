@@ -194,7 +194,7 @@ TEST_CASE("write_svg writes the chart and reports bad paths", "[viz][svg]") {
   const auto tl = make_gpipe_timeline(2, 2);
   const std::string path = std::string(PIPEWORKS_BINARY_DIR) + "/viz_svg_test.svg";
   REQUIRE(write_svg(path, {&tl}).ok());
-  CHECK(test::read_file(path) == svg_gantt({&tl}));
+  CHECK(test::read_text_file(path) == svg_gantt({&tl}));
   std::remove(path.c_str());
   CHECK_FALSE(write_svg("/nonexistent-dir/x/chart.svg", {&tl}).ok());
 }
