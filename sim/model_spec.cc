@@ -2,7 +2,6 @@
 #include "sim/model_spec.h"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <set>
 
@@ -12,23 +11,6 @@ namespace pipeworks::sim {
 namespace {
 
 sched::Error error(std::string message) { return sched::Error{std::move(message), std::nullopt}; }
-
-// a + b * n, overflow-checked.
-sched::Result<std::int64_t> line_at(std::int64_t a, std::int64_t b, std::int64_t n) {
-  std::int64_t scaled = 0;
-  std::int64_t total = 0;
-  if (__builtin_mul_overflow(b, n, &scaled) || __builtin_add_overflow(a, scaled, &total)) {
-    return error(fmt::format("cost {} + {} x {} overflows 64 bits", a, b, n));
-  }
-  return total;
-}
-
-// The straight line through p and q (p.size < size < q.size), rounded to nearest.
-std::int64_t between(const SizePoint& p, const SizePoint& q, int size) {
-  const long double t = static_cast<long double>(size - p.size) / static_cast<long double>(q.size - p.size);
-  const long double v = static_cast<long double>(p.value) + t * (static_cast<long double>(q.value) - p.value);
-  return static_cast<std::int64_t>(std::llround(static_cast<double>(v)));
-}
 
 std::int64_t saturated_sum(std::int64_t a, std::int64_t b) {
   std::int64_t sum = 0;
@@ -44,32 +26,6 @@ std::vector<int> measured_sizes(const std::vector<SizePoint>& a, const std::vect
 }
 
 }  // namespace
-
-sched::Result<std::int64_t> scaled_value(std::int64_t fixed, std::int64_t per_sample,
-                                         const std::vector<SizePoint>& measured, int microbatch_size) {
-  if (microbatch_size < 1) return error(fmt::format("micro-batch size must be at least 1, got {}", microbatch_size));
-  if (measured.empty()) return line_at(fixed, per_sample, microbatch_size);
-  const auto above = std::lower_bound(measured.begin(), measured.end(), microbatch_size,
-                                      [](const SizePoint& p, int size) { return p.size < size; });
-  if (above != measured.end() && above->size == microbatch_size) return above->value;
-  if (above != measured.begin() && above != measured.end()) return between(*(above - 1), *above, microbatch_size);
-  // Outside the table: the nearest measured value, moved along the fitted slope.
-  const SizePoint& edge = above == measured.end() ? measured.back() : measured.front();
-  auto value = line_at(edge.value, per_sample, static_cast<std::int64_t>(microbatch_size) - edge.size);
-  if (!value) return value;
-  return std::max<std::int64_t>(0, *value);
-}
-
-sched::Status check_size_points(const std::vector<SizePoint>& measured) {
-  for (std::size_t i = 0; i < measured.size(); ++i) {
-    if (measured[i].size < 1) return error(fmt::format("measured size {} must be at least 1", measured[i].size));
-    if (measured[i].value < 0) return error(fmt::format("measured value at size {} is negative", measured[i].size));
-    if (i > 0 && measured[i].size <= measured[i - 1].size) {
-      return error(fmt::format("measured sizes must increase ({} after {})", measured[i].size, measured[i - 1].size));
-    }
-  }
-  return sched::Ok{};
-}
 
 bool backward_overflows(const LayerSpec& layer) {
   const ScaledDuration& i = layer.backward_input;
@@ -87,7 +43,8 @@ bool backward_overflows(const LayerSpec& layer) {
 }
 
 ScaledDuration operator+(const ScaledDuration& a, const ScaledDuration& b) {
-  ScaledDuration sum{saturated_sum(a.fixed_ns, b.fixed_ns), saturated_sum(a.per_sample_ns, b.per_sample_ns), {}};
+  ScaledDuration sum{saturated_sum(a.fixed_ns, b.fixed_ns), saturated_sum(a.per_sample_ns, b.per_sample_ns), {},
+                     combined_size_block(a.size_block, b.size_block)};
   if (a.measured.empty() && b.measured.empty()) return sum;
   for (int size : measured_sizes(a.measured, b.measured)) {
     auto x = a.at(size);
@@ -99,8 +56,8 @@ ScaledDuration operator+(const ScaledDuration& a, const ScaledDuration& b) {
 
 void LayerSpec::set_backward(const ScaledDuration& backward) {
   backward_input = ScaledDuration{backward.fixed_ns - backward.fixed_ns / 2,
-                                  backward.per_sample_ns - backward.per_sample_ns / 2, {}};
-  backward_weight = ScaledDuration{backward.fixed_ns / 2, backward.per_sample_ns / 2, {}};
+                                  backward.per_sample_ns - backward.per_sample_ns / 2, {}, backward.size_block};
+  backward_weight = ScaledDuration{backward.fixed_ns / 2, backward.per_sample_ns / 2, {}, backward.size_block};
   for (const SizePoint& p : backward.measured) {
     backward_input.measured.push_back(SizePoint{p.size, p.value - p.value / 2});
     backward_weight.measured.push_back(SizePoint{p.size, p.value / 2});
@@ -145,6 +102,10 @@ sched::Status check_layer(const LayerSpec& l) {
       {&no_grad, "forward_no_grad"}, {&whole, "backward"}};
   for (const auto& [d, what] : durations) {
     if (auto s = check_scaled(d->fixed_ns, d->per_sample_ns, d->measured, what); !s) return s;
+    if (d->size_block < 1 || d->size_block > kMaxSizeBlock) {
+      return error(fmt::format("{}: size_block must be from 1 to {}, got {}", what, kMaxSizeBlock, d->size_block));
+    }
+    if (d->size_block > 1 && d->measured.empty()) return error(fmt::format("{}: size_block needs a measured table", what));
   }
   const std::pair<const ScaledBytes*, const char*> sizes[] = {
       {&l.output_bytes, "output_bytes"}, {&l.stash_bytes, "stash_bytes"},

@@ -1,13 +1,8 @@
 // What a model costs, layer by layer, independent of any partition or device: the input of
 // partitioning and of the cost-model builder. Costs scale with the micro-batch size as
-// fixed + per_sample * size, or, where a profile measured them, through a table of sizes
-// interpolated piecewise linearly (kernels change shape between sizes: a line fitted over
-// 1..32 misses small sizes by tens of percent). The JSON form is documented in docs/model_spec.md.
-//
-//   value |           x        measured sizes (x): exact; between them: the straight line
-//         |        x /         through the two neighbours; outside them: the nearest measured
-//         |  x---x'            value plus per_sample * the distance (the fitted slope)
-//         +------------------ micro-batch size
+// fixed + per_sample * size, or, where a profile measured them, through a table of sizes read as
+// size_table.h draws it (kernels change shape between sizes: a line fitted over 1..32 misses
+// small sizes by tens of percent). The JSON form is documented in docs/model_spec.md.
 #pragma once
 
 #include <cstdint>
@@ -18,36 +13,23 @@
 #include <vector>
 
 #include "sched/result.h"
+#include "sim/size_table.h"
 #include "sim/units.h"
 
 namespace pipeworks::sim {
 
-// A value measured at one micro-batch size.
-struct SizePoint {
-  int size = 1;             // >= 1
-  std::int64_t value = 0;   // ns or bytes, >= 0
-  friend bool operator==(const SizePoint&, const SizePoint&) = default;
-};
-
-// The value at `microbatch_size` from the line fixed + per_sample * size and, when `measured` is
-// not empty (sizes strictly increasing), from the table as drawn above; never below 0. An error
-// when the size is below 1 or the arithmetic overflows int64.
-sched::Result<std::int64_t> scaled_value(std::int64_t fixed, std::int64_t per_sample,
-                                         const std::vector<SizePoint>& measured, int microbatch_size);
-
-// Checks sizes >= 1 and strictly increasing, values >= 0.
-sched::Status check_size_points(const std::vector<SizePoint>& measured);
-
-// A duration that grows with the micro-batch size.
+// A duration that grows with the micro-batch size; its table may declare the machine's kernel
+// block (size_table.h), which a profile picks per table from its own sizes.
 struct ScaledDuration {
   ScaledDuration() = default;
-  ScaledDuration(Nanoseconds fixed, Nanoseconds per_sample, std::vector<SizePoint> table = {})
-      : fixed_ns(fixed), per_sample_ns(per_sample), measured(std::move(table)) {}
+  ScaledDuration(Nanoseconds fixed, Nanoseconds per_sample, std::vector<SizePoint> table = {}, int block = 1)
+      : fixed_ns(fixed), per_sample_ns(per_sample), measured(std::move(table)), size_block(block) {}
   Nanoseconds fixed_ns = 0;
   Nanoseconds per_sample_ns = 0;
   std::vector<SizePoint> measured;  // optional table (profiled sizes)
+  int size_block = 1;               // 1..kMaxSizeBlock; above 1 only with a table
   sched::Result<Nanoseconds> at(int microbatch_size) const {
-    return scaled_value(fixed_ns, per_sample_ns, measured, microbatch_size);
+    return scaled_value(fixed_ns, per_sample_ns, measured, microbatch_size, size_block);
   }
   friend bool operator==(const ScaledDuration&, const ScaledDuration&) = default;
 };
@@ -67,7 +49,7 @@ struct ScaledBytes {
 };
 
 // Parts added; the table holds the sum at every size either table measured (a line alone counts
-// as measured everywhere). Saturates rather than overflow (check_model_spec rejects such specs).
+// as measured everywhere), its block combined_size_block of the two. Saturates rather than overflow (check_model_spec rejects such specs).
 ScaledDuration operator+(const ScaledDuration& a, const ScaledDuration& b);
 
 struct LayerSpec {
@@ -100,7 +82,7 @@ struct LayerSpec {
   // B: whole_backward when measured, else I + W.
   ScaledDuration backward() const { return whole_backward ? *whole_backward : backward_input + backward_weight; }
   // Sets an unsplit backward B: I = B - B/2, W = B/2 (fixed and per-sample parts and every
-  // measured point separately), no whole_backward.
+  // measured point separately, B's size block on both), no whole_backward.
   void set_backward(const ScaledDuration& backward);
   friend bool operator==(const LayerSpec&, const LayerSpec&) = default;
 };

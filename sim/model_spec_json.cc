@@ -20,6 +20,7 @@ struct Scaled {
   std::int64_t fixed = 0;
   std::int64_t per_sample = 0;
   std::vector<SizePoint> measured;
+  int size_block = 1;
 };
 
 // "measured": {"1": <leaf>, "2": <leaf>, ...}: keys are micro-batch sizes (whole numbers >= 1),
@@ -47,16 +48,21 @@ std::vector<SizePoint> read_measured(SpecReader& reader, const SpecReader::Field
   return points;
 }
 
-// A string/number (per-sample shorthand) or {"fixed": .., "per_sample": .., "measured": {..}}.
+// A string/number (per-sample shorthand) or {"fixed": .., "per_sample": .., "measured": {..}},
+// with "size_block": n beside a table when `blockable` (durations).
 template <class Leaf>
-Scaled read_scaled(SpecReader& reader, const SpecReader::Field& field, Leaf leaf) {
+Scaled read_scaled(SpecReader& reader, const SpecReader::Field& field, Leaf leaf, bool blockable) {
   Scaled out;
   if (!reader.ok() || field.value == nullptr) return out;
   if (!field.value->is_object()) {
     out.per_sample = leaf(field);
     return out;
   }
-  reader.allow_keys(*field.value, field.pointer, {"fixed", "per_sample", "measured"});
+  if (blockable) {
+    reader.allow_keys(*field.value, field.pointer, {"fixed", "per_sample", "measured", "size_block"});
+  } else {
+    reader.allow_keys(*field.value, field.pointer, {"fixed", "per_sample", "measured"});
+  }
   std::int64_t* parts[2] = {&out.fixed, &out.per_sample};
   const char* keys[2] = {"fixed", "per_sample"};
   for (int i = 0; i < 2; ++i) {
@@ -73,6 +79,14 @@ Scaled read_scaled(SpecReader& reader, const SpecReader::Field& field, Leaf leaf
     table.pointer = pointer_child(field.pointer, "measured");
     out.measured = read_measured(reader, table, leaf);
   }
+  if (blockable && field.value->contains("size_block")) {
+    const std::int64_t block = reader.integer(*field.value, field.pointer, "size_block", 1, std::nullopt);
+    if (reader.ok() && (block > kMaxSizeBlock || out.measured.empty())) {
+      reader.fail(pointer_child(field.pointer, "size_block"), &field.value->at("size_block"),
+                  out.measured.empty() ? "needs a 'measured' table" : fmt::format("must be at most {}", kMaxSizeBlock));
+    }
+    if (reader.ok()) out.size_block = static_cast<int>(block);
+  }
   if (reader.ok() && field.value->empty()) {
     reader.fail(field.pointer, field.value, "give 'fixed', 'per_sample' and/or 'measured'");
   }
@@ -85,14 +99,14 @@ ScaledDuration scaled_duration(SpecReader& reader, const Json& object, const std
   if (reader.ok() && field.value == nullptr && required) {
     reader.fail(field.pointer, nullptr, "missing required field");
   }
-  Scaled s = read_scaled(reader, field, [&](const SpecReader::Field& f) { return reader.duration_value(f); });
-  return ScaledDuration{s.fixed, s.per_sample, std::move(s.measured)};
+  Scaled s = read_scaled(reader, field, [&](const SpecReader::Field& f) { return reader.duration_value(f); }, true);
+  return ScaledDuration{s.fixed, s.per_sample, std::move(s.measured), s.size_block};
 }
 
 ScaledBytes scaled_bytes(SpecReader& reader, const Json& object, const std::string& pointer,
                          std::string_view name) {
   const SpecReader::Field field = reader.field(object, pointer, name, "_bytes");
-  Scaled s = read_scaled(reader, field, [&](const SpecReader::Field& f) { return reader.bytes_value(f); });
+  Scaled s = read_scaled(reader, field, [&](const SpecReader::Field& f) { return reader.bytes_value(f); }, false);
   return ScaledBytes{s.fixed, s.per_sample, std::move(s.measured)};
 }
 
@@ -209,7 +223,9 @@ OrderedJson scaled_json(std::int64_t fixed, std::int64_t per_sample, const std::
 }
 
 OrderedJson duration_json(const ScaledDuration& d) {
-  return scaled_json(d.fixed_ns, d.per_sample_ns, d.measured, exact_duration_string);
+  OrderedJson out = scaled_json(d.fixed_ns, d.per_sample_ns, d.measured, exact_duration_string);
+  if (d.size_block != 1) out["size_block"] = d.size_block;
+  return out;
 }
 
 OrderedJson bytes_json(const ScaledBytes& b) {

@@ -235,7 +235,11 @@ sched::Result<sim::LayerSpec> fit_layer(const LayerProfile& layer, std::vector<s
   sim::LayerSpec spec;
   spec.name = layer.name;
   spec.param_bytes = layer.param_bytes;
-  const auto duration = [&](std::size_t i) { return with_table(to_scaled_duration(fits[i]), tables[i]); };
+  const auto duration = [&](std::size_t i) {
+    sim::ScaledDuration d = with_table(to_scaled_duration(fits[i]), tables[i]);
+    d.size_block = sim::pick_size_block(d.measured, d.per_sample_ns);
+    return d;
+  };
   const auto bytes = [&](std::size_t i) { return with_table(to_scaled_bytes(fits[i]), tables[i]); };
   spec.forward = duration(0);
   spec.forward_no_grad = duration(1);

@@ -11,7 +11,8 @@
 //                         model order, backward in reverse), as a stage runs them; bytes from
 //                         the layer alone
 //   fit:                  time(size) = fixed + per_sample * size   (least squares, clamped >= 0),
-//                         and the measured sizes as a table the spec interpolates (model_spec.h)
+//                         and the measured sizes as a table the spec interpolates, each time
+//                         table with the kernel block its sizes support (sim/size_table.h)
 #pragma once
 
 #include <functional>
