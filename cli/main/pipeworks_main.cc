@@ -12,7 +12,6 @@
 
 #include "cli/command_list.h"
 #ifdef PIPEWORKS_HAVE_TORCH
-#include "hw/exec/host_heap_retention.h"
 #include "hw/model/torch_errors.h"
 #endif
 
@@ -55,10 +54,6 @@ int flushed(int exit_code) {
 }  // namespace
 
 int main(int argc, char** argv) {
-#ifdef PIPEWORKS_HAVE_TORCH
-  // Before any worker thread: profiles and runs meet the same heap policy.
-  pipeworks::hw::retain_freed_host_memory();
-#endif
   CLI::App app{"pipeworks: plan, simulate, run and compare pipeline-parallel training schedules"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "pipeworks 0.1.0");
