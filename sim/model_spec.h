@@ -49,7 +49,8 @@ struct ScaledBytes {
 };
 
 // Parts added; the table holds the sum at every size either table measured (a line alone counts
-// as measured everywhere), its block combined_size_block of the two. Saturates rather than overflow (check_model_spec rejects such specs).
+// as measured everywhere), its block combined_size_block of the two. Saturates rather than
+// overflow (check_model_spec rejects such specs).
 ScaledDuration operator+(const ScaledDuration& a, const ScaledDuration& b);
 
 struct LayerSpec {
