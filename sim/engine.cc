@@ -2,7 +2,6 @@
 #include "sim/engine.h"
 
 #include <algorithm>
-#include <limits>
 #include <string>
 
 #include <fmt/format.h>
@@ -14,7 +13,16 @@ namespace {
 
 using sched::ActionKind;
 
-constexpr Nanoseconds kUnknown = std::numeric_limits<Nanoseconds>::min();
+// An op's state (Engine::state_): what of its time is known. A separate byte per op rather than
+// a sentinel time: the times need no filling before the loop, which was one more pass over them.
+// (An enum, not a char type: stores of a char type may alias anything, which would make the
+// loop reload every member after each.)
+enum class OpState : std::uint8_t {
+  kPending,
+  kStarted,  // a blocking SEND/RECV reached: its start_ns holds when
+  kEnded,    // start_ns and end_ns hold the op's interval
+};
+using enum OpState;
 constexpr std::uint32_t kPhaseReady = 0;     // a transfer becomes ready (id = SEND op)
 constexpr std::uint32_t kPhaseDispatch = 1;  // a busy link frees up (id = link)
 
@@ -29,8 +37,9 @@ class Engine {
         record_(record_memory) {
     const std::size_t n = table.size();
     const std::size_t d = table.device_begin.size() - 1;
-    out_.times.assign(n, OpTime{kUnknown, kUnknown});
+    out_.times.resize(n);  // uninitialized (UninitializedAllocator)
     time_ = out_.times.data();
+    state_.assign(n, kPending);
     out_.peak_activation_bytes.assign(d, 0);
     out_.busy_ns.assign(d, 0);
     last_compute_end_.assign(d, 0);
@@ -91,6 +100,7 @@ class Engine {
   }
   const std::vector<std::int32_t>& cursor() const { return cursor_; }
   const std::vector<std::int32_t>& waiting_on() const { return waiting_on_; }
+  bool ended(std::size_t op) const { return state_[op] == kEnded; }
   EngineOutput take() { return std::move(out_); }
   const EngineOutput& output() const { return out_; }
 
@@ -110,7 +120,7 @@ class Engine {
     std::int32_t* link = &waiter_head_[owner];
     while (*link >= 0) {
       const auto w = static_cast<std::size_t>(*link);
-      if (time_[static_cast<std::size_t>(waiting_on_[w])].end_ns == kUnknown) {
+      if (state_[static_cast<std::size_t>(waiting_on_[w])] != kEnded) {
         link = &next_waiter_[w];
         continue;
       }
@@ -133,94 +143,112 @@ class Engine {
     }
   }
 
+  // What advance() keeps of the device it runs while it runs it; written back when it stops.
+  struct DeviceRun {
+    std::int32_t p;                 // program position (op id)
+    Nanoseconds free;               // its stream is free from
+    Nanoseconds last_compute_end;   // end of its latest compute op
+    Nanoseconds busy;               // the sum of its compute ops' durations
+  };
+
   // Runs device d's program from its cursor until it must wait.
   void advance(std::int32_t d) {
     const auto di = static_cast<std::size_t>(d);
     const std::int32_t last = t_.device_begin[di + 1];
-    std::int32_t p = cursor_[di];
-    Nanoseconds free = stream_free_[di];
-    while (p < last) {
-      const auto pi = static_cast<std::size_t>(p);
-      const Op op = ops_[pi];
-      if (sched::is_compute(op.kind)) {
-        Nanoseconds s = free;
-        if (op.dep >= 0) {
-          const Nanoseconds fa = time_[static_cast<std::size_t>(op.dep)].end_ns;
-          if (fa == kUnknown) {
-            wait_for(d, op.dep);
-            break;
-          }
-          s = std::max(s, fa);
-          if (op.other >= 0) {
-            const Nanoseconds fb = time_[static_cast<std::size_t>(op.other)].end_ns;
-            if (fb == kUnknown) {
-              wait_for(d, op.other);
-              break;
-            }
-            s = std::max(s, fb);
-          }
-        }
-        const OpClass& c = classes_[static_cast<std::size_t>(op.op_class)];
-        const Nanoseconds duration = c.duration_ns + (s > last_compute_end_[di] ? c.resume_ns : 0);
-        free = s + duration;
-        time_[pi] = OpTime{s, free};
-        last_compute_end_[di] = free;
-        out_.busy_ns[di] += duration;
-        if (c.memory_delta_bytes != 0) add_memory(di, free, c.memory_delta_bytes);
-        ++p;
-        continue;
+    DeviceRun run{cursor_[di], stream_free_[di], last_compute_end_[di], out_.busy_ns[di]};
+    while (run.p < last) {
+      const Op op = ops_[static_cast<std::size_t>(run.p)];
+      const OpClass& c = classes_[static_cast<std::size_t>(op.op_class)];
+      const std::int32_t awaited = sched::is_compute(c.kind) ? run_compute(di, op, c, run) : pass_transfer(op, c, run);
+      if (awaited >= 0) {
+        wait_for(d, awaited);
+        break;
       }
-      OpTime& time = time_[pi];
-      if (blocking_ && time.end_ns != kUnknown) {  // our rendezvous finished: the stream was held until its end
-        free = time.end_ns;
-        ++p;
-        continue;
-      }
-      if (sched::is_send(op.kind)) {
-        const Nanoseconds produced = time_[static_cast<std::size_t>(op.dep)].end_ns;
-        if (produced == kUnknown) {
-          wait_for(d, op.dep);
-          break;
-        }
-        if (!blocking_) {
-          time.start_ns = std::max(free, produced);
-          post_ready(p, time.start_ns);
-          ++p;
-          continue;
-        }
-        if (time.start_ns == kUnknown) {
-          time.start_ns = std::max(free, produced);
-          const Nanoseconds other = time_[static_cast<std::size_t>(op.other)].start_ns;
-          if (other != kUnknown) post_ready(p, std::max(time.start_ns, other));
-        }
-      } else {  // RECV
-        if (eager_) {  // the stream waits here until the data has arrived
-          if (time.end_ns == kUnknown) {
-            wait_for(d, p);
-            break;
-          }
-          free = std::max(free, time.end_ns);
-          ++p;
-          continue;
-        }
-        if (!blocking_) {
-          ++p;
-          continue;
-        }
-        if (time.start_ns == kUnknown) {
-          time.start_ns = free;
-          const Nanoseconds other = time_[static_cast<std::size_t>(op.other)].start_ns;
-          if (other != kUnknown) post_ready(op.other, std::max(free, other));
-        }
-      }
-      if (time.end_ns != kUnknown) continue;  // placed at once (its link is not shared): pass it above
-      wait_for(d, p);
-      break;
     }
-    cursor_[di] = p;
-    stream_free_[di] = free;
-    prefetch_from(p, last);
+    cursor_[di] = run.p;
+    stream_free_[di] = run.free;
+    last_compute_end_[di] = run.last_compute_end;
+    out_.busy_ns[di] = run.busy;
+    prefetch_from(run.p, last);
     wake_waiters_of(di);
+  }
+
+  // Runs the compute op at run.p and moves past it; or returns the dependency it waits for.
+  [[gnu::always_inline]] std::int32_t run_compute(std::size_t di, const Op& op, const OpClass& c, DeviceRun& run) {
+    Nanoseconds s = run.free;
+    if (op.dep >= 0) {
+      // The first dependency of an R, B, I or W is an op of its own stage (F, R or I), so of its
+      // own device; one earlier in the program ended by run.free, which never decreases. Not
+      // reading its time saves a cache miss per backward: its forward ran long before.
+      if (c.kind == ActionKind::kForward || op.dep >= run.p) {
+        if (state_[static_cast<std::size_t>(op.dep)] != kEnded) return op.dep;
+        s = std::max(s, time_[static_cast<std::size_t>(op.dep)].end_ns);
+      }
+      if (op.other >= 0) {
+        if (state_[static_cast<std::size_t>(op.other)] != kEnded) return op.other;
+        s = std::max(s, time_[static_cast<std::size_t>(op.other)].end_ns);
+      }
+    }
+    const Nanoseconds duration = c.duration_ns + (s > run.last_compute_end ? c.resume_ns : 0);
+    run.free = s + duration;
+    const auto pi = static_cast<std::size_t>(run.p);
+    time_[pi] = OpTime{s, run.free};
+    state_[pi] = kEnded;
+    run.last_compute_end = run.free;
+    run.busy += duration;
+    if (c.memory_delta_bytes != 0) add_memory(di, run.free, c.memory_delta_bytes);
+    ++run.p;
+    return -1;
+  }
+
+  // The SEND or RECV at run.p: moves past it when the device may (returns -1), else returns the op
+  // the device waits for (the producer, or the op itself until its transfer ends).
+  [[gnu::always_inline]] std::int32_t pass_transfer(const Op& op, const OpClass& c, DeviceRun& run) {
+    const std::int32_t p = run.p;
+    const auto pi = static_cast<std::size_t>(p);
+    OpTime& time = time_[pi];
+    OpState& state = state_[pi];
+    if (blocking_ && state == kEnded) {  // our rendezvous finished: the stream was held until its end
+      run.free = time.end_ns;
+      ++run.p;
+      return -1;
+    }
+    if (sched::is_send(c.kind)) {
+      if (state_[static_cast<std::size_t>(op.dep)] != kEnded) return op.dep;
+      const Nanoseconds produced = time_[static_cast<std::size_t>(op.dep)].end_ns;
+      if (!blocking_) {
+        post_ready(p, std::max(run.free, produced));
+        ++run.p;
+        return -1;
+      }
+      if (state == kPending) {
+        state = kStarted;
+        time.start_ns = std::max(run.free, produced);
+        const auto other = static_cast<std::size_t>(op.other);
+        if (state_[other] == kStarted) post_ready(p, std::max(time.start_ns, time_[other].start_ns));
+      }
+    } else {  // RECV
+      if (eager_) {  // the stream waits here until the data has arrived
+        if (state != kEnded) return p;
+        run.free = std::max(run.free, time.end_ns);
+        ++run.p;
+        return -1;
+      }
+      if (!blocking_) {
+        ++run.p;
+        return -1;
+      }
+      if (state == kPending) {
+        state = kStarted;
+        time.start_ns = run.free;
+        const auto other = static_cast<std::size_t>(op.other);
+        if (state_[other] == kStarted) post_ready(op.other, std::max(run.free, time_[other].start_ns));
+      }
+    }
+    if (state != kEnded) return p;
+    run.free = time.end_ns;  // placed at once (its link is not shared): held until its end
+    ++run.p;
+    return -1;
   }
 
   // The device resumes at `p` after other devices ran: its next records are brought into cache
@@ -281,7 +309,12 @@ class Engine {
     const auto r = static_cast<std::size_t>(ops_[s].other);
     const OpClass& c = class_of(send);
     const Nanoseconds finish = now + c.duration_ns;
-    time_[s] = time_[r] = OpTime{now, finish};
+    // Two stores of one value: `time_[s] = time_[r] = ...` reloaded time_[r] as one 16-byte
+    // load just after its two 8-byte stores, which the store buffer cannot forward.
+    const OpTime interval{now, finish};
+    time_[r] = interval;
+    time_[s] = interval;
+    state_[s] = state_[r] = kEnded;
     link_free_[static_cast<std::size_t>(c.link)] = finish;
     latest_transfer_end_ = std::max(latest_transfer_end_, finish);
     ++transfers_done_;
@@ -301,6 +334,7 @@ class Engine {
   bool record_;
   EngineOutput out_;
   OpTime* time_ = nullptr;
+  std::vector<OpState> state_;
   std::vector<std::int32_t> cursor_;
   std::vector<Nanoseconds> stream_free_;
   std::vector<Nanoseconds> last_compute_end_;  // per device: end of its latest compute op (0 before)
@@ -348,7 +382,7 @@ std::string stuck_message(const Engine& engine, const OpTable& table, const sche
   }
   if (text.empty()) {  // every program ran, but a posted transfer never found its partner
     for (std::size_t i = 0; i < table.size(); ++i) {
-      if (engine.output().times[i].end_ns == kUnknown) {
+      if (!engine.ended(i)) {
         text = fmt::format("the transfer of {} never started", describe(table, schedule, static_cast<std::int32_t>(i)));
         break;
       }

@@ -25,6 +25,8 @@
 //                     d1      |F0|F1|
 #pragma once
 
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "sched/timeline.h"
@@ -32,14 +34,38 @@
 
 namespace pipeworks::sim {
 
-// An op's interval: a compute op's run; a SEND's and a RECV's transfer on the link.
+// An op's interval: a compute op's run; a SEND's and a RECV's transfer on the link. (No member
+// initializers: the engine allocates them uninitialized and writes each before reading it.)
 struct OpTime {
-  Nanoseconds start_ns = 0;
-  Nanoseconds end_ns = 0;
+  Nanoseconds start_ns;
+  Nanoseconds end_ns;
+};
+
+// A std::allocator whose default construction leaves trivial values uninitialized: filling the
+// times of 10^5-10^6 ops before the engine writes each of them cost one more pass over memory.
+template <class T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <class U>
+  UninitializedAllocator(const UninitializedAllocator<U>& /*other*/) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
 };
 
 struct EngineOutput {
-  std::vector<OpTime> times;  // per op; start and end side by side (the loop reads both)
+  // Per op; start and end side by side (the loop reads both). Every entry is written when the
+  // engine succeeds; run_engine returns no output otherwise.
+  std::vector<OpTime, UninitializedAllocator<OpTime>> times;
   std::vector<Bytes> peak_activation_bytes;  // per device
   std::vector<Nanoseconds> busy_ns;          // per device: the sum of its compute ops' durations
   // Per device, only when asked for: held bytes (static + activations) at every change.

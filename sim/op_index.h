@@ -6,6 +6,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <vector>
 
 #include "sched/action.h"
@@ -26,8 +28,13 @@ class FlatIndex {
  public:
   FlatIndex(int num_stages, int num_microbatches)
       : k_(num_stages), m_(num_microbatches),
-        op_(static_cast<std::size_t>(num_stages) * static_cast<std::size_t>(num_microbatches) * kKinds, -1) {}
+        size_(static_cast<std::size_t>(num_stages) * static_cast<std::size_t>(num_microbatches) * kKinds),
+        op_(new std::int32_t[size_]) {
+    std::memset(op_.get(), 0xff, size_ * sizeof(std::int32_t));  // -1 in every slot, written once
+  }
 
+  int num_stages() const { return k_; }
+  int num_microbatches() const { return m_; }
   bool in_range(const Action& a) const {  // (unsigned: a negative value wraps past the bound)
     return static_cast<unsigned>(a.stage) < static_cast<unsigned>(k_) &&
            static_cast<unsigned>(a.microbatch) < static_cast<unsigned>(m_) &&
@@ -39,15 +46,33 @@ class FlatIndex {
                kKinds +
            static_cast<std::size_t>(sched::kind_index(a.kind));
   }
-  std::int32_t& at(std::size_t slot) { return op_[slot]; }
-  // Precondition: 0 <= stage < K, 0 <= m < M.
-  std::int32_t find(int stage, ActionKind kind, int m) const { return op_[slot(Action{stage, kind, m})]; }
+  std::size_t size() const { return size_; }
+  std::int32_t* data() { return op_.get(); }
+  const std::int32_t* data() const { return op_.get(); }
 
  private:
   int k_;
   int m_;
-  std::vector<std::int32_t> op_;
+  std::size_t size_;
+  std::unique_ptr<std::int32_t[]> op_;
 };
+
+// The look-up side of a FlatIndex, passed by value: a copy held in registers, which the hot
+// loops' stores cannot alias (a reference would make them reload both fields per action).
+struct IndexView {
+  const std::int32_t* op;
+  std::size_t num_microbatches;
+
+  // Precondition: 0 <= stage < K, 0 <= m < M.
+  std::int32_t find(int stage, ActionKind kind, int m) const {
+    return op[(static_cast<std::size_t>(stage) * num_microbatches + static_cast<std::size_t>(m)) * kKinds +
+              static_cast<std::size_t>(sched::kind_index(kind))];
+  }
+};
+
+inline IndexView view(const FlatIndex& index) {
+  return IndexView{index.data(), static_cast<std::size_t>(index.num_microbatches())};
+}
 
 // One data dependency: the action the rules of sched::data_dependencies pick (for the message)
 // and its op id (-1: the schedule does not contain it).
@@ -59,7 +84,7 @@ struct Dep {
 };
 
 // (stage, kind) of micro-batch m: `preferred` when the schedule has it, else `fallback`.
-inline Dep either(const FlatIndex& index, int m, int stage, ActionKind kind, int fallback_stage,
+inline Dep either(IndexView index, int m, int stage, ActionKind kind, int fallback_stage,
                   ActionKind fallback_kind) {
   const std::int32_t op = index.find(stage, kind, m);
   if (op >= 0) return {stage, kind, op};
@@ -69,7 +94,7 @@ inline Dep either(const FlatIndex& index, int m, int stage, ActionKind kind, int
 // sched::data_dependencies (dependencies.h) resolved against the flat index, for every kind but
 // RECV (the simulator gives a RECV no dependency: it is paired with its SEND instead).
 // tests/sim/op_table_test.cc checks that the two agree.
-inline int dependencies(const FlatIndex& index, const Action& a, int num_stages, std::array<Dep, 2>& out) {
+inline int dependencies(IndexView index, const Action& a, int num_stages, std::array<Dep, 2>& out) {
   const int s = a.stage;
   const int m = a.microbatch;
   const auto input_backward = [&](int stage) {

@@ -22,6 +22,7 @@ using sched::ActionKind;
 using sched::Error;
 using detail::Dep;
 using detail::FlatIndex;
+using detail::IndexView;
 using detail::kKinds;
 using detail::Located;
 using detail::dependencies;
@@ -138,10 +139,7 @@ class Compiler {
 
   bool run() {
     for (std::size_t d = 0; d + 1 < table_.device_begin.size(); ++d) {
-      const sched::Program& program = schedule_.programs[d];
-      for (std::size_t p = 0; p < program.size(); ++p) {
-        if (!compile(d, p, program[p])) return false;
-      }
+      if (!compile_program(d)) return false;
     }
     if (!check_totals()) return false;
     for (OpClass& c : table_.classes) {
@@ -153,50 +151,105 @@ class Compiler {
   std::string error;
 
  private:
-  bool compile(std::size_t d, std::size_t p, const Action& a) {
-    // Ops are compiled in id order: device by device, each in program order.
-    const std::size_t i = table_.ops.size();
-    if (!check_action(d, p, i, a)) return false;
-    Op& op = table_.ops.emplace_back();  // filled in place: a copy from the stack stalls on store forwarding
-    op.kind = a.kind;
-    if (sched::is_comm(a.kind)) {
-      if (!compile_transfer(d, p, a, op)) return false;
-    } else {
-      op.op_class = compute_class(a);
+  // What compiling an op reads besides the op. The loop keeps it in a local that never escapes:
+  // the int32 stores into the op records could alias members, which were reloaded per op.
+  struct Context {
+    IndexView index;
+    const int* placement;
+    const std::uint8_t* is_repeated;  // nullptr when no action repeats
+    std::size_t first_out_of_range;
+    int num_stages;
+    bool has_recompute;
+    bool has_split;
+
+    std::size_t slot(const Action& a) const {
+      return (static_cast<std::size_t>(a.stage) * index.num_microbatches + static_cast<std::size_t>(a.microbatch)) *
+                 kKinds +
+             static_cast<std::size_t>(sched::kind_index(a.kind));
     }
-    return sched::is_recv(a.kind) || resolve_dependencies(d, p, a, op);
+  };
+
+  Context context() const {
+    return Context{view(index_), schedule_.placement.data(),
+                   located_.is_repeated.empty() ? nullptr : located_.is_repeated.data(),
+                   located_.first_out_of_range, schedule_.num_stages, has_recompute_, has_split_};
   }
 
-  // In range, once in the schedule, on its stage's device.
-  bool check_action(std::size_t d, std::size_t p, std::size_t i, const Action& a) {
-    if (i == located_.first_out_of_range) {
-      return fail(d, p, a, fmt::format("out of range ({} stages, {} micro-batches)", schedule_.num_stages,
-                                       schedule_.num_microbatches));
-    }
-    if (!located_.is_repeated.empty() && located_.is_repeated[index_.slot(a)] != 0) {
-      return fail(d, p, a, fmt::format("the action occurs {} times", occurrences(schedule_, a)));
-    }
-    const int stage_device = schedule_.placement[static_cast<std::size_t>(a.stage)];
-    if (stage_device != static_cast<int>(d)) {
-      return fail(d, p, a, fmt::format("stage {} is placed on device {}", a.stage, stage_device));
+  // Ops are compiled in id order: device by device, each in program order.
+  bool compile_program(std::size_t d) {
+    const Context ctx = context();
+    const Action* const actions = schedule_.programs[d].data();
+    const std::size_t size = schedule_.programs[d].size();
+    const auto begin = static_cast<std::size_t>(table_.device_begin[d]);
+    for (std::size_t p = 0; p < size; ++p) {
+      const Action a = actions[p];
+      // In range, once in the schedule, on its stage's device.
+      if (begin + p == ctx.first_out_of_range || (ctx.is_repeated != nullptr && ctx.is_repeated[ctx.slot(a)] != 0) ||
+          ctx.placement[static_cast<std::size_t>(a.stage)] != static_cast<int>(d)) {
+        return fail_check(ctx, d, p, a);
+      }
+      Op& op = table_.ops.emplace_back();  // filled in place: a copy from the stack stalls on store forwarding
+      if (sched::is_comm(a.kind)) {
+        if (!compile_transfer(ctx, d, p, a, op)) return false;
+        if (sched::is_recv(a.kind)) continue;
+      } else {
+        op.op_class = compute_class(ctx, a);
+      }
+      std::array<Dep, 2> deps;
+      const int n = dependencies(ctx.index, a, ctx.num_stages, deps);
+      if (n > 0) op.dep = deps[0].op;
+      if (n > 1) op.other = deps[1].op;
+      if ((n > 0 && deps[0].op < 0) || (n > 1 && deps[1].op < 0)) return fail_dependency(ctx, d, p, a);
     }
     return true;
   }
 
-  std::int32_t compute_class(const Action& a) {
+  // Which of compile_program's checks `a` failed, as a message.
+  [[gnu::noinline, gnu::cold]] bool fail_check(const Context& ctx, std::size_t d, std::size_t p, const Action& a) {
+    if (static_cast<std::size_t>(table_.device_begin[d]) + p == ctx.first_out_of_range) {
+      return fail(d, p, a, fmt::format("out of range ({} stages, {} micro-batches)", schedule_.num_stages,
+                                       schedule_.num_microbatches));
+    }
+    if (ctx.is_repeated != nullptr && ctx.is_repeated[ctx.slot(a)] != 0) {
+      return fail(d, p, a, fmt::format("the action occurs {} times", occurrences(schedule_, a)));
+    }
+    return fail(d, p, a, fmt::format("stage {} is placed on device {}", a.stage,
+                                     schedule_.placement[static_cast<std::size_t>(a.stage)]));
+  }
+
+  [[gnu::noinline, gnu::cold]] bool fail_dependency(const Context& ctx, std::size_t d, std::size_t p, const Action& a) {
+    std::array<Dep, 2> deps;
+    const int n = dependencies(ctx.index, a, ctx.num_stages, deps);
+    for (int j = 0; j < n; ++j) {
+      const Dep& dep = deps[static_cast<std::size_t>(j)];
+      if (dep.op < 0) {
+        return fail(d, p, a, fmt::format("depends on {}, which the schedule does not contain",
+                                         sched::to_string(Action{dep.stage, dep.kind, a.microbatch})));
+      }
+    }
+    return fail(d, p, a, "a dependency is missing");  // not reached: the caller found one
+  }
+
+  std::int32_t compute_class(const Context& ctx, const Action& a) {
     const auto s = static_cast<std::size_t>(a.stage);
-    const StageCost& c = model_.stages[s];
-    const bool rematerialized = has_recompute_ && index_.find(a.stage, ActionKind::kRecompute, a.microbatch) >= 0;
-    const bool split = has_split_ && index_.find(a.stage, ActionKind::kBackwardWeight, a.microbatch) >= 0;
+    const std::size_t slot = ctx.slot(Action{a.stage, ActionKind::kForward, a.microbatch});
+    const bool rematerialized = ctx.has_recompute && ctx.index.op[slot + sched::kind_index(ActionKind::kRecompute)] >= 0;
+    const bool split = ctx.has_split && ctx.index.op[slot + sched::kind_index(ActionKind::kBackwardWeight)] >= 0;
     char& seen = seen_[s * kKinds + static_cast<std::size_t>(sched::kind_index(a.kind))];
-    const bool first = seen == 0 && first_cost(c, a.kind) > 0;
+    const bool first = seen == 0 && first_cost(model_.stages[s], a.kind) > 0;
     seen = 1;
     const std::size_t variant =
         (first ? kFirstOfStep : 0) | (rematerialized ? kRematerialized : 0) | (split ? kSplitBackward : 0);
-    std::int32_t& id = class_of_key_[key(a) + variant];
-    if (id >= 0) return id;
+    const std::int32_t id = class_of_key_[key(a) + variant];
+    return id >= 0 ? id : new_compute_class(a, first, rematerialized, split, variant);
+  }
+
+  [[gnu::noinline]] std::int32_t new_compute_class(const Action& a, bool first, bool rematerialized, bool split,
+                                                   std::size_t variant) {
+    const StageCost& c = model_.stages[static_cast<std::size_t>(a.stage)];
     OpClass oc;
-    oc.device = schedule_.placement[s];
+    oc.kind = a.kind;
+    oc.device = schedule_.placement[static_cast<std::size_t>(a.stage)];
     oc.memory_delta_bytes = activation_delta_bytes(a.kind, c, rematerialized, split);
     if (first) {
       oc.duration_ns = first_cost(c, a.kind) + model_.per_action_overhead_ns;
@@ -206,26 +259,29 @@ class Compiler {
       oc.duration_ns = (no_graph ? c.forward_no_grad_ns : compute_cost(c, a.kind)) + model_.per_action_overhead_ns;
       oc.resume_ns = resume_cost(c, a.kind);
     }
-    return id = add_class(oc);
+    return class_of_key_[key(a) + variant] = add_class(oc);
   }
 
   // A SEND or RECV: its partner and the class of its transfer.
-  bool compile_transfer(std::size_t d, std::size_t p, const Action& a, Op& op) {
+  bool compile_transfer(const Context& ctx, std::size_t d, std::size_t p, const Action& a, Op& op) {
     const Action peer = partner(a);
-    const bool peer_in_range = peer.stage >= 0 && peer.stage < schedule_.num_stages;
-    const std::int32_t peer_op = peer_in_range ? index_.find(peer.stage, peer.kind, peer.microbatch) : -1;
-    if (peer_op < 0) {
-      return fail(d, p, a, fmt::format("its partner {} is not in the schedule",
-                                       peer_in_range ? sched::to_string(peer) : std::string{"(outside the stage range)"}));
-    }
+    const bool peer_in_range = static_cast<unsigned>(peer.stage) < static_cast<unsigned>(ctx.num_stages);
+    const std::int32_t peer_op = peer_in_range ? ctx.index.find(peer.stage, peer.kind, peer.microbatch) : -1;
+    if (peer_op < 0) return fail_partner(d, p, a, peer, peer_in_range);
     op.other = peer_op;
-    const int expected_device = schedule_.placement[static_cast<std::size_t>(peer.stage)];
+    const int expected_device = ctx.placement[static_cast<std::size_t>(peer.stage)];
     const std::int32_t route = route_[static_cast<std::size_t>(a.stage) * kKinds + static_cast<std::size_t>(sched::kind_index(a.kind))];
     if (route >= 0 && holds(expected_device, peer_op)) {  // the devices and link of the op that made the class
       op.op_class = route;
       return true;
     }
     return classify_transfer(d, p, a, op, expected_device);
+  }
+
+  [[gnu::noinline, gnu::cold]] bool fail_partner(std::size_t d, std::size_t p, const Action& a, const Action& peer,
+                                                 bool peer_in_range) {
+    return fail(d, p, a, fmt::format("its partner {} is not in the schedule",
+                                     peer_in_range ? sched::to_string(peer) : std::string{"(outside the stage range)"}));
   }
 
   // The first transfer of its (stage, kind), or one whose partner is off its stage's device: the
@@ -248,6 +304,7 @@ class Compiler {
       auto ns = transfer_ns(model_.links[static_cast<std::size_t>(link)], transfer_bytes(a, model_));
       if (!ns) return fail(d, p, a, ns.error().message);
       OpClass oc;
+      oc.kind = a.kind;
       oc.duration_ns = *ns;
       oc.device = static_cast<std::int32_t>(d);
       oc.link = link;
@@ -265,21 +322,6 @@ class Compiler {
     if (peer_device == expected_device) {
       route_[static_cast<std::size_t>(a.stage) * kKinds + static_cast<std::size_t>(sched::kind_index(a.kind))] = id;
     }
-    return true;
-  }
-
-  bool resolve_dependencies(std::size_t d, std::size_t p, const Action& a, Op& op) {
-    std::array<Dep, 2> deps;
-    const int n = dependencies(index_, a, schedule_.num_stages, deps);
-    for (int j = 0; j < n; ++j) {
-      const Dep& dep = deps[static_cast<std::size_t>(j)];
-      if (dep.op < 0) {
-        return fail(d, p, a, fmt::format("depends on {}, which the schedule does not contain",
-                                         sched::to_string(Action{dep.stage, dep.kind, a.microbatch})));
-      }
-    }
-    if (n > 0) op.dep = deps[0].op;
-    if (n > 1) op.other = deps[1].op;
     return true;
   }
 
@@ -303,7 +345,7 @@ class Compiler {
     Int128 total_bytes = static_bytes;
     for (const Op& op : table_.ops) {
       const OpClass& c = table_.classes[static_cast<std::size_t>(op.op_class)];
-      if (!sched::is_recv(op.kind)) total_ns += Int128{c.duration_ns} + c.resume_ns;
+      if (!sched::is_recv(c.kind)) total_ns += Int128{c.duration_ns} + c.resume_ns;
       total_bytes += std::max<Bytes>(c.memory_delta_bytes, 0);
     }
     if (total_ns > kMaxTime) {
@@ -364,7 +406,7 @@ class Compiler {
 
 std::int32_t OpTable::dependency(std::size_t op, int j) const {
   const Op& o = ops[op];
-  if (sched::is_comm(o.kind)) return j == 0 ? o.dep : -1;
+  if (sched::is_comm(kind(op))) return j == 0 ? o.dep : -1;
   if (o.dep < 0) return -1;
   return j == 0 ? o.dep : o.other;
 }
@@ -375,7 +417,7 @@ std::vector<std::int64_t> OpTable::ops_per_class() const {
   return count;
 }
 
-std::int32_t OpTable::peer(std::size_t op) const { return sched::is_comm(ops[op].kind) ? ops[op].other : -1; }
+std::int32_t OpTable::peer(std::size_t op) const { return sched::is_comm(kind(op)) ? ops[op].other : -1; }
 
 sched::Result<Nanoseconds> transfer_ns(const Link& link, Bytes bytes) {
   if (bytes < 0 || link.latency_ns < 0 || !(link.bandwidth_bytes_per_s > 0) ||

@@ -34,7 +34,7 @@ sched::Timeline build_timeline(const sched::Schedule& schedule, const OpTable& t
   }
   tl.flows.reserve(static_cast<std::size_t>(table.num_transfers));
   for (std::size_t i = 0; i < table.size(); ++i) {
-    if (sched::is_send(table.ops[i].kind)) tl.flows.push_back(sched::Flow{i, static_cast<std::size_t>(table.peer(i))});
+    if (sched::is_send(table.kind(i))) tl.flows.push_back(sched::Flow{i, static_cast<std::size_t>(table.peer(i))});
   }
   for (auto& samples : out.memory) tl.memory.insert(tl.memory.end(), samples.begin(), samples.end());
   return tl;
@@ -45,7 +45,7 @@ std::vector<std::vector<BusyInterval>> busy_intervals(const OpTable& table, cons
                                                       std::size_t num_devices) {
   std::vector<std::vector<BusyInterval>> busy(num_devices);
   for (std::size_t i = 0; i < table.size(); ++i) {
-    if (!sched::is_compute(table.ops[i].kind)) continue;
+    if (!sched::is_compute(table.kind(i))) continue;
     busy[static_cast<std::size_t>(table.device(i))].push_back(BusyInterval{out.times[i].start_ns, out.times[i].end_ns});
   }
   return busy;

@@ -69,7 +69,7 @@ void check_against_sched(const sched::Schedule& schedule) {
       const Action& a = schedule.programs[d][p];
       const auto i = static_cast<std::size_t>(table->device_begin[d]) + p;
       INFO(sched::to_string(a) << " on device " << d);
-      CHECK(table->ops[i].kind == a.kind);
+      CHECK(table->kind(i) == a.kind);
       CHECK(table->device(i) == static_cast<std::int32_t>(d));
       std::int32_t expected[2] = {-1, -1};
       if (!sched::is_recv(a.kind)) {
