@@ -23,10 +23,12 @@ void print_step(const hw::StepStats& s) {
 }
 
 void print_run_header(const std::string& model, const hw::RunConfig& c, bool distributed) {
-  fmt::print("pipeworks run: {} on {}{}, {} x {} (batch {}), {}{}, {} (lr {:g})\n", model, c.device,
+  fmt::print("pipeworks run: {} on {}{}, {} x {} (batch {}), {}{}{}, {} (lr {:g})\n", model, c.device,
              distributed ? " (multi-process)" : "", sched::counted(c.num_stages, "stage"),
              sched::counted(c.num_microbatches, "micro-batch", "micro-batches"), c.batch_size,
-             sched::schedule_kind_name(c.schedule), c.recompute ? " + recompute" : "",
+             sched::schedule_kind_name(c.schedule),
+             c.virtual_stages > 1 ? fmt::format(" ({} stages per device)", c.virtual_stages) : "",
+             c.recompute ? " + recompute" : "",
              sim::optimizer_name(c.optimizer.kind), c.optimizer.learning_rate);
   fmt::print("{:>4}  {:>10}  {:>10}  {:>7}  {:>10}  {}\n", "step", "time (ms)", "samples/s", "bubble", "loss",
              "peak activation bytes per device");

@@ -43,6 +43,7 @@ nlohmann::json prediction_report_json(const PredictionReport& report) {
   j["model"] = model_display_name(c.model);
   j["device"] = c.device;
   j["schedule"] = sched::schedule_kind_name(c.schedule);
+  j["virtual_stages"] = c.virtual_stages;
   j["stages"] = c.num_stages;
   j["microbatches"] = c.num_microbatches;
   j["batch"] = c.batch_size;

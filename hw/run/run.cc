@@ -28,7 +28,7 @@ std::vector<torch::Tensor> gradients_of(const std::vector<torch::Tensor>& parame
 
 sched::Result<sched::Schedule> build_schedule(const RunConfig& config) {
   sched::ScheduleShape shape{config.num_stages, config.num_microbatches, config.placement};
-  auto schedule = sched::generate(config.schedule, shape);
+  auto schedule = sched::generate(config.schedule, shape, config.virtual_stages);
   if (!schedule) return schedule.error();
   if (config.recompute) {
     schedule = sched::add_recompute(*schedule);

@@ -36,6 +36,9 @@ struct RunConfig {
   int num_microbatches = 4;
   int batch_size = 32;  // samples per mini-batch; a multiple of num_microbatches
   sched::ScheduleKind schedule = sched::ScheduleKind::kOneFOneB;
+  // Stages per device of interleaved-1f1b and looped-bfs (K / v devices, stage s on device
+  // s mod K/v); 1 for every other schedule (zb-v and dualpipe-v place 2 by construction).
+  int virtual_stages = 1;
   bool recompute = false;
   std::vector<int> placement;        // empty: stage i on device i
   std::string partition = "uniform";  // "uniform" or per-stage layer counts "3,3,2"

@@ -46,6 +46,13 @@ inline sched::Schedule lowered(sched::ScheduleKind kind, int k, int m, bool reco
   return sched::lower_comm(s).value();
 }
 
+// Interleaved 1F1B and looped BFS: K stages, v per device (stage s on device s mod K/v).
+inline sched::Schedule lowered_virtual(sched::ScheduleKind kind, int k, int m, int v, bool recompute) {
+  sched::Schedule s = sched::generate(kind, {k, m, {}}, v).value();
+  if (recompute) s = sched::add_recompute(s).value();
+  return sched::lower_comm(s).value();
+}
+
 inline ExecutorOptions one_thread(OptimizerConfig optimizer = {}) {
   ExecutorOptions options;
   options.threads_per_worker = 1;

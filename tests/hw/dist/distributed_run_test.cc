@@ -103,7 +103,7 @@ struct Case {
 };
 
 Case make_case(const std::string& name, int k, int m, sched::ScheduleKind kind, bool recompute, double dropout,
-               std::vector<int> placement = {}) {
+               std::vector<int> placement = {}, int virtual_stages = 1) {
   Case c;
   c.name = name;
   c.config.model.kind = ModelKind::kMlp;
@@ -116,11 +116,13 @@ Case make_case(const std::string& name, int k, int m, sched::ScheduleKind kind, 
   c.config.schedule = kind;
   c.config.recompute = recompute;
   c.config.placement = placement;
+  c.config.virtual_stages = virtual_stages;
   c.config.steps = 2;
   c.args = {"--model", "mlp", "--depth", "6", "--width", "16", "--dropout", std::to_string(dropout), "-K",
             std::to_string(k), "-M", std::to_string(m), "--batch", std::to_string(2 * m), "--schedule",
-            kind == sched::ScheduleKind::kGPipe ? "gpipe" : "1f1b", "--steps", "2", "--intra-op-threads", "1",
-            "--timeout", "30", "--check", "--optimizer", "sgd", "--lr", "0.01"};  // c.config's optimizer
+            std::string(sched::schedule_kind_name(kind)), "--virtual-stages", std::to_string(virtual_stages),
+            "--steps", "2", "--intra-op-threads", "1", "--timeout", "30", "--check", "--optimizer", "sgd",
+            "--lr", "0.01"};  // c.config's optimizer
   if (recompute) c.args.push_back("--recompute");
   if (!placement.empty()) {
     c.args.push_back("--placement");
@@ -129,11 +131,18 @@ Case make_case(const std::string& name, int k, int m, sched::ScheduleKind kind, 
   return c;
 }
 
-TEST_CASE("distributed run: K = 2 and 4 Gloo ranks match the in-process executor bit for bit", "[distributed]") {
+TEST_CASE("distributed run: every schedule kind over Gloo ranks matches the in-process executor bit for bit",
+          "[distributed]") {
   const std::vector<Case> cases = {
       make_case("k2_1f1b_dropout", 2, 4, sched::ScheduleKind::kOneFOneB, false, 0.1),
       make_case("k4_gpipe_recompute", 4, 4, sched::ScheduleKind::kGPipe, true, 0.1),
       make_case("k4_on_2_ranks", 4, 2, sched::ScheduleKind::kOneFOneB, false, 0.0, {0, 0, 1, 1}),
+      // The split backward (I then W) and several stages per rank.
+      make_case("k2_zb_h1", 2, 4, sched::ScheduleKind::kZbH1, false, 0.1),
+      make_case("k4_zb_v_on_2_ranks_recompute", 4, 4, sched::ScheduleKind::kZbV, true, 0.0),
+      make_case("k4_dualpipe_v_on_2_ranks", 4, 4, sched::ScheduleKind::kDualPipeV, false, 0.0),
+      make_case("k4_interleaved_v2_on_2_ranks", 4, 4, sched::ScheduleKind::kInterleaved1F1B, false, 0.1, {}, 2),
+      make_case("k4_looped_bfs_v2_on_2_ranks", 4, 2, sched::ScheduleKind::kLoopedBfs, true, 0.0, {}, 2),
   };
   for (const Case& c : cases) {
     SECTION(c.name) {
