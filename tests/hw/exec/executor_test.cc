@@ -210,6 +210,19 @@ bool accumulates_in_order(const sched::Schedule& schedule) {
   return true;
 }
 
+// Two steps of `schedule` against the micro-batch reference: within rtol 1e-5 / atol 4e-5, and
+// bit-identical where the accumulation order is the reference's.
+void check_against_reference(const ModelConfig& config, const sched::Schedule& schedule) {
+  const Comparison c = compare_run(config, schedule, ReferenceMode::kMicrobatches, 2);
+  CHECK(c.grads.all_close);
+  CHECK(c.grads.max_abs_diff < 4e-5);
+  CHECK(c.params.all_close);
+  if (accumulates_in_order(schedule)) {
+    CHECK(c.grads.exactly_equal);
+    CHECK(c.params.exactly_equal);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("split backward (I then W): zero-bubble schedules match the micro-batch reference") {
@@ -223,14 +236,7 @@ TEST_CASE("split backward (I then W): zero-bubble schedules match the micro-batc
             const int k = sched::is_v_shaped(kind) ? 2 * p : p;
             CAPTURE(model_kind_name(config.kind), sched::schedule_kind_name(kind), recompute, k, m);
             const sched::Schedule schedule = lowered(kind, k, m, recompute);
-            const Comparison c = compare_run(config, schedule, ReferenceMode::kMicrobatches, 2);
-            CHECK(c.grads.all_close);
-            CHECK(c.grads.max_abs_diff < 4e-5);
-            CHECK(c.params.all_close);
-            if (accumulates_in_order(schedule)) {
-              CHECK(c.grads.exactly_equal);
-              CHECK(c.params.exactly_equal);
-            }
+            check_against_reference(config, schedule);
           }
         }
       }
@@ -248,14 +254,7 @@ TEST_CASE("virtual stages: interleaved 1F1B and looped BFS match the micro-batch
             CAPTURE(model_kind_name(config.kind), sched::schedule_kind_name(kind), recompute, p, v, m);
             const sched::Schedule schedule = lowered_virtual(kind, p * v, m, v, recompute);
             REQUIRE(schedule.num_devices() == p);
-            const Comparison c = compare_run(config, schedule, ReferenceMode::kMicrobatches, 2);
-            CHECK(c.grads.all_close);
-            CHECK(c.grads.max_abs_diff < 4e-5);
-            CHECK(c.params.all_close);
-            if (accumulates_in_order(schedule)) {
-              CHECK(c.grads.exactly_equal);
-              CHECK(c.params.exactly_equal);
-            }
+            check_against_reference(config, schedule);
           }
         }
       }
