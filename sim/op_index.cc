@@ -26,8 +26,8 @@ void mark_repeated(const sched::Schedule& schedule, const std::vector<std::int32
 
 Located locate_actions(const sched::Schedule& schedule, const std::vector<std::int32_t>& device_begin) {
   Located out{FlatIndex(schedule.num_stages, schedule.num_microbatches), {}, schedule.num_actions()};
-  // Locals, not members: the loop's int32 stores could alias members, and reloading them per
-  // action doubled this pass's instructions.
+  // Locals, not members: the loop's int32 stores may alias int members, which the compiler would
+  // then reload for every action.
   const auto k = static_cast<unsigned>(schedule.num_stages);
   const auto m = static_cast<unsigned>(schedule.num_microbatches);
   std::int32_t* const slots = out.index.data();

@@ -152,7 +152,8 @@ class Compiler {
 
  private:
   // What compiling an op reads besides the op. The loop keeps it in a local that never escapes:
-  // the int32 stores into the op records could alias members, which were reloaded per op.
+  // the int32 stores into the op records may alias int members, which the compiler would then
+  // reload for every op.
   struct Context {
     IndexView index;
     const int* placement;
