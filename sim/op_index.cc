@@ -48,7 +48,7 @@ Located locate_actions(const sched::Schedule& schedule, const std::vector<std::i
       }
       kinds_present |= 1U << kind;
       num_sends += sched::is_send(a.kind) ? 1 : 0;
-      std::int32_t& op = slots[(static_cast<std::size_t>(a.stage) * m + static_cast<std::size_t>(a.microbatch)) * kKinds + kind];
+      std::int32_t& op = slots[index_slot(m, a.stage, a.microbatch, kind)];
       if (op < 0) {
         op = begin + static_cast<std::int32_t>(p);
       } else {

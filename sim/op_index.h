@@ -20,6 +20,12 @@ using sched::ActionKind;
 
 inline constexpr int kKinds = sched::kNumActionKinds;
 
+// The slot of (stage, micro-batch, kind index) in a FlatIndex over `num_microbatches`: the one
+// layout rule of the index, for every reader of it.
+inline std::size_t index_slot(std::size_t num_microbatches, int stage, int microbatch, unsigned kind) {
+  return (static_cast<std::size_t>(stage) * num_microbatches + static_cast<std::size_t>(microbatch)) * kKinds + kind;
+}
+
 // Op id of every in-range action: one int32 per (stage, micro-batch, kind), -1 when absent. The
 // kinds of one (stage, micro-batch) sit together, so the look-ups of one op share cache lines.
 // (sched::ActionIndex answers the same questions through out-of-line calls; this is the inlined
@@ -42,9 +48,8 @@ class FlatIndex {
   }
   // Precondition: in_range(a).
   std::size_t slot(const Action& a) const {
-    return (static_cast<std::size_t>(a.stage) * static_cast<std::size_t>(m_) + static_cast<std::size_t>(a.microbatch)) *
-               kKinds +
-           static_cast<std::size_t>(sched::kind_index(a.kind));
+    return index_slot(static_cast<std::size_t>(m_), a.stage, a.microbatch,
+                      static_cast<unsigned>(sched::kind_index(a.kind)));
   }
   std::size_t size() const { return size_; }
   std::int32_t* data() { return op_.get(); }
@@ -58,15 +63,17 @@ class FlatIndex {
 };
 
 // The look-up side of a FlatIndex, passed by value: a copy held in registers, which the hot
-// loops' stores cannot alias (a reference would make them reload both fields per action).
+// loops' stores cannot alias, as they may alias the fields of a FlatIndex behind a reference.
 struct IndexView {
   const std::int32_t* op;
   std::size_t num_microbatches;
 
   // Precondition: 0 <= stage < K, 0 <= m < M.
   std::int32_t find(int stage, ActionKind kind, int m) const {
-    return op[(static_cast<std::size_t>(stage) * num_microbatches + static_cast<std::size_t>(m)) * kKinds +
-              static_cast<std::size_t>(sched::kind_index(kind))];
+    return op[slot(stage, kind, m)];
+  }
+  std::size_t slot(int stage, ActionKind kind, int m) const {
+    return index_slot(num_microbatches, stage, m, static_cast<unsigned>(sched::kind_index(kind)));
   }
 };
 

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -12,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "sched/limits.h"
+#include "sim/op_costs.h"
 #include "sim/op_index.h"
 
 namespace pipeworks::sim {
@@ -28,53 +28,13 @@ using detail::Located;
 using detail::dependencies;
 using detail::locate_actions;
 using detail::partner;
+using detail::compute_cost;
+using detail::first_cost;
+using detail::kMaxTime;
+using detail::resume_cost;
+using detail::transfer_bytes;
 
-__extension__ typedef __int128 Int128;  // NOLINT: exact sums and ceil(bytes * 1e9 / bandwidth) past int64
-
-constexpr std::int64_t kMaxTime = std::numeric_limits<std::int64_t>::max() / 4;
-
-Nanoseconds compute_cost(const StageCost& c, ActionKind kind) {
-  switch (kind) {
-    case ActionKind::kForward: return c.forward_ns;
-    case ActionKind::kBackward: return c.backward_ns;
-    case ActionKind::kBackwardInput: return c.backward_input_ns;
-    case ActionKind::kBackwardWeight: return c.backward_weight_ns;
-    case ActionKind::kRecompute: return c.recompute_ns;
-    default: return 0;
-  }
-}
-
-// The cost of the stage's first action of `kind` in a step; 0: as the others.
-Nanoseconds first_cost(const StageCost& c, ActionKind kind) {
-  switch (kind) {
-    case ActionKind::kForward: return c.first_forward_ns;
-    case ActionKind::kRecompute: return c.first_recompute_ns;
-    case ActionKind::kBackward: return c.first_backward_ns;
-    default: return 0;
-  }
-}
-
-Nanoseconds resume_cost(const StageCost& c, ActionKind kind) {
-  switch (kind) {
-    case ActionKind::kForward: return c.resume_forward_ns;
-    case ActionKind::kRecompute: return c.resume_recompute_ns;
-    case ActionKind::kBackward:
-    case ActionKind::kBackwardInput:
-    case ActionKind::kBackwardWeight: return c.resume_backward_ns;
-    default: return 0;
-  }
-}
-
-// Bytes a SEND/RECV carries: stage s's output forwards, the same-sized gradient backwards.
-Bytes transfer_bytes(const Action& a, const CostModel& model) {
-  const bool forward = a.kind == ActionKind::kSendF || a.kind == ActionKind::kRecvF;
-  const bool at_sender = sched::is_send(a.kind);
-  // SEND_F(s)/RECV_F(s+1) carry stage s's output; SEND_B(s)/RECV_B(s-1) carry stage s-1's.
-  int producer_stage = a.stage;
-  if (forward && !at_sender) producer_stage = a.stage - 1;
-  if (!forward && at_sender) producer_stage = a.stage - 1;
-  return model.stages[static_cast<std::size_t>(producer_stage)].output_bytes;
-}
+__extension__ typedef __int128 Int128;  // NOLINT: exact sums past int64
 
 sched::Status check_shape(const sched::Schedule& schedule, const CostModel& model) {
   if (static_cast<std::size_t>(schedule.num_stages) != model.stages.size()) {
@@ -163,11 +123,7 @@ class Compiler {
     bool has_recompute;
     bool has_split;
 
-    std::size_t slot(const Action& a) const {
-      return (static_cast<std::size_t>(a.stage) * index.num_microbatches + static_cast<std::size_t>(a.microbatch)) *
-                 kKinds +
-             static_cast<std::size_t>(sched::kind_index(a.kind));
-    }
+    std::size_t slot(const Action& a) const { return index.slot(a.stage, a.kind, a.microbatch); }
   };
 
   Context context() const {
@@ -233,9 +189,8 @@ class Compiler {
 
   std::int32_t compute_class(const Context& ctx, const Action& a) {
     const auto s = static_cast<std::size_t>(a.stage);
-    const std::size_t slot = ctx.slot(Action{a.stage, ActionKind::kForward, a.microbatch});
-    const bool rematerialized = ctx.has_recompute && ctx.index.op[slot + sched::kind_index(ActionKind::kRecompute)] >= 0;
-    const bool split = ctx.has_split && ctx.index.op[slot + sched::kind_index(ActionKind::kBackwardWeight)] >= 0;
+    const bool rematerialized = ctx.has_recompute && ctx.index.find(a.stage, ActionKind::kRecompute, a.microbatch) >= 0;
+    const bool split = ctx.has_split && ctx.index.find(a.stage, ActionKind::kBackwardWeight, a.microbatch) >= 0;
     char& seen = seen_[s * kKinds + static_cast<std::size_t>(sched::kind_index(a.kind))];
     const bool first = seen == 0 && first_cost(model_.stages[s], a.kind) > 0;
     seen = 1;
@@ -419,30 +374,6 @@ std::vector<std::int64_t> OpTable::ops_per_class() const {
 }
 
 std::int32_t OpTable::peer(std::size_t op) const { return sched::is_comm(kind(op)) ? ops[op].other : -1; }
-
-sched::Result<Nanoseconds> transfer_ns(const Link& link, Bytes bytes) {
-  if (bytes < 0 || link.latency_ns < 0 || !(link.bandwidth_bytes_per_s > 0) ||
-      !std::isfinite(link.bandwidth_bytes_per_s)) {
-    return Error{"transfer: negative size or latency, or a bandwidth that is not finite and positive"};
-  }
-  const double bw = link.bandwidth_bytes_per_s;
-  Nanoseconds wire = 0;
-  if (bw == std::floor(bw) && bw < 9.0e18) {
-    const auto den = static_cast<Int128>(bw);
-    const Int128 num = static_cast<Int128>(bytes) * 1'000'000'000;
-    const Int128 q = (num + den - 1) / den;
-    if (q > kMaxTime) return Error{fmt::format("transfer of {} bytes at {} B/s takes too long", bytes, bw)};
-    wire = static_cast<Nanoseconds>(q);
-  } else {
-    const double ns = std::ceil(static_cast<double>(bytes) * 1e9 / bw);
-    if (!(ns <= static_cast<double>(kMaxTime))) {
-      return Error{fmt::format("transfer of {} bytes at {} B/s takes too long", bytes, bw)};
-    }
-    wire = static_cast<Nanoseconds>(ns);
-  }
-  if (wire > kMaxTime - link.latency_ns) return Error{"transfer time overflows"};
-  return link.latency_ns + wire;
-}
 
 sched::Result<OpTable> build_op_table(const sched::Schedule& schedule, const CostModel& model) {
   if (auto st = check_cost_model(model); !st) return st.error();

@@ -11,6 +11,7 @@
 
 #include "sched/schedule.h"
 #include "sim/cost_model.h"
+#include "sim/op_costs.h"  // transfer_ns
 #include "sim/memory_model.h"
 
 namespace pipeworks::sim {
@@ -61,10 +62,6 @@ struct OpTable {
   // Per class: how many ops it has.
   std::vector<std::int64_t> ops_per_class() const;
 };
-
-// Time of one transfer of `bytes` over `link`: latency + ceil(bytes * 1e9 / bandwidth), exact for
-// integral bandwidths. Fails when the result would exceed the simulator's time range.
-sched::Result<Nanoseconds> transfer_ns(const Link& link, Bytes bytes);
 
 // Checks the pair (the cost model with check_cost_model, then: stage counts agree, devices exist
 // in the cost model, every action is in range, occurs once and runs on its stage's device,
