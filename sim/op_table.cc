@@ -156,7 +156,8 @@ class Compiler {
       const int n = dependencies(ctx.index, a, ctx.num_stages, deps);
       if (n > 0) op.dep = deps[0].op;
       if (n > 1) op.other = deps[1].op;
-      if ((n > 0 && deps[0].op < 0) || (n > 1 && deps[1].op < 0)) return fail_dependency(ctx, d, p, a);
+      if (n > 0 && deps[0].op < 0) return fail_dependency(d, p, a, deps[0]);
+      if (n > 1 && deps[1].op < 0) return fail_dependency(d, p, a, deps[1]);
     }
     return true;
   }
@@ -174,17 +175,9 @@ class Compiler {
                                      schedule_.placement[static_cast<std::size_t>(a.stage)]));
   }
 
-  [[gnu::noinline, gnu::cold]] bool fail_dependency(const Context& ctx, std::size_t d, std::size_t p, const Action& a) {
-    std::array<Dep, 2> deps;
-    const int n = dependencies(ctx.index, a, ctx.num_stages, deps);
-    for (int j = 0; j < n; ++j) {
-      const Dep& dep = deps[static_cast<std::size_t>(j)];
-      if (dep.op < 0) {
-        return fail(d, p, a, fmt::format("depends on {}, which the schedule does not contain",
-                                         sched::to_string(Action{dep.stage, dep.kind, a.microbatch})));
-      }
-    }
-    return fail(d, p, a, "a dependency is missing");  // not reached: the caller found one
+  [[gnu::noinline, gnu::cold]] bool fail_dependency(std::size_t d, std::size_t p, const Action& a, const Dep& missing) {
+    return fail(d, p, a, fmt::format("depends on {}, which the schedule does not contain",
+                                     sched::to_string(Action{missing.stage, missing.kind, a.microbatch})));
   }
 
   std::int32_t compute_class(const Context& ctx, const Action& a) {

@@ -29,11 +29,22 @@ std::int64_t between(const SizePoint& p, const SizePoint& q, int size) {
   return static_cast<std::int64_t>(std::llround(static_cast<double>(v)));
 }
 
+// The first measured point at `size` or above (the table's sizes increase).
+std::vector<SizePoint>::const_iterator at_or_above(const std::vector<SizePoint>& measured, int size) {
+  return std::lower_bound(measured.begin(), measured.end(), size, [](const SizePoint& p, int s) { return p.size < s; });
+}
+
+// The measured value at exactly `size`, if the table holds it.
+std::optional<std::int64_t> measured_at(const std::vector<SizePoint>& measured, int size) {
+  const auto hit = at_or_above(measured, size);
+  if (hit == measured.end() || hit->size != size) return std::nullopt;
+  return hit->value;
+}
+
 // The block-1 rule over a non-empty table.
 sched::Result<std::int64_t> table_value(std::int64_t per_sample, const std::vector<SizePoint>& measured, int size) {
-  const auto above = std::lower_bound(measured.begin(), measured.end(), size,
-                                      [](const SizePoint& p, int s) { return p.size < s; });
-  if (above != measured.end() && above->size == size) return above->value;
+  if (auto hit = measured_at(measured, size)) return *hit;
+  const auto above = at_or_above(measured, size);
   if (above != measured.begin() && above != measured.end()) return between(*(above - 1), *above, size);
   // Outside the table: the nearest measured value, moved along the fitted slope.
   const SizePoint& edge = above == measured.end() ? measured.back() : measured.front();
@@ -77,9 +88,7 @@ sched::Result<std::int64_t> scaled_value(std::int64_t fixed, std::int64_t per_sa
     return error(fmt::format("size block must be from 1 to {}, got {}", kMaxSizeBlock, size_block));
   }
   if (measured.empty()) return line_at(fixed, per_sample, microbatch_size);
-  const auto hit = std::find_if(measured.begin(), measured.end(),
-                                [&](const SizePoint& p) { return p.size == microbatch_size; });
-  if (hit != measured.end()) return hit->value;
+  if (auto hit = measured_at(measured, microbatch_size)) return *hit;
   if (size_block > 1) {
     if (auto blocked = block_value(per_sample, measured, microbatch_size, size_block)) return *blocked;
   }

@@ -139,6 +139,7 @@ TEST_CASE("distributed run: every schedule kind over Gloo ranks matches the in-p
       make_case("k4_on_2_ranks", 4, 2, sched::ScheduleKind::kOneFOneB, false, 0.0, {0, 0, 1, 1}),
       // The split backward (I then W) and several stages per rank.
       make_case("k2_zb_h1", 2, 4, sched::ScheduleKind::kZbH1, false, 0.1),
+      make_case("k2_zb_h2_recompute", 2, 4, sched::ScheduleKind::kZbH2, true, 0.0),
       make_case("k4_zb_v_on_2_ranks_recompute", 4, 4, sched::ScheduleKind::kZbV, true, 0.0),
       make_case("k4_dualpipe_v_on_2_ranks", 4, 4, sched::ScheduleKind::kDualPipeV, false, 0.0),
       make_case("k4_interleaved_v2_on_2_ranks", 4, 4, sched::ScheduleKind::kInterleaved1F1B, false, 0.1, {}, 2),
