@@ -43,8 +43,8 @@ std::optional<std::int64_t> measured_at(const std::vector<SizePoint>& measured, 
 
 // The block-1 rule over a non-empty table.
 sched::Result<std::int64_t> table_value(std::int64_t per_sample, const std::vector<SizePoint>& measured, int size) {
-  if (auto hit = measured_at(measured, size)) return *hit;
   const auto above = at_or_above(measured, size);
+  if (above != measured.end() && above->size == size) return above->value;
   if (above != measured.begin() && above != measured.end()) return between(*(above - 1), *above, size);
   // Outside the table: the nearest measured value, moved along the fitted slope.
   const SizePoint& edge = above == measured.end() ? measured.back() : measured.front();
