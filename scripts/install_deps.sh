@@ -16,8 +16,9 @@ packages=(
   libfmt-dev nlohmann-json3-dev libboost-graph-dev libcli11-dev catch2 libbenchmark-dev
   # the Gloo headers c10d's ProcessGroupGloo.hpp includes (the wheel ships LibTorch without them)
   libgloo-dev
-  # the Python module (pybind11 against Debian's Python 3.11, which the venv is made from)
-  pybind11-dev python3-dev python3-venv
+  # the Python module: Debian's Python 3.11 (the venv is made from it) and its headers; pybind11
+  # itself comes with the venv (scripts/requirements.txt)
+  python3-dev python3-venv
   # the test that renders the SVG charts in a browser, as a user opens them
   chromium
 )

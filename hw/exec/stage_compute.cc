@@ -10,6 +10,8 @@
 #include <torch/csrc/autograd/variable.h>
 #include <torch/torch.h>
 
+#include "hw/model/torch_compat.h"
+
 namespace pipeworks::hw {
 
 using torch::autograd::Edge;
@@ -18,7 +20,7 @@ using torch::autograd::Node;
 // A node W starts from: the gradients flowing into it (one per input of the node, as I captured
 // them) and the gradient edges of the parameters it leads to.
 struct WeightRoot {
-  std::shared_ptr<Node> node;
+  compat::NodePtr node;
   std::vector<torch::Tensor> grads;
   torch::autograd::edge_list params;
 };
@@ -84,11 +86,11 @@ class GraphCut {
   }
 
   // Every node on the activation path with an edge into a parameter-only subgraph is a root.
-  void find_roots(const std::shared_ptr<Node>& start) {
-    std::vector<std::shared_ptr<Node>> todo{start};
+  void find_roots(const compat::NodePtr& start) {
+    std::vector<compat::NodePtr> todo{start};
     std::unordered_set<Node*> seen{start.get()};
     while (!todo.empty()) {
-      const std::shared_ptr<Node> node = todo.back();
+      const compat::NodePtr node = todo.back();
       todo.pop_back();
       bool is_root = false;
       for (const Edge& e : node->next_edges()) {
@@ -104,10 +106,10 @@ class GraphCut {
   }
 
   // A root and the parameters it reaches through parameter-only nodes (all of them from `only`).
-  void add_root(const std::shared_ptr<Node>& node, const std::shared_ptr<Node>& only) {
+  void add_root(const compat::NodePtr& node, const compat::NodePtr& only) {
     WeightRoot root;
     root.node = node;
-    std::vector<std::shared_ptr<Node>> todo;
+    std::vector<compat::NodePtr> todo;
     if (only) {
       todo.push_back(only);
     } else {
@@ -117,7 +119,7 @@ class GraphCut {
     }
     std::unordered_set<Node*> seen;
     while (!todo.empty()) {
-      const std::shared_ptr<Node> n = todo.back();
+      const compat::NodePtr n = todo.back();
       todo.pop_back();
       if (!seen.insert(n.get()).second) continue;
       if (dynamic_cast<torch::autograd::AccumulateGrad*>(n.get()) != nullptr) {

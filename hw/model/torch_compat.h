@@ -1,12 +1,17 @@
 // Every LibTorch version difference the hardware backend depends on, in one place, so the rest
-// of hw/ is written against one API. Tested with LibTorch 1.13; written to build with 2.x.
+// of hw/ is written against one API. Built and tested with LibTorch 2.14 (the wheel of
+// scripts/requirements.txt); written to build with 2.11 (the GPU machine's) and 1.13.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 
+#include <type_traits>
+#include <utility>
+
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/Generator.h>
+#include <ATen/core/Tensor.h>
 #include <c10/core/Allocator.h>
 #include <torch/version.h>
 
@@ -20,6 +25,10 @@
 #endif
 
 namespace pipeworks::hw::compat {
+
+// The owning pointer to an autograd graph node, as Tensor::grad_fn() and Edge::function hold it:
+// std::shared_ptr<Node> up to LibTorch 2.13, c10::intrusive_ptr<Node> since 2.14.
+using NodePtr = std::remove_cvref_t<decltype(std::declval<const at::Tensor&>().grad_fn())>;
 
 // A CPU generator of its own, seeded; dropout masks drawn from it do not depend on what other
 // threads draw from the global generator.
