@@ -12,6 +12,7 @@
 #include "cli/command_list.h"
 #include "cli/model_options.h"
 #include "cli/renamed_option.h"
+#include "hw/exec/device_support.h"
 #include "hw/exec/threads.h"
 #include "hw/model/scripted_model.h"
 #include "hw/run/run_limits.h"
@@ -37,7 +38,8 @@ std::string profile_summary(const hw::Profile& profile) {
     }
   }
   const hw::MachineProfile& m = profile.machine;
-  out += fmt::format("hand-off (in-process transport): latency {}, bandwidth {}\n",
+  out += fmt::format("hand-off ({}): latency {}, bandwidth {}\n",
+                     m.device == "cpu" ? "in-process transport" : m.device + " copy streams",
                      sim::format_duration(m.handoff_latency_ns), sim::format_bandwidth(m.handoff_bandwidth_bytes_per_s));
   for (const hw::HandoffSample& h : m.handoff) {
     out += fmt::format("  {:>10}: median {} [{} .. {}]\n", sim::format_bytes(h.bytes),
@@ -73,12 +75,17 @@ struct ProfileCommandOptions {
 
 int run_profile(ProfileCommandOptions& o) {
   const auto fail_usage = [](const std::string& message) { return report_error("profile", kExitUsage, message); };
-  if (o.device != "cpu") return fail_usage(fmt::format("device '{}' is not supported (only cpu)", o.device));
+  if (auto known = hw::check_device_name(o.device); !known) return fail_usage(known.error().message);
   if (auto status = resolve_model_options(o.model, o.profile.model); !status) return fail_usage(status.error().message);
   if (auto writable = check_output_paths({{"--output", o.output}, {"--cluster-out", o.cluster_out}}); !writable) {
     std::cerr << "pipeworks profile: error: " << writable.error().message << "\n";
     return kExitInvalid;
   }
+  if (auto available = hw::check_device_available(o.device); !available) {
+    std::cerr << "pipeworks profile: error: " << available.error().message << "\n";
+    return kExitInvalid;
+  }
+  o.profile.device = o.device;
   if (o.profile.model.kind == hw::ModelKind::kScripted) {
     if (auto loaded = hw::load_scripted_model(o.profile.model); !loaded) {
       std::cerr << "pipeworks profile: error: " << loaded.error().message << "\n";
@@ -87,9 +94,9 @@ int run_profile(ProfileCommandOptions& o) {
   }
   o.profile.threads = hw::resolve_threads_per_worker(o.profile.threads, o.profile.workers);
   o.profile.measure_machine = !o.no_machine;
-  fmt::print("pipeworks profile: {} on cpu, micro-batch sizes {}, {} warm-up + {} repetitions x {}, {} "
+  fmt::print("pipeworks profile: {} on {}, micro-batch sizes {}, {} warm-up + {} repetitions x {}, {} "
              "per worker, {}\n",
-             hw::model_display_name(o.profile.model), fmt::join(o.profile.microbatch_sizes, ","), o.profile.warmup,
+             hw::model_display_name(o.profile.model), o.device, fmt::join(o.profile.microbatch_sizes, ","), o.profile.warmup,
              o.profile.repetitions,
              sched::counted(o.profile.rounds, "round"), sched::counted(o.profile.threads, "intra-op thread"),
              sched::counted(o.profile.workers, "worker"));
@@ -126,7 +133,8 @@ void add_profile_command(CLI::App& app, CommandContext& context) {
   CLI::App* cmd = app.add_subcommand(
       "profile", "Measure a zoo model's or your TorchScript model's layers on this machine; write a model spec");
   add_model_options(cmd, o->model, o->profile.model);
-  cmd->add_option("--device", o->device, "cpu")->capture_default_str();
+  cmd->add_option("--device", o->device, "cpu or cuda (layers timed with CUDA events, bytes from the caching allocator)")
+      ->capture_default_str();
   cmd->add_option("--microbatch-sizes", o->profile.microbatch_sizes, "micro-batch sizes to time (fit over them)")
       ->delimiter(',')
       ->check(integer_from(1, hw::kMaxBatchSize))

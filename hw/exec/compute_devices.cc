@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "hw/exec/counting_allocator.h"
+#include "hw/exec/device_support.h"
 
 #ifndef PIPEWORKS_HAVE_CUDA
 #define PIPEWORKS_HAVE_CUDA 0  // set to 1 by hw/CMakeLists.txt when the LibTorch has CUDA
@@ -37,6 +38,7 @@ class CpuDevices final : public ComputeDevices {
 }  // namespace
 
 sched::Result<std::unique_ptr<ComputeDevices>> make_compute_devices(const std::string& name) {
+  if (auto known = check_device_name(name); !known) return known.error();
   if (name == "cpu") return std::unique_ptr<ComputeDevices>(std::make_unique<CpuDevices>());
   if (name == "cuda") {
 #if PIPEWORKS_HAVE_CUDA
@@ -46,7 +48,7 @@ sched::Result<std::unique_ptr<ComputeDevices>> make_compute_devices(const std::s
                         "CUDA LibTorch (e.g. the one inside a CUDA PyTorch: bench/gpu_check)"};
 #endif
   }
-  return sched::Error{fmt::format("device '{}' is not supported (cpu or cuda)", name)};
+  return sched::Error{fmt::format("device '{}' has no ComputeDevices", name)};
 }
 
 void place_cells(const ComputeDevices& devices, std::vector<StageCell>& cells) {

@@ -14,6 +14,13 @@ namespace pipeworks::hw {
 // True when hw/cuda/ was compiled in (the found LibTorch has CUDA).
 bool built_with_cuda();
 
+// An error unless `device` names a kind of device `--device` takes ("cpu" or "cuda"), whether
+// or not this build drives it (make_compute_devices says that).
+sched::Status check_device_name(const std::string& device);
+// An error unless this build and this machine can compute on `device` (CUDA compiled in, a GPU
+// visible): what a command checks before it starts on a device.
+sched::Status check_device_available(const std::string& device);
+
 // Per pipeline device of a run on `device` ("cpu", "cuda"): the memory it is metered in. On the
 // CPU each device has its own counter; on GPUs device d's is GPU d % gpus, shared by the devices
 // on that GPU (whose measured peak is then the GPU's). An error for a device this build cannot

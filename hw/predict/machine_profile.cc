@@ -6,17 +6,21 @@
 #include <barrier>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include "hw/exec/compute_devices.h"
 #include "hw/exec/executor.h"
 #include "hw/exec/inprocess_transport.h"
 #include "hw/exec/threads.h"
 #include "hw/model/model_zoo.h"
 #include "hw/model/torch_errors.h"
+#include "hw/predict/device_handoff.h"
 #include "hw/predict/profiler.h"
 #include "hw/run/layer_partition.h"
 #include "hw/run/run.h"
@@ -74,19 +78,36 @@ sched::Result<std::vector<std::int64_t>> handoffs(InProcessTransport& transport,
   return latencies;
 }
 
-sched::Status measure_handoff(MachineProfile& out, int repetitions, std::vector<std::string>& notes) {
+const std::vector<sched::Bytes> kHandoffBytes = {sched::Bytes{4} << 10, sched::Bytes{256} << 10, sched::Bytes{4} << 20};
+
+// The CPU's hand-off: the in-process transport, each receiver already waiting (handoffs()).
+sched::Result<std::vector<HandoffSample>> inprocess_handoffs(int repetitions) {
   InProcessTransport transport(2);
-  std::vector<FitPoint> points;
+  std::vector<HandoffSample> out;
   int m = 0;
-  for (const sched::Bytes bytes : {sched::Bytes{4} << 10, sched::Bytes{256} << 10, sched::Bytes{4} << 20}) {
+  for (const sched::Bytes bytes : kHandoffBytes) {
     const torch::Tensor tensor = torch::zeros({bytes / 4}, torch::kFloat32);
     auto samples = handoffs(transport, tensor, m, kWarmup + repetitions);
     if (!samples) return sched::Error{"hand-off: " + samples.error().message};
     m += kWarmup + repetitions;
     samples->erase(samples->begin(), samples->begin() + kWarmup);
     transport.reset();
-    out.handoff.push_back({bytes, summarize_timings(*samples)});
-    points.push_back({static_cast<double>(bytes), static_cast<double>(out.handoff.back().latency.median_ns)});
+    out.push_back({bytes, summarize_timings(*samples)});
+  }
+  return out;
+}
+
+// The hand-off of `where`: the in-process transport on the CPU, the devices' own (copy streams)
+// where their work is queued; fitted as latency + bytes / bandwidth.
+sched::Status measure_handoff(MachineProfile& out, const ComputeDevices& where, int repetitions,
+                              std::vector<std::string>& notes) {
+  auto samples = where.asynchronous() ? device_handoffs(where, kHandoffBytes, kWarmup, repetitions)
+                                      : inprocess_handoffs(repetitions);
+  if (!samples) return samples.error();
+  out.handoff = std::move(samples).value();
+  std::vector<FitPoint> points;
+  for (const HandoffSample& h : out.handoff) {
+    points.push_back({static_cast<double>(h.bytes), static_cast<double>(h.latency.median_ns)});
   }
   auto fit = fit_linear(points);
   if (!fit) return fit.error();
@@ -102,7 +123,7 @@ sched::Status measure_handoff(MachineProfile& out, int repetitions, std::vector<
 
 // A one-stage pipeline of a tiny mlp: its layers cost a few microseconds, so what the executor
 // measures beyond the profiled layer times is its own per-action cost.
-sched::Status measure_dispatch(MachineProfile& out, int threads, int repetitions) {
+sched::Status measure_dispatch(MachineProfile& out, const ComputeDevices& where, int threads, int repetitions) {
   RunConfig config;
   config.model.kind = ModelKind::kMlp;
   config.model.depth = 1;
@@ -111,7 +132,7 @@ sched::Status measure_dispatch(MachineProfile& out, int threads, int repetitions
   config.num_microbatches = 16;
   config.batch_size = 16;
   config.schedule = sched::ScheduleKind::kGPipe;
-  auto layers = profile_layers(config.model, {1}, kWarmup, repetitions, threads);
+  auto layers = profile_layers(config.model, {1}, kWarmup, repetitions, threads, 1, 0, where);
   if (!layers) return layers.error();
   sched::Nanoseconds forward = 0, backward = 0;
   for (const LayerProfile& l : *layers) {
@@ -128,14 +149,14 @@ sched::Status measure_dispatch(MachineProfile& out, int threads, int repetitions
   if (!cells) return cells.error();
   ExecutorOptions options;
   options.threads_per_worker = threads;
-  auto executor = Executor::create(*schedule, std::move(cells).value(), options);
+  auto executor = make_executor_on(where, *schedule, std::move(cells).value(), options);
   if (!executor) return executor.error();
   std::vector<std::int64_t> per_action;
   for (int step = 0; step < kWarmup + repetitions; ++step) {
     const Batch batch = make_batch(config.model, config.batch_size, 17 + static_cast<std::uint64_t>(step));
     auto micro = split_batch(batch, config.num_microbatches);
     if (!micro) return micro.error();
-    auto result = (*executor)->step(*micro, 1);
+    auto result = (*executor)->step(place_batch(where, *micro, *schedule), 1);
     if (!result) return sched::Error{"dispatch overhead: " + result.error().message};
     const sched::Nanoseconds makespan = sched::compute_stats(result->timeline).makespan_ns;
     const int actions = 2 * config.num_microbatches;
@@ -153,23 +174,29 @@ struct StageWork {
   torch::Tensor input;
 };
 
-// The model cut uniformly into min(workers, layers) stages, each with its input (the data, or the
-// output of the layers before it).
-std::vector<StageWork> split_work(Model& model, const Batch& batch, int workers) {
+// The model cut uniformly into min(workers, layers) stages, stage s's layers on pipeline device
+// s of `where`, each with its input there (the data, or the output of the layers before it).
+std::vector<StageWork> split_work(Model& model, const Batch& batch, int workers, const ComputeDevices& where) {
   const int layers = static_cast<int>(model.layers.size());
   const int stages = std::min(workers, layers);
   std::vector<StageWork> work;
   torch::Tensor x = batch.inputs;
   const torch::NoGradGuard no_grad;
   for (int s = 0; s < stages; ++s) {
-    StageWork w{layers * s / stages, layers * (s + 1) / stages, x};
-    for (int l = w.begin; l < w.end; ++l) x = model.layers[static_cast<std::size_t>(l)].module.forward(x);
+    const torch::Device on = where.device_of(s);
+    StageWork w{layers * s / stages, layers * (s + 1) / stages, x.to(on)};
+    x = w.input;
+    for (int l = w.begin; l < w.end; ++l) {
+      model.layers[static_cast<std::size_t>(l)].module.ptr()->to(on);
+      x = model.layers[static_cast<std::size_t>(l)].module.forward(x);
+    }
     work.push_back(std::move(w));
   }
   return work;
 }
 
-// F + B of one stage as a worker runs it (its input requires grad; the last stage ends in the loss).
+// F + B of one stage as a worker runs it (its input requires grad; the last stage ends in the loss,
+// `batch` on the last stage's device).
 void run_stage(Model& model, const StageWork& w, const Batch& batch) {
   torch::Tensor x = w.begin > 0 && w.input.is_floating_point() ? w.input.detach().requires_grad_(true) : w.input;
   for (int l = w.begin; l < w.end; ++l) x = model.layers[static_cast<std::size_t>(l)].module.forward(x);
@@ -181,10 +208,12 @@ void run_stage(Model& model, const StageWork& w, const Batch& batch) {
 }
 
 // The median F + B of each stage in `active`, each on its own thread, the threads started
-// together; 0 for stages not active.
+// together, timed on the stage's device clock (the executor's: host clock or CUDA events); 0 for
+// stages not active.
 sched::Result<std::vector<sched::Nanoseconds>> time_stages(Model& model, const std::vector<StageWork>& work,
                                                            const Batch& batch, const std::vector<std::size_t>& active,
-                                                           int threads, int repetitions) {
+                                                           int threads, int repetitions,
+                                                           const ActionClockFactory& clocks) {
   std::vector<sched::Nanoseconds> medians(work.size(), 0);
   std::vector<std::string> errors(work.size());
   std::barrier<> start(static_cast<std::ptrdiff_t>(active.size()));
@@ -194,12 +223,17 @@ sched::Result<std::vector<sched::Nanoseconds>> time_stages(Model& model, const s
       pool.emplace_back([&, i] {
         set_worker_threads(threads);
         std::vector<std::int64_t> samples;
+        std::unique_ptr<ActionClock> clock = clocks ? clocks(static_cast<int>(i)) : nullptr;
+        if (!clock) clock = std::make_unique<HostClock>();
         start.arrive_and_wait();
         try {
           for (int r = 0; r < kWarmup + repetitions; ++r) {
-            const auto t0 = Clock::now();
+            clock->start_step(Clock::now());
+            const ClockMark t0 = clock->mark();
             run_stage(model, work[i], batch);
-            if (r >= kWarmup) samples.push_back(ns_between(t0, Clock::now()));
+            const ClockMark t1 = clock->mark();
+            if (auto status = clock->finish_step(); !status) throw std::runtime_error(status.error().message);
+            if (r >= kWarmup) samples.push_back(clock->ns(t1) - clock->ns(t0));
           }
           medians[i] = summarize_timings(std::move(samples)).median_ns;
         } catch (const std::exception& e) {
@@ -214,13 +248,16 @@ sched::Result<std::vector<sched::Nanoseconds>> time_stages(Model& model, const s
   return medians;
 }
 
-sched::Status measure_contention(MachineProfile& out, const ModelConfig& config, int microbatch_size,
-                                 int repetitions, std::vector<std::string>& notes) {
+sched::Status measure_contention(MachineProfile& out, const ComputeDevices& where, const ModelConfig& config,
+                                 int microbatch_size, int repetitions, std::vector<std::string>& notes) {
   if (out.workers < 2) return sched::Ok{};
   auto model = build_model(config);
   if (!model) return model.error();
-  const Batch batch = make_batch(config, microbatch_size, config.seed);
-  const std::vector<StageWork> work = split_work(*model, batch, out.workers);
+  Batch batch = make_batch(config, microbatch_size, config.seed);
+  const std::vector<StageWork> work = split_work(*model, batch, out.workers, where);
+  batch.targets = batch.targets.to(where.device_of(static_cast<int>(work.size()) - 1));
+  ExecutorOptions options;
+  where.configure(options);
   if (work.size() < 2) return sched::Ok{};  // one layer: nothing to run at once
   std::vector<std::size_t> everyone(work.size());
   for (std::size_t i = 0; i < work.size(); ++i) everyone[i] = i;
@@ -233,11 +270,11 @@ sched::Status measure_contention(MachineProfile& out, const ModelConfig& config,
   for (int r = 0; r < kRounds; ++r) {
     sched::Nanoseconds alone = 0;
     for (const std::size_t i : everyone) {
-      auto t = time_stages(*model, work, batch, {i}, out.threads, per_round);
+      auto t = time_stages(*model, work, batch, {i}, out.threads, per_round, options.clock);
       if (!t) return t.error();
       alone += (*t)[i];
     }
-    auto together = time_stages(*model, work, batch, everyone, out.threads, per_round);
+    auto together = time_stages(*model, work, batch, everyone, out.threads, per_round, options.clock);
     if (!together) return together.error();
     sched::Nanoseconds at_once = 0;
     for (const sched::Nanoseconds t : *together) at_once += t;
@@ -260,17 +297,19 @@ sched::Status measure_contention(MachineProfile& out, const ModelConfig& config,
 }  // namespace
 
 sched::Result<MachineProfile> profile_machine(const ModelConfig& model, int microbatch_size, int workers, int threads,
-                                              int repetitions, std::vector<std::string>& notes) {
+                                              int repetitions, std::vector<std::string>& notes,
+                                              const ComputeDevices& where) {
   if (workers < 1 || threads < 1 || repetitions < 1 || microbatch_size < 1) {
     return sched::Error{"machine profile: workers, threads, repetitions and micro-batch size must be >= 1"};
   }
   MachineProfile out;
   out.workers = workers;
   out.threads = threads;
+  out.device = where.name();
   try {
-    if (auto s = measure_handoff(out, repetitions, notes); !s) return s.error();
-    if (auto s = measure_dispatch(out, threads, repetitions); !s) return s.error();
-    if (auto s = measure_contention(out, model, microbatch_size, repetitions, notes); !s) return s.error();
+    if (auto s = measure_handoff(out, where, repetitions, notes); !s) return s.error();
+    if (auto s = measure_dispatch(out, where, threads, repetitions); !s) return s.error();
+    if (auto s = measure_contention(out, where, model, microbatch_size, repetitions, notes); !s) return s.error();
   } catch (const std::exception& e) {
     return sched::Error{fmt::format("machine profile: {}", torch_error_message(e))};
   }
@@ -279,11 +318,13 @@ sched::Result<MachineProfile> profile_machine(const ModelConfig& model, int micr
 
 sim::ClusterSpec cluster_from_machine(const MachineProfile& machine) {
   sim::ClusterSpec cluster;
-  cluster.name = fmt::format("cpu-inprocess-{}", machine.workers);
+  const bool on_cpu = machine.device == "cpu";
+  cluster.name = fmt::format("{}-inprocess-{}", machine.device, machine.workers);
   cluster.description = fmt::format(
-      "this CPU as {} x {}: contention {:.3f}x, hand-off {} ns, dispatch {} ns "
+      "this {} as {} x {}: contention {:.3f}x, hand-off {} ns, dispatch {} ns "
       "per action (measured by pipeworks profile)",
-      sched::counted(machine.workers, "in-process worker"), sched::counted(machine.threads, "intra-op thread"),
+      on_cpu ? "CPU" : "machine's GPUs", sched::counted(machine.workers, on_cpu ? "in-process worker" : "pipeline device"),
+      sched::counted(machine.threads, "intra-op thread"),
       machine.contention_factor, machine.handoff_latency_ns,
       machine.dispatch_overhead_ns);
   sim::DeviceSpec device;

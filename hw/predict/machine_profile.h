@@ -1,5 +1,7 @@
-// What the executor adds on this machine beyond layer costs, measured rather than assumed:
-// the hand-off between workers (in-process transport: a waiting receiver woken by a send),
+// What the executor adds on this machine beyond layer costs, measured rather than assumed on the
+// devices a run computes on (the CPU's workers, or GPUs): the hand-off between workers (on the
+// CPU the in-process transport: a waiting receiver woken by a send; on GPUs their copy streams,
+// device_handoff.h),
 // the per-action dispatch overhead of the executor, and how much slower a layer runs when K
 // workers compute at once (shared cores and caches). Turned into a sim::ClusterSpec.
 //
@@ -10,7 +12,8 @@
 //   contention    the model cut into K uniform stages of disjoint layers, one per worker, as a
 //                 pipeline shares the machine (one model's working set, not K copies of it);
 //                 median over 5 alternating rounds of
-//                 sum over stages of median(F+B, all K at once) / sum of median(F+B, each alone)
+//                 sum over stages of median(F+B, all K at once) / sum of median(F+B, each alone),
+//                 each F+B on its device's clock (GPUs sharing one contend on it)
 #pragma once
 
 #include <string>
@@ -23,6 +26,8 @@
 #include "sim/units.h"
 
 namespace pipeworks::hw {
+
+class ComputeDevices;  // hw/exec/compute_devices.h
 
 struct HandoffSample {
   sched::Bytes bytes = 0;
@@ -40,15 +45,18 @@ struct MachineProfile {
   Timing contention_concurrent;   // the same with every stage at once
   int workers = 1;
   int threads = 1;
+  std::string device = "cpu";  // ComputeDevices::name() of what was measured
 };
 
 // Tensors move by reference in process, so latency does not grow with size; the fit then says
 // "unbounded" (sim::kUnboundedBandwidth, 1 PB/s).
 using sim::kUnboundedBandwidth;
 
-// `model` is the workload of the contention measurement (at `microbatch_size` samples).
+// `model` is the workload of the contention measurement (at `microbatch_size` samples); every
+// figure is measured on `where`'s devices.
 sched::Result<MachineProfile> profile_machine(const ModelConfig& model, int microbatch_size, int workers,
-                                              int threads, int repetitions, std::vector<std::string>& notes);
+                                              int threads, int repetitions, std::vector<std::string>& notes,
+                                              const ComputeDevices& where);
 
 // `workers` devices (memory unknown, speed 1) on one node with the measured contention, the fitted
 // hand-off as the link, eager mode (a send never blocks; a receive holds its worker until the data

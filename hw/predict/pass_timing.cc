@@ -11,7 +11,38 @@
 namespace pipeworks::hw {
 namespace {
 
-using Keep = std::function<void(std::vector<std::vector<std::int64_t>> PassTimes::*, std::size_t, std::int64_t)>;
+using Member = std::vector<std::vector<std::int64_t>> PassTimes::*;
+
+// One pass's spans on the device's clock: marked while the pass runs, turned into timings once
+// the clock has resolved every mark (after the pass; on a GPU one synchronize).
+class PassMarks {
+ public:
+  explicit PassMarks(ActionClock& clock) : clock_(clock) { clock_.start_step(std::chrono::steady_clock::now()); }
+  ClockMark mark() { return clock_.mark(); }
+  // A span from `begin` to now; `counts` false keeps a 0 instead (nothing was computed).
+  void keep(Member what, std::size_t layer, ClockMark begin, bool counts = true) {
+    spans_.push_back({what, layer, begin, clock_.mark(), counts});
+  }
+  // Resolves the marks; with `into`, appends each span's nanoseconds to its layer's timings.
+  sched::Status resolve(PassTimes* into) {
+    if (auto status = clock_.finish_step(); !status) return status.error();
+    if (into == nullptr) return sched::Ok{};
+    for (const Span& s : spans_) {
+      ((*into).*s.what)[s.layer].push_back(s.counts ? std::max<std::int64_t>(0, clock_.ns(s.end) - clock_.ns(s.begin)) : 0);
+    }
+    return sched::Ok{};
+  }
+
+ private:
+  struct Span {
+    Member what;
+    std::size_t layer;
+    ClockMark begin, end;
+    bool counts;
+  };
+  ActionClock& clock_;
+  std::vector<Span> spans_;
+};
 
 // The split backward of one pass, as the executor runs a zero-bubble stage (stage_compute.h): a
 // fresh forward (untimed) builds the graph, then per layer from the last, I (the input's
@@ -20,7 +51,7 @@ using Keep = std::function<void(std::vector<std::vector<std::int64_t>> PassTimes
 //
 //   B:      loss -> [layer L-1] -> ... -> [layer 0]          one walk, both gradients
 //   I, W:   loss -> I[L-1] -> I[L-2] -> ... ;  W[l] runs layer l's parameter operations
-void time_split_backward(Model& model, const Batch& batch, const Keep& keep) {
+void time_split_backward(Model& model, const Batch& batch, PassMarks& marks) {
   const std::size_t n = model.layers.size();
   std::vector<Slot> slots(n);
   torch::Tensor x = batch.inputs;
@@ -33,48 +64,47 @@ void time_split_backward(Model& model, const Batch& batch, const Keep& keep) {
   torch::Tensor grad = torch::ones_like(slots[n - 1].output);
   for (std::size_t l = n; l-- > 0;) {
     const std::vector<torch::Tensor> params = trainable_parameters(model.layers[l]);
-    auto t0 = ProfileClock::now();
+    ClockMark t0 = marks.mark();
     backward_input(slots[l], grad, params);
     // Nothing to compute for the model's input (the cost model gives the first stage no I).
-    keep(&PassTimes::backward_input, l, slots[l].input.requires_grad() ? elapsed_ns_since(t0) : 0);
+    marks.keep(&PassTimes::backward_input, l, t0, slots[l].input.requires_grad());
     // An output that does not depend on its input passes a zero gradient on.
     grad = slots[l].input_grad.defined() || l == 0 ? slots[l].input_grad : torch::zeros_like(slots[l].input);
-    t0 = ProfileClock::now();
+    t0 = marks.mark();
     backward_weight(slots[l]);
-    keep(&PassTimes::backward_weight, l, params.empty() ? 0 : elapsed_ns_since(t0));
+    marks.keep(&PassTimes::backward_weight, l, t0, !params.empty());
   }
 }
 
-void time_pass(Model& model, const Batch& batch, PassTimes* into) {
+sched::Status time_pass(Model& model, const Batch& batch, ActionClock& clock, PassTimes* into) {
   const std::size_t n = model.layers.size();
   std::vector<torch::Tensor> inputs(n), outputs(n);
   torch::Tensor x = batch.inputs;
-  const Keep keep = [into](std::vector<std::vector<std::int64_t>> PassTimes::*what, std::size_t l, std::int64_t ns) {
-    if (into != nullptr) ((*into).*what)[l].push_back(ns);
-  };
+  PassMarks marks(clock);
   for (std::size_t l = 0; l < n; ++l) {
     const LayerRun run{model.layers[l], l == 0, l + 1 == n, model.loss, batch.targets};
     inputs[l] = fresh_input(x, l == 0);
-    const auto t0 = ProfileClock::now();
+    const ClockMark t0 = marks.mark();
     outputs[l] = run.forward(inputs[l]);
-    keep(&PassTimes::forward, l, elapsed_ns_since(t0));
+    marks.keep(&PassTimes::forward, l, t0);
     x = outputs[l].detach();
   }
   for (std::size_t l = n; l-- > 0;) {
     const torch::Tensor grad = l + 1 == n ? torch::ones_like(outputs[l]) : inputs[l + 1].grad();
-    const auto t0 = ProfileClock::now();
+    const ClockMark t0 = marks.mark();
     torch::autograd::backward({outputs[l]}, {grad});
-    keep(&PassTimes::backward, l, elapsed_ns_since(t0));
+    marks.keep(&PassTimes::backward, l, t0);
   }
-  time_split_backward(model, batch, keep);
+  time_split_backward(model, batch, marks);
   const torch::NoGradGuard no_grad;
   x = batch.inputs;
   for (std::size_t l = 0; l < n; ++l) {
     const LayerRun run{model.layers[l], l == 0, l + 1 == n, model.loss, batch.targets};
-    const auto t0 = ProfileClock::now();
+    const ClockMark t0 = marks.mark();
     x = run.forward(x);
-    keep(&PassTimes::forward_no_grad, l, elapsed_ns_since(t0));
+    marks.keep(&PassTimes::forward_no_grad, l, t0);
   }
+  return marks.resolve(into);
 }
 
 }  // namespace
@@ -100,11 +130,15 @@ std::vector<torch::Tensor> trainable_parameters(Layer& layer) {
   return out;
 }
 
-std::vector<PassTimes> time_sizes_in_turns(Model& model, const std::vector<Batch>& batches, int warmup,
-                                           int repetitions) {
+sched::Result<std::vector<PassTimes>> time_sizes_in_turns(Model& model, const std::vector<Batch>& batches, int warmup,
+                                                          int repetitions, ActionClock& clock) {
   std::vector<PassTimes> times(batches.size(), PassTimes(model.layers.size()));
   for (int r = 0; r < warmup + repetitions; ++r) {
-    for (std::size_t i = 0; i < batches.size(); ++i) time_pass(model, batches[i], r >= warmup ? &times[i] : nullptr);
+    for (std::size_t i = 0; i < batches.size(); ++i) {
+      if (auto status = time_pass(model, batches[i], clock, r >= warmup ? &times[i] : nullptr); !status) {
+        return sched::Error{"layer timing: " + status.error().message};
+      }
+    }
   }
   return times;
 }

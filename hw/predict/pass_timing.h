@@ -10,8 +10,10 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "hw/exec/action_clock.h"
 #include "hw/model/model_zoo.h"
 #include "hw/predict/cost_fit.h"
+#include "sched/result.h"
 #include "sched/timeline.h"
 
 namespace pipeworks::hw {
@@ -49,6 +51,10 @@ std::vector<torch::Tensor> trainable_parameters(Layer& layer);
 //
 // The passes of all sizes take turns (size 1, 2, 4, ..., then again), so a slow spell of the
 // machine lands on every size alike instead of bending the curve between two of them.
+//
+// Every layer is timed between two marks of the device's clock, the executor's ActionClock
+// (compute_devices.h): on the CPU the host's steady clock, on a GPU CUDA events on its stream,
+// resolved after the pass (one synchronize), so a span is when the GPU ran the layer's kernels.
 struct PassTimes {
   // per layer, per pass
   std::vector<std::vector<std::int64_t>> forward, forward_no_grad, backward, backward_input, backward_weight;
@@ -56,9 +62,10 @@ struct PassTimes {
       : forward(layers), forward_no_grad(layers), backward(layers), backward_input(layers), backward_weight(layers) {}
 };
 
-// `warmup` + `repetitions` rounds of one pass per size; per size, per layer, the timings.
-std::vector<PassTimes> time_sizes_in_turns(Model& model, const std::vector<Batch>& batches, int warmup,
-                                           int repetitions);
+// `warmup` + `repetitions` rounds of one pass per size, timed on `clock`; per size, per layer,
+// the timings. An error when the clock cannot resolve its marks.
+sched::Result<std::vector<PassTimes>> time_sizes_in_turns(Model& model, const std::vector<Batch>& batches, int warmup,
+                                                          int repetitions, ActionClock& clock);
 
 // Per round the median of one layer's timings at size `i`; the median round's median, with the
 // whole spread (min and max over every round's samples).

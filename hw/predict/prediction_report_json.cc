@@ -42,7 +42,7 @@ nlohmann::json prediction_report_json(const PredictionReport& report) {
   j["schema"] = "pipeworks.predict_report/1";
   j["model"] = model_display_name(c.model);
   j["device"] = c.device;
-  j["schedule"] = sched::schedule_kind_name(c.schedule);
+  j["schedule"] = schedule_name(c);
   j["virtual_stages"] = c.virtual_stages;
   j["stages"] = c.num_stages;
   j["microbatches"] = c.num_microbatches;

@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 #include <torch/torch.h>
 
+#include "hw/exec/compute_devices.h"
 #include "hw/exec/counting_allocator.h"
 #include "hw/exec/stage_compute.h"
 #include "hw/exec/threads.h"
@@ -39,7 +40,10 @@ sched::Bytes held_for_weight(const LayerRun& run, const torch::Tensor& x) {
   return held;
 }
 
-LayerSample measure(const LayerRun& run, const torch::Tensor& x, int size, int warmup, int repetitions) {
+// One layer's bytes (and timings, which profile_layers replaces with its passes') at one size,
+// metered by `where`'s allocator: the counting allocator on the CPU, the caching allocator's on a GPU.
+LayerSample measure(const LayerRun& run, const torch::Tensor& x, int size, int warmup, int repetitions,
+                    const ComputeDevices& where) {
   LayerSample sample;
   sample.microbatch_size = size;
   std::vector<std::int64_t> fwd, fwd_no_grad, bwd;
@@ -61,19 +65,19 @@ LayerSample measure(const LayerRun& run, const torch::Tensor& x, int size, int w
   for (int i = 0; i < warmup + repetitions; ++i) {
     const DeviceScope scope(kProfileDevice);
     const torch::Tensor in = fresh_input(x, run.is_first);
-    const sched::Bytes before = live_bytes(kProfileDevice);
+    const sched::Bytes before = where.live_bytes(kProfileDevice);
     const torch::Tensor out = run.forward(in);
-    const sched::Bytes after_forward = live_bytes(kProfileDevice);
+    const sched::Bytes after_forward = where.live_bytes(kProfileDevice);
     const torch::Tensor grad = torch::ones_like(out);
-    const sched::Bytes before_backward = live_bytes(kProfileDevice);
-    reset_peak(kProfileDevice);
+    const sched::Bytes before_backward = where.live_bytes(kProfileDevice);
+    where.reset_peak(kProfileDevice);
     const auto t0 = ProfileClock::now();
     torch::autograd::backward({out}, {grad});
     const sched::Nanoseconds elapsed = elapsed_ns_since(t0);
     if (i >= warmup) bwd.push_back(elapsed);
     if (i + 1 == warmup + repetitions) {
       sample.stash_bytes = after_forward - before;
-      sample.backward_transient_bytes = peak_bytes(kProfileDevice) - before_backward;
+      sample.backward_transient_bytes = where.peak_bytes(kProfileDevice) - before_backward;
     }
   }
   sample.forward = summarize_timings(std::move(fwd));
@@ -118,13 +122,14 @@ Scaled with_table(Scaled scaled, std::vector<sim::SizePoint> table) {
 }
 
 // Each layer's bytes at one size (one warm-up, one pass of `measure`), appended to its samples.
-sched::Status measure_bytes(Model& model, const Batch& batch, int size, std::vector<LayerProfile>& layers) {
+sched::Status measure_bytes(Model& model, const Batch& batch, int size, std::vector<LayerProfile>& layers,
+                            const ComputeDevices& where) {
   torch::Tensor x = batch.inputs;
   for (std::size_t l = 0; l < layers.size(); ++l) {
     Layer& layer = model.layers[l];
     const LayerRun run{layer, l == 0, l + 1 == layers.size(), model.loss, batch.targets};
     try {
-      LayerSample sample = measure(run, x, size, 1, 1);
+      LayerSample sample = measure(run, x, size, 1, 1, where);
       sample.split_held_bytes = held_for_weight(run, x);
       const torch::NoGradGuard no_grad;
       x = layer.module.forward(x).detach();
@@ -145,6 +150,15 @@ sched::Status measure_bytes(Model& model, const Batch& batch, int size, std::vec
 sched::Result<std::vector<LayerProfile>> profile_layers(const ModelConfig& config, const std::vector<int>& sizes,
                                                         int warmup, int repetitions, int threads, int rounds,
                                                         double round_gap_s) {
+  auto cpu = make_compute_devices("cpu");
+  if (!cpu) return cpu.error();
+  return profile_layers(config, sizes, warmup, repetitions, threads, rounds, round_gap_s, **cpu);
+}
+
+namespace {
+
+sched::Status check_profile_sizes(const std::vector<int>& sizes, int warmup, int repetitions, int rounds,
+                                  double round_gap_s) {
   if (sizes.empty()) return sched::Error{"profile: no micro-batch sizes"};
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     if (sizes[i] < 1) return sched::Error{fmt::format("profile: micro-batch size {} < 1", sizes[i])};
@@ -156,11 +170,48 @@ sched::Result<std::vector<LayerProfile>> profile_layers(const ModelConfig& confi
   if (rounds < 1 || !(round_gap_s >= 0 && round_gap_s <= 3600)) {
     return sched::Error{"profile: rounds must be >= 1 and the gap between them 0 to 3600 s"};
   }
+  return sched::Ok{};
+}
+
+// The device's clock for the profiler's passes: the one its executors mark actions with.
+std::unique_ptr<ActionClock> profile_clock(const ComputeDevices& where) {
+  ExecutorOptions options;
+  where.configure(options);
+  if (options.clock) return options.clock(kProfileDevice);
+  return std::make_unique<HostClock>();
+}
+
+// Per round, per size, per layer: the passes' timings (time_sizes_in_turns), the rounds apart.
+sched::Result<std::vector<std::vector<PassTimes>>> time_rounds(Model& model, const std::vector<Batch>& batches,
+                                                              int warmup, int repetitions, int rounds,
+                                                              double round_gap_s, const ComputeDevices& where) {
+  std::unique_ptr<ActionClock> clock = profile_clock(where);
+  if (!clock) return sched::Error{fmt::format("profile: the {} devices gave no clock", where.name())};
+  std::vector<std::vector<PassTimes>> per_round;
+  for (int r = 0; r < rounds; ++r) {
+    if (r > 0) std::this_thread::sleep_for(std::chrono::duration<double>(round_gap_s));
+    auto times = time_sizes_in_turns(model, batches, warmup, repetitions, *clock);
+    if (!times) return times.error();
+    per_round.push_back(std::move(times).value());
+  }
+  return per_round;
+}
+
+}  // namespace
+
+sched::Result<std::vector<LayerProfile>> profile_layers(const ModelConfig& config, const std::vector<int>& sizes,
+                                                        int warmup, int repetitions, int threads, int rounds,
+                                                        double round_gap_s, const ComputeDevices& where) {
+  if (auto status = check_profile_sizes(sizes, warmup, repetitions, rounds, round_gap_s); !status) return status.error();
   install_counting_allocator();
   set_worker_threads(threads);
   auto model = build_model(config);
   if (!model) return model.error();
-  for (Layer& l : model->layers) l.module.ptr()->train();
+  const torch::Device on = where.device_of(kProfileDevice);
+  for (Layer& l : model->layers) {
+    l.module.ptr()->to(on);
+    l.module.ptr()->train();
+  }
   std::vector<LayerProfile> layers(model->layers.size());
   for (std::size_t l = 0; l < layers.size(); ++l) {
     layers[l].name = model->layers[l].name;
@@ -170,23 +221,21 @@ sched::Result<std::vector<LayerProfile>> profile_layers(const ModelConfig& confi
   }
   std::vector<Batch> batches;
   for (int size : sizes) {
-    batches.push_back(make_batch(config, size, config.seed));
-    if (auto status = measure_bytes(*model, batches.back(), size, layers); !status) return status.error();
+    Batch batch = make_batch(config, size, config.seed);
+    batches.push_back(Batch{batch.inputs.to(on), batch.targets.to(on)});
+    if (auto status = measure_bytes(*model, batches.back(), size, layers, where); !status) return status.error();
   }
   try {
-    std::vector<std::vector<PassTimes>> per_round;
-    for (int r = 0; r < rounds; ++r) {
-      if (r > 0) std::this_thread::sleep_for(std::chrono::duration<double>(round_gap_s));
-      per_round.push_back(time_sizes_in_turns(*model, batches, warmup, repetitions));
-    }
+    auto per_round = time_rounds(*model, batches, warmup, repetitions, rounds, round_gap_s, where);
+    if (!per_round) return per_round.error();
     for (std::size_t i = 0; i < sizes.size(); ++i) {
       for (std::size_t l = 0; l < layers.size(); ++l) {
         LayerSample& sample = layers[l].samples[i];
-        sample.forward = median_of_rounds(per_round, i, &PassTimes::forward, l);
-        sample.forward_no_grad = median_of_rounds(per_round, i, &PassTimes::forward_no_grad, l);
-        sample.backward = median_of_rounds(per_round, i, &PassTimes::backward, l);
-        sample.backward_input = median_of_rounds(per_round, i, &PassTimes::backward_input, l);
-        sample.backward_weight = median_of_rounds(per_round, i, &PassTimes::backward_weight, l);
+        sample.forward = median_of_rounds(*per_round, i, &PassTimes::forward, l);
+        sample.forward_no_grad = median_of_rounds(*per_round, i, &PassTimes::forward_no_grad, l);
+        sample.backward = median_of_rounds(*per_round, i, &PassTimes::backward, l);
+        sample.backward_input = median_of_rounds(*per_round, i, &PassTimes::backward_input, l);
+        sample.backward_weight = median_of_rounds(*per_round, i, &PassTimes::backward_weight, l);
       }
     }
   } catch (const std::exception& e) {
@@ -277,11 +326,12 @@ sched::Result<sim::ScaledBytes> scaled_over_sizes(const std::vector<int>& sizes,
 }
 
 // Every contiguous range's temporaries at every size (stage_memory.h), as spec entries.
-sched::Result<std::vector<sim::StageTemporaries>> stage_temporaries(const ProfileOptions& options) {
+sched::Result<std::vector<sim::StageTemporaries>> stage_temporaries(const ProfileOptions& options,
+                                                                    const ComputeDevices& where) {
   constexpr int kRepetitions = 2;
   std::vector<std::vector<RangeExtraBytes>> per_size;
   for (int size : options.microbatch_sizes) {
-    auto ranges = measure_range_extra_bytes(options.model, size, kRepetitions);
+    auto ranges = measure_range_extra_bytes(options.model, size, kRepetitions, where);
     if (!ranges) return ranges.error();
     per_size.push_back(std::move(ranges).value());
   }
@@ -315,9 +365,12 @@ sched::Result<Profile> profile_model(const ProfileOptions& options,
   Profile profile;
   profile.options = options;
   if (options.workers < 1) return sched::Error{"profile: workers must be >= 1"};
+  auto where_or = make_compute_devices(options.device);
+  if (!where_or) return sched::Error{"profile: " + where_or.error().message};
+  const ComputeDevices& where = **where_or;
   const auto t0 = ProfileClock::now();
   auto layers = profile_layers(options.model, options.microbatch_sizes, options.warmup, options.repetitions,
-                               options.threads, options.rounds, options.round_gap_s);
+                               options.threads, options.rounds, options.round_gap_s, where);
   if (!layers) return layers.error();
   profile.layers = std::move(layers).value();
   say(fmt::format("layers: {} layers x {} sizes in {:.1f} s", profile.layers.size(), options.microbatch_sizes.size(),
@@ -325,7 +378,8 @@ sched::Result<Profile> profile_model(const ProfileOptions& options,
 
   sim::ModelSpec& spec = profile.spec;
   spec.name = model_display_name(options.model);
-  spec.description = fmt::format("profiled on this CPU with {}, micro-batch sizes {}",
+  spec.description = fmt::format("profiled on {} with {}, micro-batch sizes {}",
+                                 where.name() == "cpu" ? "this CPU" : "this machine's GPU (" + where.name() + ")",
                                  sched::counted(options.threads, "intra-op thread"),
                                  fmt::join(options.microbatch_sizes, ","));
   std::vector<FitPoint> input_points;
@@ -343,7 +397,7 @@ sched::Result<Profile> profile_model(const ProfileOptions& options,
   }
   if (options.measure_stage_temporaries) {
     const auto t1 = ProfileClock::now();
-    auto temporaries = stage_temporaries(options);
+    auto temporaries = stage_temporaries(options, where);
     if (!temporaries) return sched::Error{"profile: " + temporaries.error().message};
     spec.stage_temporaries = std::move(temporaries).value();
     say(fmt::format("stage temporaries: {} layer ranges x {} sizes in {:.1f} s", spec.stage_temporaries.size(),
@@ -355,7 +409,7 @@ sched::Result<Profile> profile_model(const ProfileOptions& options,
     const auto t1 = ProfileClock::now();
     const int middle = options.microbatch_sizes[options.microbatch_sizes.size() / 2];
     auto machine = profile_machine(options.model, middle, options.workers, options.threads, options.repetitions,
-                                   profile.notes);
+                                   profile.notes, where);
     if (!machine) return machine.error();
     profile.machine = std::move(machine).value();
     say(fmt::format("machine: hand-off, dispatch overhead and contention in {:.1f} s",
@@ -363,6 +417,7 @@ sched::Result<Profile> profile_model(const ProfileOptions& options,
   } else {
     profile.machine.workers = options.workers;
     profile.machine.threads = options.threads;
+    profile.machine.device = where.name();
     profile.machine.handoff_bandwidth_bytes_per_s = kUnboundedBandwidth;
   }
   profile.cluster = cluster_from_machine(profile.machine);

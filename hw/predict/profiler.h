@@ -1,5 +1,5 @@
 // The profiler behind `pipeworks profile` and `pipeworks run --predict`: measures every layer of a
-// model-zoo model on this CPU (forward with and without the autograd graph, backward; warm-up,
+// model-zoo model on this CPU or a GPU (forward with and without the autograd graph, backward; warm-up,
 // repetitions, median and spread; output, stash and backward-transient bytes under the counting
 // allocator) at several micro-batch sizes, fits the simulator's fixed + per-sample shape, and
 // measures what the executor adds on this machine (machine_profile.h). LibTorch-free header.
@@ -8,8 +8,10 @@
 //                         B = backward from the output gradient (the last layer includes the loss)
 //                         I, W = the same backward split (I keeps the graph, W walks it again)
 //   times:                each layer timed inside whole-model passes (layers back to back in
-//                         model order, backward in reverse), as a stage runs them; bytes from
-//                         the layer alone
+//                         model order, backward in reverse), as a stage runs them, on the
+//                         device's own clock (host clock on the CPU, CUDA events on a GPU)
+//   bytes:                from the layer alone, as the device's allocator counts them (the
+//                         counting allocator on the CPU, the caching allocator on a GPU)
 //   fit:                  time(size) = fixed + per_sample * size   (least squares, clamped >= 0),
 //                         and the measured sizes as a table the spec interpolates, each time
 //                         table with the kernel block its sizes support (sim/size_table.h)
@@ -29,8 +31,13 @@
 
 namespace pipeworks::hw {
 
+class ComputeDevices;  // hw/exec/compute_devices.h
+
 struct ProfileOptions {
   ModelConfig model;
+  // Where the layers, stage temporaries and hand-offs are measured: "cpu" or "cuda"
+  // (make_compute_devices; the model spec and cluster spec then describe that device).
+  std::string device = "cpu";
   std::vector<int> microbatch_sizes{1, 2, 4, 8};
   int warmup = 2;
   int repetitions = 7;
@@ -94,10 +101,13 @@ sched::Result<Profile> profile_model(const ProfileOptions& options,
                                      const std::function<void(const std::string&)>& progress = {});
 
 // Times and bytes of one model's layers at the given sizes (no fitting, no machine figures), in
-// `rounds` rounds `round_gap_s` apart (see ProfileOptions).
+// `rounds` rounds `round_gap_s` apart (see ProfileOptions), measured on `where` (the CPU without it).
 sched::Result<std::vector<LayerProfile>> profile_layers(const ModelConfig& model, const std::vector<int>& sizes,
                                                         int warmup, int repetitions, int threads, int rounds = 1,
                                                         double round_gap_s = 0);
+sched::Result<std::vector<LayerProfile>> profile_layers(const ModelConfig& model, const std::vector<int>& sizes,
+                                                        int warmup, int repetitions, int threads, int rounds,
+                                                        double round_gap_s, const ComputeDevices& where);
 
 // A spec layer from its samples: every quantity (forward with and without the graph, backward,
 // output, stash and backward-transient bytes) as the fitted line plus the table of measured sizes

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "hw/exec/compute_devices.h"
 #include "hw/exec/device_support.h"
 #include "hw/exec/threads.h"
 #include "hw/predict/machine_profile.h"
@@ -23,10 +24,6 @@ sched::Status check_settings(const RunConfig& c, const PredictionSettings& s) {
   if (auto size = sim::microbatch_size(c.batch_size, c.num_microbatches); !size) return size.error();
   if (s.warmup < 0 || s.repetitions < 1 || s.replay_rounds < 1) {
     return sched::Error{"--warmup must be >= 0, --profile-repetitions and --replay-rounds >= 1"};
-  }
-  if (c.device != "cpu" && !s.model_spec && !s.stage_replay) {
-    return sched::Error{"--no-stage-replay: the layer profiler times layers on the CPU; on " + c.device +
-                        " the stage costs come from the stage replay (or give --model-spec)"};
   }
   return check_model_config(c.model);
 }
@@ -54,10 +51,11 @@ sched::Result<Profile> profile_for_run(const RunConfig& c, const PredictionSetti
                                        const PredictionObserver& observer) {
   ProfileOptions po;
   po.model = c.model;
+  po.device = c.device;
   po.microbatch_sizes = {c.batch_size / c.num_microbatches};
-  // Off the CPU the stage replay times the stages and the layer times go unused; the bytes need
-  // one pass.
-  po.repetitions = c.device == "cpu" ? s.repetitions : 1;
+  // Off the CPU with the stage replay, the replay times the stages and the layer times go unused;
+  // the bytes need one pass.
+  po.repetitions = c.device != "cpu" && s.stage_replay ? 1 : s.repetitions;
   po.threads = plan.threads_per_worker;
   po.workers = plan.schedule.num_devices();
   po.measure_machine = !s.cluster_spec;
@@ -87,8 +85,10 @@ sched::Status obtain_costs(const RunConfig& c, const PredictionSettings& s, Pred
   if (s.cluster_spec) {
     report.cluster = *s.cluster_spec;
   } else if (!report.profile) {
+    auto where = make_compute_devices(c.device);
+    if (!where) return where.error();
     auto machine = profile_machine(c.model, c.batch_size / c.num_microbatches, report.plan.schedule.num_devices(),
-                                   report.plan.threads_per_worker, s.repetitions, report.notes);
+                                   report.plan.threads_per_worker, s.repetitions, report.notes, **where);
     if (!machine) return machine.error();
     report.cluster = cluster_from_machine(*machine);
   }

@@ -124,16 +124,16 @@ sched::Result<std::vector<StageExtraBytes>> measure_stage_extra_bytes(const Mode
 }
 
 sched::Result<std::vector<RangeExtraBytes>> measure_range_extra_bytes(const ModelConfig& config, int microbatch_size,
-                                                                       int repetitions) {
+                                                                       int repetitions, const ComputeDevices& where) {
   if (microbatch_size < 1 || repetitions < 1) {
     return sched::Error{"stage memory: micro-batch size and repetitions must be >= 1"};
   }
-  auto where_or = make_compute_devices("cpu");
-  if (!where_or) return where_or.error();
-  const ComputeDevices& where = **where_or;
   auto model = model_on(config, where);
   if (!model) return model.error();
-  const Batch batch = make_batch(config, microbatch_size, config.seed);
+  const torch::Device on = where.device_of(kStageDevice);
+  Batch batch = make_batch(config, microbatch_size, config.seed);
+  batch.inputs = batch.inputs.to(on);
+  batch.targets = batch.targets.to(on);
   const int layers = static_cast<int>(model->layers.size());
   std::vector<RangeExtraBytes> out;
   try {

@@ -27,6 +27,8 @@
 
 namespace pipeworks::hw {
 
+class ComputeDevices;  // hw/exec/compute_devices.h
+
 // Bytes above what a stage holds when an action of it ends, at the action's peak.
 struct StageExtraBytes {
   sched::Bytes first = 0;            // the step's first backward of the stage (gradients made in it)
@@ -49,7 +51,7 @@ sched::Result<std::vector<StageExtraBytes>> measure_stage_extra_bytes(const Mode
                                                                       int microbatch_size, int repetitions,
                                                                       const std::string& device = "cpu");
 
-// The same for every contiguous range [begin, end) of the model's layers, on the CPU: what a
+// The same for every contiguous range [begin, end) of the model's layers, on `where`: what a
 // profile writes into the model spec (sim::StageTemporaries), so any partition finds its stages.
 struct RangeExtraBytes {
   int begin = 0;
@@ -57,6 +59,6 @@ struct RangeExtraBytes {
   StageExtraBytes bytes;
 };
 sched::Result<std::vector<RangeExtraBytes>> measure_range_extra_bytes(const ModelConfig& config, int microbatch_size,
-                                                                       int repetitions);
+                                                                       int repetitions, const ComputeDevices& where);
 
 }  // namespace pipeworks::hw

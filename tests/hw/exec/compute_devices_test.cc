@@ -10,29 +10,12 @@
 
 #include "hw/exec/compute_devices.h"
 #include "hw/exec/device_support.h"
+#include "hw/scripted_devices.h"
 
 namespace pipeworks::hw {
 namespace {
 
-// Queued like a GPU, metered by its allocator: live and peak bytes per domain are scripted.
-class ScriptedDevices final : public ComputeDevices {
- public:
-  std::string name() const override { return "scripted"; }
-  torch::Device device_of(int /*device*/) const override { return torch::kCPU; }
-  bool asynchronous() const override { return true; }
-  void configure(ExecutorOptions& options) const override { options.measure_memory = false; }
-  std::unique_ptr<Transport> transport(const std::vector<StageCell>& /*cells*/) const override { return nullptr; }
-  void synchronize() const override { ++synchronized; }
-  void use_exact_arithmetic() const override {}
-  sched::Bytes live_bytes(int device) const override { return live.at(memory_domain(device)); }
-  sched::Bytes peak_bytes(int device) const override { return peak.at(memory_domain(device)); }
-  void reset_peak(int device) const override { peak[memory_domain(device)] = live.at(memory_domain(device)); }
-  int memory_domain(int device) const override { return device / 2; }  // two devices per "GPU"
-  bool executor_meters_memory() const override { return false; }
-
-  mutable std::map<int, sched::Bytes> live, peak;
-  mutable int synchronized = 0;
-};
+using testing::ScriptedDevices;
 
 TEST_CASE("compute devices: the CPU is what the executor does by default") {
   auto cpu = make_compute_devices("cpu");
@@ -77,7 +60,13 @@ TEST_CASE("compute devices: unknown names and CUDA without CUDA are clear errors
     auto cuda = make_compute_devices("cuda");
     REQUIRE_FALSE(cuda.ok());
     CHECK_THAT(cuda.error().message, Catch::Contains("LibTorch without CUDA"));
+    REQUIRE_FALSE(check_device_available("cuda").ok());
     REQUIRE_FALSE(memory_domains("cuda", 2).ok());
+  } else if (!torch::cuda::is_available()) {  // CUDA compiled in, no GPU here (CI)
+    auto cuda = make_compute_devices("cuda");
+    REQUIRE_FALSE(cuda.ok());
+    CHECK_THAT(cuda.error().message, Catch::Contains("no CUDA device is visible"));
+    REQUIRE_FALSE(check_device_available("cuda").ok());
   }
 }
 
