@@ -105,7 +105,7 @@ hw::PredictionObserver printing_observer(const hw::RunConfig& c, int warmup) {
     fmt::print("pipeworks run --predict: {} on {}, {} stages x {} micro-batches (batch {}), {}{}, partition {}, {} "
                "per worker\n",
                hw::model_display_name(c.model), c.device, c.num_stages, c.num_microbatches, c.batch_size,
-               sched::schedule_kind_name(c.schedule), c.recompute ? " + recompute" : "",
+               hw::schedule_name(c), c.recompute ? " + recompute" : "",
                sim::to_string(plan.partition), sched::counted(plan.threads_per_worker, "intra-op thread"));
     std::fflush(stdout);
   };
@@ -189,7 +189,7 @@ sched::Status write_outputs(const hw::PredictionReport& r, const viz::Comparison
   if (!outputs.svg.empty()) {
     viz::SvgOptions svg;
     const hw::RunConfig& c = r.config;
-    svg.title = picture_title({hw::model_display_name(c.model), c.device, std::string(sched::schedule_kind_name(c.schedule)),
+    svg.title = picture_title({hw::model_display_name(c.model), c.device, hw::schedule_name(c),
                                c.num_stages, c.num_microbatches, c.batch_size, c.recompute},
                               "predicted vs measured");
     svg.stage_layers = sim::stage_range_texts(r.plan.partition);

@@ -26,7 +26,7 @@ void print_run_header(const std::string& model, const hw::RunConfig& c, bool dis
   fmt::print("pipeworks run: {} on {}{}, {} x {} (batch {}), {}{}{}, {} (lr {:g})\n", model, c.device,
              distributed ? " (multi-process)" : "", sched::counted(c.num_stages, "stage"),
              sched::counted(c.num_microbatches, "micro-batch", "micro-batches"), c.batch_size,
-             sched::schedule_kind_name(c.schedule),
+             hw::schedule_name(c),
              c.virtual_stages > 1 ? fmt::format(" ({} stages per device)", c.virtual_stages) : "",
              c.recompute ? " + recompute" : "",
              sim::optimizer_name(c.optimizer.kind), c.optimizer.learning_rate);

@@ -20,6 +20,7 @@
 #include "cli/shared_defaults.h"
 #include "cli/run_predict.h"
 #include "cli/run_printing.h"
+#include "cli/simulate_schedule.h"
 #include "hw/dist/distributed_env.h"
 #include "hw/dist/distributed_run.h"
 #include "hw/exec/cpu_affinity.h"
@@ -48,6 +49,9 @@ struct RunOptions {
   std::optional<int> batch;             // default: kDefaultSamplesPerMicrobatch per micro-batch
   std::string pin_workers = "auto";
   std::string trace, svg, json;
+  std::string schedule_file;  // --schedule-file: run this schedule instead of generating one
+  // Whether --schedule, --stages and --microbatches were given (a schedule file must agree).
+  bool schedule_given = false, stages_given = false, microbatches_given = false;
   bool distributed = false;  // also when WORLD_SIZE is set (torchrun, pipeworks launch)
   double timeout_s = 180;    // every blocking wait (receives; in multi-process runs all of them)
   hw::RunConfig config;
@@ -73,11 +77,32 @@ int fail(const std::string& message) {
   return report_error("run", kExitInvalid, message);
 }
 
+// --schedule-file read into the config: valid, agreeing with --schedule, -K and -M where given
+// (a contradiction sets `usage_error`), its stages and micro-batches the run's.
+sched::Status take_schedule_file(RunOptions& options, bool& usage_error) {
+  usage_error = false;
+  if (options.schedule_file.empty()) return sched::Ok{};
+  hw::RunConfig& c = options.config;
+  ScheduleRequest request;
+  request.file = options.schedule_file;
+  request.kind_given = options.schedule_given;
+  request.stages = c.num_stages;
+  request.stages_given = options.stages_given;
+  request.microbatches = c.num_microbatches;
+  request.microbatches_given = options.microbatches_given;
+  request.placement = c.placement;
+  auto schedule = read_schedule_file(request, usage_error);
+  if (!schedule) return schedule.error();
+  c.num_stages = schedule->num_stages;
+  c.num_microbatches = schedule->num_microbatches;
+  c.given_schedule = std::move(schedule).value();
+  c.schedule_file = options.schedule_file;
+  return sched::Ok{};
+}
+
 // The option texts turned into the config's values; an error is a usage error (exit 2).
 sched::Status resolve_options(RunOptions& options) {
-  if (options.device != "cpu" && options.device != "cuda") {
-    return sched::Error{fmt::format("device '{}' is not supported (cpu or cuda)", options.device)};
-  }
+  if (auto known = hw::check_device_name(options.device); !known) return known;
   hw::RunConfig& c = options.config;
   c.device = options.device;
   auto pinning = hw::parse_worker_pinning(options.pin_workers);
@@ -122,7 +147,7 @@ sched::Status write_outputs(const hw::RunReport& report, const RunOptions& optio
   if (!options.svg.empty()) {
     viz::SvgOptions svg;
     const hw::RunConfig& c = options.config;
-    svg.title = picture_title({hw::model_display_name(c.model), c.device, std::string(sched::schedule_kind_name(c.schedule)),
+    svg.title = picture_title({hw::model_display_name(c.model), c.device, hw::schedule_name(c),
                                c.num_stages, c.num_microbatches, c.batch_size, c.recompute},
                               "measured, last step");
     svg.stage_layers = sim::stage_range_texts(report.partition);
@@ -133,6 +158,10 @@ sched::Status write_outputs(const hw::RunReport& report, const RunOptions& optio
 }
 
 int run(RunOptions& options) {
+  bool usage_error = false;
+  if (auto status = take_schedule_file(options, usage_error); !status) {
+    return usage_error ? fail_usage(status.error().message) : fail(status.error().message);
+  }
   if (auto status = resolve_options(options); !status) return fail_usage(status.error().message);
   if (options.config.model.kind == hw::ModelKind::kScripted) {
     if (auto loaded = hw::load_scripted_model(options.config.model); !loaded) return fail(loaded.error().message);
@@ -191,6 +220,9 @@ void add_run_command(CLI::App& app, CommandContext& context) {
                   "gpipe | 1f1b | interleaved-1f1b | looped-bfs | zb-h1 | zb-h2 | zb-v | dualpipe-v (zb-v and "
                   "dualpipe-v: K stages in a V on K/2 devices)")
       ->capture_default_str();
+  cmd->add_option("--schedule-file", options->schedule_file,
+                  "run this schedule (CSV in torch.distributed.pipelining's layout or our JSON; validated; "
+                  "compute-only files are lowered, files with SEND/RECV run as written) instead of --schedule");
   cmd->add_option("--virtual-stages,-v", c.virtual_stages,
                   "stages per device for interleaved-1f1b and looped-bfs (K/v devices, stage s on device s mod K/v)")
       ->check(integer_from(1, sched::kMaxStages))
@@ -230,7 +262,12 @@ void add_run_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--svg", options->svg, "write an SVG Gantt chart of the last step");
   cmd->add_option("--json", options->json, "write the report as JSON");
   add_predict_options(cmd, options->predict);
-  cmd->callback([options, &context] { context.exit_code = run(*options); });
+  cmd->callback([options, cmd, &context] {
+    options->schedule_given = cmd->count("--schedule") > 0;
+    options->stages_given = cmd->count("--stages") > 0;
+    options->microbatches_given = cmd->count("--microbatches") > 0;
+    context.exit_code = run(*options);
+  });
 }
 
 }  // namespace pipeworks::cli

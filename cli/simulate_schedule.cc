@@ -54,6 +54,17 @@ sched::Result<sched::Schedule> generated(const ScheduleRequest& r, const sim::Cl
 
 }  // namespace
 
+sched::Result<sched::Schedule> read_schedule_file(const ScheduleRequest& r, bool& usage_error) {
+  usage_error = false;
+  auto schedule = read_valid_schedule(r.file);
+  if (!schedule) return schedule.error();
+  if (auto agrees = check_file_agrees(r, *schedule); !agrees) {
+    usage_error = true;
+    return agrees.error();
+  }
+  return schedule;
+}
+
 sched::Result<ScheduleToSimulate> schedule_to_simulate(const ScheduleRequest& r, const sim::ClusterSpec& cluster,
                                                       bool& usage_error) {
   usage_error = true;
@@ -61,14 +72,8 @@ sched::Result<ScheduleToSimulate> schedule_to_simulate(const ScheduleRequest& r,
   if (r.file.empty()) {
     schedule = generated(r, cluster, usage_error);
   } else {
-    usage_error = false;
-    schedule = read_valid_schedule(r.file);
-    if (schedule) {
-      if (auto agrees = check_file_agrees(r, *schedule); !agrees) {
-        usage_error = true;
-        return agrees.error();
-      }
-    }
+    schedule = read_schedule_file(r, usage_error);
+    if (!schedule) return schedule.error();
   }
   if (!schedule) return schedule.error();
   usage_error = false;

@@ -1,4 +1,4 @@
-// The schedule `pipeworks simulate` simulates: generated from --schedule, --stages,
+// The schedule `pipeworks simulate` simulates (and `run --schedule-file` runs): generated from --schedule, --stages,
 // --microbatches and --placement, or read from --schedule-file (CSV in torch.distributed.
 // pipelining's layout or pipeworks JSON), validated, then lowered by our passes when it holds
 // compute actions only, taken as written when it already has its SEND/RECV actions.
@@ -32,6 +32,10 @@ struct ScheduleToSimulate {
   sched::Schedule schedule;  // lowered: SEND/RECV included
   std::string name;          // "gpipe", "1f1b", or the file's path
 };
+
+// The file `request.file`, valid (its first problem otherwise) and agreeing with the options that
+// `request` says were given (a contradiction sets `usage_error`: exit 2), as written.
+sched::Result<sched::Schedule> read_schedule_file(const ScheduleRequest& request, bool& usage_error);
 
 // The lowered schedule, on at most `cluster`'s devices. `usage_error` tells a contradiction in
 // the options (exit 2) from a bad file or a schedule that does not fit (exit 1).

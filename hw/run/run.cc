@@ -26,14 +26,24 @@ std::vector<torch::Tensor> gradients_of(const std::vector<torch::Tensor>& parame
 
 }  // namespace
 
+std::string schedule_name(const RunConfig& config) {
+  return config.given_schedule ? config.schedule_file : std::string(sched::schedule_kind_name(config.schedule));
+}
+
 sched::Result<sched::Schedule> build_schedule(const RunConfig& config) {
-  sched::ScheduleShape shape{config.num_stages, config.num_microbatches, config.placement};
-  auto schedule = sched::generate(config.schedule, shape, config.virtual_stages);
+  sched::Result<sched::Schedule> schedule = sched::Error{""};
+  if (config.given_schedule) {
+    schedule = *config.given_schedule;
+  } else {
+    schedule = sched::generate(config.schedule, {config.num_stages, config.num_microbatches, config.placement},
+                               config.virtual_stages);
+  }
   if (!schedule) return schedule.error();
-  if (config.recompute) {
+  if (config.recompute && !schedule->has_recompute()) {
     schedule = sched::add_recompute(*schedule);
     if (!schedule) return schedule.error();
   }
+  if (schedule->has_comm()) return schedule;  // a file's SEND/RECV, as written
   return sched::lower_comm(*schedule);
 }
 

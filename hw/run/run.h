@@ -36,6 +36,11 @@ struct RunConfig {
   int num_microbatches = 4;
   int batch_size = 32;  // samples per mini-batch; a multiple of num_microbatches
   sched::ScheduleKind schedule = sched::ScheduleKind::kOneFOneB;
+  // A schedule given whole (`run --schedule-file`: a valid file, its stages and micro-batches
+  // num_stages and num_microbatches), run instead of generating `schedule`: compute-only ones are
+  // lowered, ones with SEND/RECV run as written. `schedule_file` names it in reports.
+  std::optional<sched::Schedule> given_schedule;
+  std::string schedule_file;
   // Stages per device of interleaved-1f1b and looped-bfs (K / v devices, stage s on device
   // s mod K/v); 1 for every other schedule (zb-v and dualpipe-v place 2 by construction).
   int virtual_stages = 1;
@@ -83,7 +88,11 @@ struct RunReport {
 sched::Result<RunReport> run_training(const RunConfig& config,
                                       const std::function<void(const StepStats&)>& on_step = {});
 
-// The lowered schedule a config runs (generator, optional recompute, lower_comm).
+// What reports call the run's schedule: its kind ("1f1b"), or the path of --schedule-file.
+std::string schedule_name(const RunConfig& config);
+
+// The lowered schedule a config runs: the given schedule or the generator's, optional recompute,
+// lower_comm unless it already has its SEND/RECV.
 sched::Result<sched::Schedule> build_schedule(const RunConfig& config);
 
 }  // namespace pipeworks::hw

@@ -34,7 +34,9 @@ sched::Status check_layout(const RunConfig& c) {
     return sched::Error{fmt::format("{} stages is more than the model's {} layers", c.num_stages, layers)};
   }
   int devices = c.num_stages;
-  if (sched::has_virtual_stages(c.schedule)) {  // several stages per device: the generator places them
+  if (c.given_schedule) {  // the file places its stages
+    devices = c.given_schedule->num_devices();
+  } else if (sched::has_virtual_stages(c.schedule)) {  // several stages per device: the generator places them
     auto v = sched::generate(c.schedule, {c.num_stages, c.num_microbatches, c.placement}, c.virtual_stages);
     if (!v) return v.error();
     devices = v->num_devices();
@@ -57,7 +59,16 @@ sched::Status check_layout(const RunConfig& c) {
 sched::Status check_run_config(const RunConfig& c) {
   if (auto s = in_range("virtual stages", c.virtual_stages, 1, sched::kMaxStages); !s) return s;
   const bool interleaved = sched::has_virtual_stages(c.schedule) && !sched::is_v_shaped(c.schedule);
-  if (c.virtual_stages != 1 && !interleaved) {
+  if (c.given_schedule && (c.virtual_stages != 1 || !c.placement.empty())) {
+    return sched::Error{"--virtual-stages and --placement do not apply to --schedule-file (the file places its stages)"};
+  }
+  if (c.given_schedule && (c.given_schedule->num_stages != c.num_stages ||
+                           c.given_schedule->num_microbatches != c.num_microbatches)) {
+    return sched::Error{fmt::format("the schedule file has {} stages and {} micro-batches, the run {} and {}",
+                                    c.given_schedule->num_stages, c.given_schedule->num_microbatches, c.num_stages,
+                                    c.num_microbatches)};
+  }
+  if (c.virtual_stages != 1 && !interleaved && !c.given_schedule) {
     return sched::Error{fmt::format("--virtual-stages applies to interleaved-1f1b and looped-bfs, not {} (zb-v and "
                                     "dualpipe-v place 2 stages per device by construction)",
                                     sched::schedule_kind_name(c.schedule))};

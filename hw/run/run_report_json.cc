@@ -6,7 +6,7 @@ namespace pipeworks::hw {
 nlohmann::json run_report_json(const RunConfig& config, const RunReport& report) {
   nlohmann::json j;
   j["model"] = model_display_name(config.model);
-  j["schedule"] = sched::schedule_kind_name(config.schedule);
+  j["schedule"] = schedule_name(config);
   j["virtual_stages"] = config.virtual_stages;
   j["stages"] = config.num_stages;
   j["microbatches"] = config.num_microbatches;
