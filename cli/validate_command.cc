@@ -13,6 +13,7 @@
 #include "cli/arg_checks.h"
 #include "cli/command_list.h"
 #include "sched/schedule_file.h"
+#include "sched/units_text.h"
 #include "sched/validate.h"
 
 namespace pipeworks::cli {
@@ -36,10 +37,14 @@ int run(const ValidateOptions& options) {
   const std::vector<sched::Diagnostic> diagnostics =
       sched::validate(schedule, sched::ValidateOptions{loaded->placement_inferred});
   if (diagnostics.empty()) {
-    std::cout << fmt::format("{}: ok: {} stages, {} micro-batches, {} devices, {} actions{}{}\n", options.path,
+    const std::string composites =
+        schedule.composites.empty() ? "" : ", " + sched::counted(static_cast<std::int64_t>(schedule.composites.size()),
+                                                                 "OVERLAP_F_B composite");
+    std::cout << fmt::format("{}: ok: {} stages, {} micro-batches, {} devices, {} actions{}{}{}{}\n", options.path,
                              schedule.num_stages, schedule.num_microbatches, schedule.num_devices(),
                              schedule.num_actions(), schedule.has_recompute() ? ", recompute" : "",
-                             schedule.has_comm() ? ", comm lowered" : "");
+                             schedule.has_comm() ? ", comm lowered" : "",
+                             schedule.has_stage_level() ? ", stage-level actions" : "", composites);
     return kExitOk;
   }
   const auto shown = std::min(diagnostics.size(), static_cast<std::size_t>(options.max_errors));

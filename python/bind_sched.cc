@@ -38,7 +38,10 @@ void bind_actions(py::module_& m) {
       .value("SEND_F", ActionKind::kSendF, "send an activation to the next stage")
       .value("RECV_F", ActionKind::kRecvF, "receive this stage's input activation")
       .value("SEND_B", ActionKind::kSendB, "send an input gradient to the previous stage")
-      .value("RECV_B", ActionKind::kRecvB, "receive the gradient of this stage's output");
+      .value("RECV_B", ActionKind::kRecvB, "receive the gradient of this stage's output")
+      .value("UNSHARD", ActionKind::kUnshard, "gather the stage's sharded parameters (no micro-batch)")
+      .value("RESHARD", ActionKind::kReshard, "free the stage's gathered parameters (no micro-batch)")
+      .value("REDUCE_GRAD", ActionKind::kReduceGrad, "reduce the stage's gradients over its data-parallel group (no micro-batch)");
 
   py::class_<Action>(m, "Action", "One action of one stage on one micro-batch; prints as '2F0', '1SEND_F3'.")
       .def(py::init([](int stage, ActionKind kind, int microbatch) { return Action{stage, kind, microbatch}; }),
@@ -47,7 +50,8 @@ void bind_actions(py::module_& m) {
       .def_readwrite("kind", &Action::kind)
       .def_readwrite("microbatch", &Action::microbatch)
       .def_property_readonly("kind_name", [](const Action& a) { return std::string(sched::kind_name(a.kind)); },
-                             "'F', 'B', 'I', 'W', 'R', 'SEND_F', 'RECV_F', 'SEND_B' or 'RECV_B'.")
+                             "'F', 'B', 'I', 'W', 'R', 'SEND_F', 'RECV_F', 'SEND_B', 'RECV_B', 'UNSHARD', 'RESHARD' or\n"
+                             "'REDUCE_GRAD'.")
       .def("__str__", [](const Action& a) { return sched::to_string(a); })
       .def("__repr__", [](const Action& a) { return "Action('" + sched::to_string(a) + "')"; })
       .def("__hash__", [](const Action& a) { return py::hash(py::str(sched::to_string(a))); })
@@ -67,6 +71,12 @@ void bind_schedule(py::module_& m) {
       .def_property("placement", list_getter(&Schedule::placement), list_setter(&Schedule::placement), "placement[stage] = device (a copy)")
       .def_property("programs", list_getter(&Schedule::programs), list_setter(&Schedule::programs), "programs[device] = list of Actions (a copy)")
       .def_property_readonly("num_devices", &Schedule::num_devices)
+      .def_property_readonly("composites", [](const Schedule& s) {
+             std::vector<std::pair<int, int>> out;
+             for (const sched::Composite& c : s.composites) out.emplace_back(c.device, c.position);
+             return out;
+           }, "Composite actions (0F3;3B1)OVERLAP_F_B, as (device, position) of the first of the two\n"
+              "sub-actions that programs[device] holds in their place.")
       .def("has_comm", &Schedule::has_comm, "True when SEND/RECV actions are present (lowered).")
       .def("has_recompute", &Schedule::has_recompute, "True when any R action is present.")
       .def("num_actions", &Schedule::num_actions, "Total number of actions over all programs.")

@@ -10,7 +10,7 @@ namespace pipeworks::sched {
 namespace {
 
 constexpr std::array<std::string_view, kNumActionKinds> kKindNames = {
-    "F", "B", "I", "W", "R", "SEND_F", "RECV_F", "SEND_B", "RECV_B"};
+    "F", "B", "I", "W", "R", "SEND_F", "RECV_F", "SEND_B", "RECV_B", "UNSHARD", "RESHARD", "REDUCE_GRAD"};
 
 // Reads a non-negative decimal int starting at `pos`; advances `pos` past the digits.
 Result<int> read_index(std::string_view token, std::size_t& pos, std::string_view what) {
@@ -36,6 +36,20 @@ Result<int> read_index(std::string_view token, std::size_t& pos, std::string_vie
   return value;
 }
 
+// Reads the kind's capital letters and underscores starting at `pos`; advances `pos` past them.
+Result<ActionKind> read_kind(std::string_view token, std::size_t& pos) {
+  const std::size_t begin = pos;
+  while (pos < token.size() && ((token[pos] >= 'A' && token[pos] <= 'Z') || token[pos] == '_')) ++pos;
+  if (pos == begin) return Error{fmt::format("expected an action kind after the stage in '{}'", token), begin};
+  const std::string_view text = token.substr(begin, pos - begin);
+  auto kind = parse_kind(text);
+  if (kind) return kind;
+  if (text == kOverlapKindName) {
+    return Error{fmt::format("{} in '{}' is a composite action, written as (0F3;3B1){}", text, token, text), begin};
+  }
+  return Error{fmt::format("{} in '{}'", kind.error().message, token), begin};
+}
+
 }  // namespace
 
 std::string_view kind_name(ActionKind kind) { return kKindNames.at(static_cast<std::size_t>(kind)); }
@@ -45,12 +59,13 @@ Result<ActionKind> parse_kind(std::string_view text) {
     if (kKindNames[i] == text) return static_cast<ActionKind>(i);
   }
   return Error{fmt::format("unknown action kind '{}' (expected one of F, B, I, W, R, SEND_F, RECV_F, "
-                           "SEND_B, RECV_B)",
+                           "SEND_B, RECV_B, UNSHARD, RESHARD, REDUCE_GRAD)",
                            text),
                0};
 }
 
 std::string to_string(const Action& action) {
+  if (is_stage_level(action.kind)) return fmt::format("{}{}", action.stage, kind_name(action.kind));
   return fmt::format("{}{}{}", action.stage, kind_name(action.kind), action.microbatch);
 }
 
@@ -59,19 +74,23 @@ Result<Action> parse_action(std::string_view token) {
   std::size_t pos = 0;
   auto stage = read_index(token, pos, "stage");
   if (!stage) return stage.error();
-  const std::size_t kind_begin = pos;
-  while (pos < token.size() && ((token[pos] >= 'A' && token[pos] <= 'Z') || token[pos] == '_')) ++pos;
-  if (pos == kind_begin) {
-    return Error{fmt::format("expected an action kind after the stage in '{}'", token), kind_begin};
+  auto kind = read_kind(token, pos);
+  if (!kind) return kind.error();
+  int microbatch = 0;
+  if (is_stage_level(*kind)) {
+    if (pos < token.size() && token[pos] >= '0' && token[pos] <= '9') {
+      return Error{fmt::format("{} in '{}' is a stage-level action and takes no micro-batch", kind_name(*kind), token),
+                   pos};
+    }
+  } else {
+    auto index = read_index(token, pos, "micro-batch");
+    if (!index) return index.error();
+    microbatch = *index;
   }
-  auto kind = parse_kind(token.substr(kind_begin, pos - kind_begin));
-  if (!kind) return Error{fmt::format("{} in '{}'", kind.error().message, token), kind_begin};
-  auto microbatch = read_index(token, pos, "micro-batch");
-  if (!microbatch) return microbatch.error();
   if (pos != token.size()) {
     return Error{fmt::format("unexpected trailing text '{}' in action '{}'", token.substr(pos), token), pos};
   }
-  return Action{*stage, *kind, *microbatch};
+  return Action{*stage, *kind, microbatch};
 }
 
 }  // namespace pipeworks::sched

@@ -1,4 +1,4 @@
-// Flat stage x kind x micro-batch table of action locations.
+// Flat stage x kind x micro-batch table of action locations (the kinds with a micro-batch).
 #include "sched/action_index.h"
 
 #include <fmt/format.h>
@@ -19,14 +19,14 @@ Result<ActionIndex> ActionIndex::build(const Schedule& schedule) {
   ActionIndex index;
   index.num_stages_ = schedule.num_stages;
   index.num_microbatches_ = schedule.num_microbatches;
-  const auto size = static_cast<std::size_t>(cells) * kNumActionKinds;
+  const auto size = static_cast<std::size_t>(cells) * kNumMicrobatchKinds;
   index.first_.assign(size, Location{});
   index.count_.assign(size, 0);
   for (int d = 0; d < schedule.num_devices(); ++d) {
     const Program& program = schedule.programs[static_cast<std::size_t>(d)];
     for (std::size_t p = 0; p < program.size(); ++p) {
       const Action& a = program[p];
-      if (!index.in_range(a)) continue;
+      if (!index.in_range(a) || is_stage_level(a.kind)) continue;
       const std::size_t s = index.slot(a);
       if (index.count_[s] == 0) index.first_[s] = Location{d, static_cast<int>(p)};
       if (index.count_[s] < UINT16_MAX) ++index.count_[s];
@@ -36,23 +36,28 @@ Result<ActionIndex> ActionIndex::build(const Schedule& schedule) {
 }
 
 bool ActionIndex::in_range(const Action& a) const {
-  return a.stage >= 0 && a.stage < num_stages_ && a.microbatch >= 0 && a.microbatch < num_microbatches_ &&
-         kind_index(a.kind) >= 0 && kind_index(a.kind) < kNumActionKinds;
+  if (a.stage < 0 || a.stage >= num_stages_ || kind_index(a.kind) < 0 || kind_index(a.kind) >= kNumActionKinds) {
+    return false;
+  }
+  if (is_stage_level(a.kind)) return a.microbatch == 0;
+  return a.microbatch >= 0 && a.microbatch < num_microbatches_;
 }
 
 std::size_t ActionIndex::slot(const Action& a) const {
-  return (static_cast<std::size_t>(a.stage) * kNumActionKinds + static_cast<std::size_t>(kind_index(a.kind))) *
+  return (static_cast<std::size_t>(a.stage) * kNumMicrobatchKinds + static_cast<std::size_t>(kind_index(a.kind))) *
              static_cast<std::size_t>(num_microbatches_) +
          static_cast<std::size_t>(a.microbatch);
 }
 
 std::optional<Location> ActionIndex::find(const Action& a) const {
-  if (!in_range(a)) return std::nullopt;
+  if (!in_range(a) || is_stage_level(a.kind)) return std::nullopt;
   const std::size_t s = slot(a);
   if (count_[s] == 0) return std::nullopt;
   return first_[s];
 }
 
-int ActionIndex::count(const Action& a) const { return in_range(a) ? count_[slot(a)] : 0; }
+int ActionIndex::count(const Action& a) const {
+  return in_range(a) && !is_stage_level(a.kind) ? count_[slot(a)] : 0;
+}
 
 }  // namespace pipeworks::sched

@@ -1,5 +1,8 @@
 // Finds where an action sits in a schedule (device, position) in O(1): a flat table over
-// stage x kind x micro-batch. Shared by validation, the simulator and the executor.
+// stage x kind x micro-batch. Shared by validation, the simulator and the executor. Stage-level
+// actions (UNSHARD, RESHARD, REDUCE_GRAD) are in range when their stage is (and their
+// micro-batch 0) but not in the table: no action depends on them, and a stage may UNSHARD and
+// RESHARD several times (sched/stage_actions.h checks them).
 #pragma once
 
 #include <cstdint>
@@ -18,13 +21,16 @@ struct Location {
 
 class ActionIndex {
  public:
-  // Indexes every in-range action; out-of-range ones are skipped (validation reports them).
-  // When an action occurs twice, the first occurrence is kept and the count records both.
+  // Indexes every in-range action with a micro-batch; out-of-range ones are skipped (validation
+  // reports them). When an action occurs twice, the first occurrence is kept and the count
+  // records both.
   static Result<ActionIndex> build(const Schedule& schedule);
 
+  // nullopt for stage-level actions, as for absent ones.
   std::optional<Location> find(const Action& action) const;
   bool contains(const Action& action) const { return find(action).has_value(); }
-  // How many times the action occurs in the schedule (0, 1, or more for duplicates).
+  // How many times the action occurs in the schedule (0, 1, or more for duplicates); 0 for
+  // stage-level actions.
   int count(const Action& action) const;
   bool in_range(const Action& action) const;
 

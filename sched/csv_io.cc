@@ -6,7 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "sched/validate.h"
+#include "sched/cells.h"
+#include "sched/limits.h"
 
 namespace pipeworks::sched {
 namespace {
@@ -86,6 +87,43 @@ Result<std::vector<Row>> split_rows(std::string_view text, std::string_view sour
   return rows;
 }
 
+// The K x M an action implies stays within the limits; else an error at the action's token.
+Status check_size(const Action& action, std::string_view token, int& max_stage, int& max_microbatch,
+                  std::string_view source, TextPosition at) {
+  if (action.stage >= kMaxStages) {
+    return located(source, at.line, at.column,
+                   fmt::format("stage {} in '{}' is beyond the largest supported schedule ({} stages)", action.stage,
+                               token, kMaxStages));
+  }
+  const std::int64_t stages = std::max<std::int64_t>(max_stage, action.stage) + 1;
+  const std::int64_t microbatches = std::max<std::int64_t>(max_microbatch, action.microbatch) + 1;
+  if (stages * microbatches > kMaxScheduleCells) {
+    return located(source, at.line, at.column,
+                   fmt::format("'{}' implies at least {} stages x {} micro-batches, beyond the largest supported "
+                               "schedule ({} cells)",
+                               token, stages, microbatches, kMaxScheduleCells));
+  }
+  max_stage = std::max(max_stage, action.stage);
+  max_microbatch = std::max(max_microbatch, action.microbatch);
+  return Ok{};
+}
+
+// Each stage goes to the row holding most of its actions (the earliest such row on a tie), so
+// that a stray action is what validation flags as the stage's second device.
+void infer_placement(Schedule& schedule) {
+  schedule.placement.assign(static_cast<std::size_t>(schedule.num_stages), -1);
+  std::vector<std::size_t> best(static_cast<std::size_t>(schedule.num_stages), 0);
+  std::unordered_map<int, std::size_t> on_row;
+  for (std::size_t d = 0; d < schedule.programs.size(); ++d) {
+    on_row.clear();
+    for (const Action& a : schedule.programs[d]) ++on_row[a.stage];
+    for (const auto& [stage, count] : on_row) {
+      const auto s = static_cast<std::size_t>(stage);
+      if (count > best[s]) best[s] = count, schedule.placement[s] = static_cast<int>(d);
+    }
+  }
+}
+
 }  // namespace
 
 Result<LoadedSchedule> parse_csv(std::string_view text, std::string_view source_name) {
@@ -114,55 +152,40 @@ Result<LoadedSchedule> parse_csv(std::string_view text, std::string_view source_
       const std::size_t last = cell.text.find_last_not_of(" \t");
       const std::string_view token = std::string_view(cell.text).substr(first, last - first + 1);
       const TextPosition at{cell.at.line, cell.at.column + static_cast<int>(first)};
-      auto action = parse_action(token);
-      if (!action) {
-        return located(source_name, at.line, at.column + static_cast<int>(action.error().column.value_or(0)),
-                       action.error().message);
+      auto parsed = parse_cell(token);
+      if (!parsed) {
+        return located(source_name, at.line, at.column + static_cast<int>(parsed.error().column.value_or(0)),
+                       parsed.error().message);
       }
-      if (action->stage >= kMaxStages) {
-        return located(source_name, at.line, at.column,
-                       fmt::format("stage {} in '{}' is beyond the largest supported schedule ({} stages)",
-                                   action->stage, token, kMaxStages));
+      if (parsed->size == 2) {
+        schedule.composites.push_back({static_cast<int>(d), static_cast<int>(schedule.programs[d].size())});
       }
-      const std::int64_t stages = std::max<std::int64_t>(max_stage, action->stage) + 1;
-      const std::int64_t microbatches = std::max<std::int64_t>(max_microbatch, action->microbatch) + 1;
-      if (stages * microbatches > kMaxScheduleCells) {
-        return located(source_name, at.line, at.column,
-                       fmt::format("'{}' implies at least {} stages x {} micro-batches, beyond the largest supported "
-                                   "schedule ({} cells)",
-                                   token, stages, microbatches, kMaxScheduleCells));
+      for (int i = 0; i < parsed->size; ++i) {
+        const Action& action = parsed->actions[static_cast<std::size_t>(i)];
+        const TextPosition here{at.line, at.column + static_cast<int>(parsed->columns[static_cast<std::size_t>(i)])};
+        if (auto size = check_size(action, token, max_stage, max_microbatch, source_name, here); !size) {
+          return size.error();
+        }
+        schedule.programs[d].push_back(action);
+        loaded.cells[d].push_back(here);
       }
-      max_stage = std::max(max_stage, action->stage);
-      max_microbatch = std::max(max_microbatch, action->microbatch);
-      schedule.programs[d].push_back(*action);
-      loaded.cells[d].push_back(at);
     }
   }
   schedule.num_stages = max_stage + 1;
   schedule.num_microbatches = max_microbatch + 1;
-  // Each stage goes to the row holding most of its actions (the earliest such row on a tie),
-  // so that a stray action is what validation flags as the stage's second device.
-  schedule.placement.assign(static_cast<std::size_t>(schedule.num_stages), -1);
-  std::vector<std::size_t> best(static_cast<std::size_t>(schedule.num_stages), 0);
-  std::unordered_map<int, std::size_t> on_row;
-  for (std::size_t d = 0; d < schedule.programs.size(); ++d) {
-    on_row.clear();
-    for (const Action& a : schedule.programs[d]) ++on_row[a.stage];
-    for (const auto& [stage, count] : on_row) {
-      const auto s = static_cast<std::size_t>(stage);
-      if (count > best[s]) best[s] = count, schedule.placement[s] = static_cast<int>(d);
-    }
-  }
+  infer_placement(schedule);
   return loaded;
 }
 
 std::string to_csv(const Schedule& schedule) {
   std::string out;
   out.reserve(schedule.num_actions() * 8);
-  for (const Program& program : schedule.programs) {
-    for (std::size_t p = 0; p < program.size(); ++p) {
-      if (p > 0) out += ',';
-      out += to_string(program[p]);
+  const std::vector<std::vector<CellPart>> parts = cell_parts(schedule);
+  for (std::size_t d = 0; d < schedule.programs.size(); ++d) {
+    const std::vector<std::string> cells = program_cells(schedule.programs[d], parts[d]);
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      if (c > 0) out += ',';
+      out += cells[c];
     }
     out += "\r\n";
   }

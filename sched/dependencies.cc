@@ -52,6 +52,10 @@ Dependencies data_dependencies(const Action& a, const ActionIndex& index, int nu
     case ActionKind::kRecvB:
       if (auto peer = comm_peer(a, num_stages)) add(deps, *peer);
       break;
+    case ActionKind::kUnshard:
+    case ActionKind::kReshard:
+    case ActionKind::kReduceGrad:
+      break;  // ordered by their device's program only (sched/stage_actions.h)
   }
   return deps;
 }

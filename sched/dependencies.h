@@ -9,6 +9,10 @@
 //   W(s,m)       <- I(s,m)
 //   SEND_F(s,m)  <- F(s,m)             RECV_F(s,m) <- SEND_F(s-1,m)   (its pair)
 //   SEND_B(s,m)  <- B/I(s,m)           RECV_B(s,m) <- SEND_B(s+1,m)   (its pair)
+//   UNSHARD(s), RESHARD(s), REDUCE_GRAD(s): none; they run on their stage's device, whose program
+//                order places them among the stage's computes (sched/stage_actions.h)
+//
+// A composite's sub-actions (sched/composite.h) have these dependencies each.
 #pragma once
 
 #include <array>

@@ -16,7 +16,7 @@ enum class DiagnosticKind {
   kBadShape,                // K < 1, M < 1, or too large to validate
   kBadPlacement,            // placement size != K, device out of range, device without a stage
   kOutOfRange,              // action's stage or micro-batch outside [0,K) x [0,M)
-  kDuplicate,               // the same action twice
+  kDuplicate,               // the same action twice (REDUCE_GRAD included; UNSHARD/RESHARD may repeat)
   kWrongCount,              // a stage lacks some of its M forwards or M backward gradients
   kWrongDevice,             // action on a device other than its stage's placement
   kStageOnTwoDevices,       // inferred placement (CSV): one stage's actions on two rows
@@ -31,9 +31,13 @@ enum class DiagnosticKind {
   kMissingComm,             // lowered schedule with a cross-device dependency and no SEND/RECV pair
   kCommOrder,               // SEND before its producer, or RECV after its consumer
   kDeadlock,                // the programs wait on each other in a cycle (rendezvous semantics)
+  kBadComposite,            // a composite mark that names no two actions, or overlaps what cannot overlap
+  kShardOrder,              // UNSHARD/RESHARD of a stage that do not alternate around its computes
+  kShardedCompute,          // a compute of a stage that UNSHARDs, outside its UNSHARD..RESHARD
+  kReduceGradOrder,         // REDUCE_GRAD before one of its stage's B or W
 };
 
-inline constexpr int kNumDiagnosticKinds = 18;
+inline constexpr int kNumDiagnosticKinds = 22;
 
 // Stable kebab-case name, e.g. "wrong-count", "deadlock"; used in CLI output and tests.
 std::string_view diagnostic_kind_name(DiagnosticKind kind);

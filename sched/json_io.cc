@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "sched/cells.h"
+
 namespace pipeworks::sched {
 namespace {
 
@@ -49,22 +51,30 @@ std::pair<int, int> line_column(std::string_view text, std::size_t byte) {
   return {line, column};
 }
 
-Result<Program> get_program(const json& value, std::string_view source, const std::string& pointer) {
+// programs[device] read from `value`: its actions go to the schedule, a composite's mark to its
+// composites, and each action's entry index to loaded.entries.
+Status get_program(const json& value, std::string_view source, std::size_t device, LoadedSchedule& loaded) {
+  const std::string pointer = fmt::format("/programs/{}", device);
   if (!value.is_array()) return at_pointer(source, pointer, fmt::format("expected an array of actions, got {}", value.type_name()));
-  Program program;
+  Program& program = loaded.schedule.programs.emplace_back();
+  std::vector<int>& entries = loaded.entries.emplace_back();
   program.reserve(value.size());
   for (std::size_t p = 0; p < value.size(); ++p) {
     const std::string here = fmt::format("{}/{}", pointer, p);
     const json& token = value[p];
     if (!token.is_string()) return at_pointer(source, here, fmt::format("expected an action string, got {}", token.type_name()));
-    auto action = parse_action(token.get_ref<const std::string&>());
-    if (!action) {
+    auto cell = parse_cell(token.get_ref<const std::string&>());
+    if (!cell) {
       return at_pointer(source, here,
-                        fmt::format("{} (at character {})", action.error().message, action.error().column.value_or(0) + 1));
+                        fmt::format("{} (at character {})", cell.error().message, cell.error().column.value_or(0) + 1));
     }
-    program.push_back(*action);
+    if (cell->size == 2) loaded.schedule.composites.push_back({static_cast<int>(device), static_cast<int>(program.size())});
+    for (int i = 0; i < cell->size; ++i) {
+      program.push_back(cell->actions[static_cast<std::size_t>(i)]);
+      entries.push_back(static_cast<int>(p));
+    }
   }
-  return program;
+  return Ok{};
 }
 
 }  // namespace
@@ -123,9 +133,7 @@ Result<LoadedSchedule> parse_json(std::string_view text, std::string_view source
   const json& programs = doc["programs"];
   if (!programs.is_array()) return at_pointer(source, "/programs", fmt::format("expected an array, got {}", programs.type_name()));
   for (std::size_t d = 0; d < programs.size(); ++d) {
-    auto program = get_program(programs[d], source, fmt::format("/programs/{}", d));
-    if (!program) return program.error();
-    schedule.programs.push_back(std::move(*program));
+    if (auto program = get_program(programs[d], source, d, loaded); !program) return program.error();
   }
   return loaded;
 }
@@ -136,10 +144,10 @@ std::string to_json(const Schedule& schedule) {
       "  \"placement\": {},\n  \"programs\": [",
       kScheduleJsonFormat, kScheduleJsonVersion, schedule.num_stages, schedule.num_microbatches,
       json(schedule.placement).dump());
+  const std::vector<std::vector<CellPart>> parts = cell_parts(schedule);
   for (std::size_t d = 0; d < schedule.programs.size(); ++d) {
-    json tokens = json::array();
-    for (const Action& a : schedule.programs[d]) tokens.push_back(to_string(a));
-    out += fmt::format("{}\n    {}", d == 0 ? "" : ",", tokens.dump());
+    const json cells = program_cells(schedule.programs[d], parts[d]);
+    out += fmt::format("{}\n    {}", d == 0 ? "" : ",", cells.dump());
   }
   out += schedule.programs.empty() ? "]\n}\n" : "\n  ]\n}\n";
   return out;

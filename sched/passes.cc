@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "sched/action_index.h"
-#include "sched/dependencies.h"
+#include "sched/cells.h"
 #include "sched/unit_timing.h"
 
 namespace pipeworks::sched {
@@ -15,18 +15,27 @@ namespace pipeworks::sched {
 Result<Schedule> add_recompute(const Schedule& schedule) {
   auto index = ActionIndex::build(schedule);
   if (!index) return index.error();
+  const std::vector<std::vector<CellPart>> parts = cell_parts(schedule);
   Schedule out = schedule;
-  for (Program& program : out.programs) {
+  out.composites.clear();
+  for (std::size_t d = 0; d < out.programs.size(); ++d) {
+    const Program& program = schedule.programs[d];
     Program lowered;
     lowered.reserve(program.size() * 3 / 2);
-    for (const Action& a : program) {
-      if (is_input_backward(a.kind)) {
+    for (std::size_t p = 0; p < program.size(); ++p) {
+      // A composite's R goes before the composite, which stays one cell.
+      const std::size_t size = parts[d][p] == CellPart::kFirst ? 2 : 1;
+      for (std::size_t i = p; i < p + size; ++i) {
+        const Action& a = program[i];
         const Action recompute{a.stage, ActionKind::kRecompute, a.microbatch};
-        if (!index->contains(recompute)) lowered.push_back(recompute);
+        if (is_input_backward(a.kind) && !index->contains(recompute)) lowered.push_back(recompute);
       }
-      lowered.push_back(a);
+      if (size == 2) out.composites.push_back({static_cast<int>(d), static_cast<int>(lowered.size())});
+      lowered.insert(lowered.end(), program.begin() + static_cast<std::ptrdiff_t>(p),
+                     program.begin() + static_cast<std::ptrdiff_t>(p + size));
+      p += size - 1;
     }
-    program = std::move(lowered);
+    out.programs[d] = std::move(lowered);
   }
   return out;
 }
@@ -37,9 +46,10 @@ namespace {
 struct Keyed {
   std::int64_t time;
   int comm_last;  // 0 for SEND/RECV, 1 for compute: at equal time, comm goes first
-  std::int64_t order;     // compute: position in program; pair: flow_order() below
-  std::int64_t tiebreak;  // pair id (the same on both sides of a pair)
+  std::int64_t order;     // compute: position in program (a composite's: its first); pair: flow_order() below
+  std::int64_t tiebreak;  // pair id (the same on both sides of a pair); compute: its place in its composite
   Action action;
+  bool starts_composite = false;  // the first sub-action of a composite (not part of the key)
   auto key() const { return std::tie(time, comm_last, order, tiebreak); }
 };
 
@@ -55,9 +65,7 @@ std::int64_t flow_order(ActionKind send_kind, int producer_stage, int num_stages
   return std::int64_t{num_stages} + 1 + producer_stage;
 }
 
-}  // namespace
-
-Result<Schedule> lower_comm(const Schedule& schedule) {
+Status check_lowerable(const Schedule& schedule) {
   if (schedule.has_comm()) return Error{"lower_comm: the schedule already has SEND/RECV actions"};
   if (static_cast<int>(schedule.placement.size()) != schedule.num_stages) {
     return Error{fmt::format("lower_comm: placement names {} stages but the schedule has {}",
@@ -70,34 +78,49 @@ Result<Schedule> lower_comm(const Schedule& schedule) {
                                schedule.num_devices() - 1)};
     }
   }
-  auto timing = unit_timing(schedule);
-  if (!timing) return Error{fmt::format("lower_comm: {}", timing.error().message)};
-  auto index = ActionIndex::build(schedule);
-  if (!index) return index.error();
+  return Ok{};
+}
 
-  const auto num_devices = static_cast<std::size_t>(schedule.num_devices());
-  std::vector<std::vector<Keyed>> keyed(num_devices);
-  for (std::size_t d = 0; d < num_devices; ++d) {
-    const Program& program = schedule.programs[d];
-    for (std::size_t p = 0; p < program.size(); ++p) {
-      keyed[d].push_back({timing->start[d][p], 1, static_cast<std::int64_t>(p), 0, program[p]});
+// Every action on its stage's device; the stages are in range (unit_timing checked them).
+Status check_devices(const Schedule& schedule) {
+  for (std::size_t d = 0; d < schedule.programs.size(); ++d) {
+    for (const Action& a : schedule.programs[d]) {
+      const int here = schedule.device_of(a.stage);
+      if (here != static_cast<int>(d)) {
+        return Error{fmt::format("lower_comm: {} runs on device {} but stage {} is placed on device {}", to_string(a), d,
+                                 a.stage, here)};
+      }
     }
   }
+  return Ok{};
+}
 
-  // One pair per cross-device edge, produced where its data is produced.
+// Every program action keyed by its unit-time start; a composite's second sub-action shares its
+// first's key but for the tiebreak, so that nothing sorts between them.
+std::vector<std::vector<Keyed>> keyed_actions(const Schedule& schedule, const UnitTiming& timing) {
+  const std::vector<std::vector<CellPart>> parts = cell_parts(schedule);
+  std::vector<std::vector<Keyed>> keyed(schedule.programs.size());
+  for (std::size_t d = 0; d < schedule.programs.size(); ++d) {
+    const Program& program = schedule.programs[d];
+    for (std::size_t p = 0; p < program.size(); ++p) {
+      const std::size_t first = parts[d][p] == CellPart::kSecond ? p - 1 : p;
+      keyed[d].push_back({timing.start[d][first], 1, static_cast<std::int64_t>(first),
+                          static_cast<std::int64_t>(p - first), program[p], parts[d][p] == CellPart::kFirst});
+    }
+  }
+  return keyed;
+}
+
+// One pair per cross-device edge, keyed where its data is produced.
+void add_pairs(const Schedule& schedule, const UnitTiming& timing, std::vector<std::vector<Keyed>>& keyed) {
   std::int64_t next_pair = 0;
-  for (std::size_t d = 0; d < num_devices; ++d) {
+  for (std::size_t d = 0; d < schedule.programs.size(); ++d) {
     const Program& program = schedule.programs[d];
     for (std::size_t p = 0; p < program.size(); ++p) {
       const Action& a = program[p];
-      const std::int64_t produced_at = timing->start[d][p] + 1;
+      const std::int64_t produced_at = timing.finish[d][p];
       const int s = a.stage;
-      if (s < 0 || s >= schedule.num_stages) return Error{fmt::format("lower_comm: stage of {} out of range", to_string(a))};
-      const int here = schedule.device_of(s);
-      if (here != static_cast<int>(d)) {
-        return Error{fmt::format("lower_comm: {} runs on device {} but stage {} is placed on device {}", to_string(a), d,
-                                 s, here)};
-      }
+      const int here = static_cast<int>(d);
       if (a.kind == ActionKind::kForward && s + 1 < schedule.num_stages && schedule.device_of(s + 1) != here) {
         const auto to = static_cast<std::size_t>(schedule.device_of(s + 1));
         const std::int64_t order = flow_order(ActionKind::kSendF, s, schedule.num_stages);
@@ -114,24 +137,48 @@ Result<Schedule> lower_comm(const Schedule& schedule) {
       }
     }
   }
+}
+
+}  // namespace
+
+Result<Schedule> lower_comm(const Schedule& schedule) {
+  if (auto lowerable = check_lowerable(schedule); !lowerable) return lowerable.error();
+  auto timing = unit_timing(schedule);
+  if (!timing) return Error{fmt::format("lower_comm: {}", timing.error().message)};
+  if (auto on_devices = check_devices(schedule); !on_devices) return on_devices.error();
+  std::vector<std::vector<Keyed>> keyed = keyed_actions(schedule, *timing);
+  add_pairs(schedule, *timing, keyed);
   // A pair's key (time, 0, flow order, id) is the same on both of its sides, so sorting every
   // device by it places all pairs in one global order.
   Schedule out = schedule;
-  for (std::size_t d = 0; d < num_devices; ++d) {
+  out.composites.clear();
+  for (std::size_t d = 0; d < keyed.size(); ++d) {
     auto& items = keyed[d];
     std::stable_sort(items.begin(), items.end(), [](const Keyed& x, const Keyed& y) { return x.key() < y.key(); });
     Program lowered;
     lowered.reserve(items.size());
-    for (const Keyed& k : items) lowered.push_back(k.action);
+    for (const Keyed& k : items) {
+      if (k.starts_composite) out.composites.push_back({static_cast<int>(d), static_cast<int>(lowered.size())});
+      lowered.push_back(k.action);
+    }
     out.programs[d] = std::move(lowered);
   }
   return out;
 }
 
 Schedule strip_comm(const Schedule& schedule) {
+  const std::vector<std::vector<CellPart>> parts = cell_parts(schedule);
   Schedule out = schedule;
-  for (Program& program : out.programs) {
-    std::erase_if(program, [](const Action& a) { return is_comm(a.kind); });
+  out.composites.clear();
+  for (std::size_t d = 0; d < out.programs.size(); ++d) {
+    Program kept;
+    for (std::size_t p = 0; p < schedule.programs[d].size(); ++p) {
+      const Action& a = schedule.programs[d][p];
+      if (is_comm(a.kind)) continue;
+      if (parts[d][p] == CellPart::kFirst) out.composites.push_back({static_cast<int>(d), static_cast<int>(kept.size())});
+      kept.push_back(a);
+    }
+    out.programs[d] = std::move(kept);
   }
   return out;
 }

@@ -17,6 +17,14 @@
 //
 // (the naive order "d1: ... B0 SEND_B0 RECV_F1 ..." deadlocks with blocking sends: d0 blocks in
 // SEND_F1 while d1 blocks in SEND_B0.)
+//
+// Stage-level actions (UNSHARD, RESHARD, REDUCE_GRAD) keep their place among their device's
+// compute actions. A composite (composite.h) stays one cell through every pass: add_recompute puts
+// its R before it; lower_comm keys it as one item of its unit-time start, so the receives it needs
+// come before it and the sends of what it produced after it, as torch's _add_send_recv writes them
+// (torch's DualPipeV, 2 devices, M = 4, d0 holding stages 0 and 3):
+//
+//   d0: ... (0F3;3B1)OVERLAP_F_B 3RECV_F2 0SEND_F3 0RECV_B0 3SEND_B1 (3F2;0B0)OVERLAP_F_B ...
 #pragma once
 
 #include "sched/schedule.h"

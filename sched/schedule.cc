@@ -21,6 +21,12 @@ bool Schedule::has_recompute() const {
   });
 }
 
+bool Schedule::has_stage_level() const {
+  return std::any_of(programs.begin(), programs.end(), [](const Program& p) {
+    return std::any_of(p.begin(), p.end(), [](const Action& a) { return is_stage_level(a.kind); });
+  });
+}
+
 std::size_t Schedule::num_actions() const {
   std::size_t n = 0;
   for (const Program& p : programs) n += p.size();

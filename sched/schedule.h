@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sched/action.h"
+#include "sched/composite.h"
 
 namespace pipeworks::sched {
 
@@ -18,6 +19,9 @@ struct Schedule {
   std::vector<int> placement;
   // programs[device] = the actions that device executes, in order.
   std::vector<Program> programs;
+  // Pairs of adjacent actions that the file wrote as one composite `(0F3;3B1)OVERLAP_F_B`
+  // (composite.h), in (device, position) order, disjoint. Running a schedule ignores them.
+  std::vector<Composite> composites;
 
   int num_devices() const { return static_cast<int>(programs.size()); }
   int device_of(int stage) const { return placement.at(static_cast<std::size_t>(stage)); }
@@ -25,7 +29,9 @@ struct Schedule {
   bool has_comm() const;
   // True when any R action is present.
   bool has_recompute() const;
-  // Total number of actions over all programs.
+  // True when any UNSHARD, RESHARD or REDUCE_GRAD action is present.
+  bool has_stage_level() const;
+  // Total number of actions over all programs (a composite counts as its two sub-actions).
   std::size_t num_actions() const;
 
   friend bool operator==(const Schedule&, const Schedule&) = default;

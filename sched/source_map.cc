@@ -28,9 +28,20 @@ std::string csv_location(const LoadedSchedule& loaded, const Diagnostic& diagnos
   return loaded.source_name;
 }
 
+// The entry of programs[device] holding the action at `position`: the position itself unless the
+// file wrote composites before it.
+int json_entry(const LoadedSchedule& loaded, int device, int position) {
+  const auto d = static_cast<std::size_t>(device);
+  if (d < loaded.entries.size() && static_cast<std::size_t>(position) < loaded.entries[d].size()) {
+    return loaded.entries[d][static_cast<std::size_t>(position)];
+  }
+  return position;
+}
+
 std::string json_location(const LoadedSchedule& loaded, const Diagnostic& diagnostic) {
   if (diagnostic.has_cell()) {
-    return fmt::format("{}: /programs/{}/{}", loaded.source_name, diagnostic.device, diagnostic.position);
+    return fmt::format("{}: /programs/{}/{}", loaded.source_name, diagnostic.device,
+                       json_entry(loaded, diagnostic.device, diagnostic.position));
   }
   const bool stage_known =
       diagnostic.stage >= 0 && static_cast<std::size_t>(diagnostic.stage) < loaded.schedule.placement.size();

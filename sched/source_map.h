@@ -26,9 +26,13 @@ struct LoadedSchedule {
   // CSV files carry no placement: each stage is placed on the row of its first action.
   bool placement_inferred = false;
   // CSV only: row_lines[device] is the line of that device's row, cells[device][position] the
-  // position of that action's token (idle cells are skipped, so positions need not be columns).
+  // position of that action's token (idle cells are skipped, so positions need not be columns;
+  // a composite's sub-actions point at their own text inside it).
   std::vector<int> row_lines;
   std::vector<std::vector<TextPosition>> cells;
+  // JSON only: entries[device][position] is the index of the string holding that action in
+  // programs[device] (a composite's two sub-actions share one).
+  std::vector<std::vector<int>> entries;
 };
 
 // Where a diagnostic points: "FILE:ROW:COL" (CSV), "FILE: /programs/1/3" (JSON), or "FILE"

@@ -39,7 +39,7 @@ void place_comm(const Program& program, const std::vector<std::int64_t>& start, 
       waiting.clear();
     } else if (is_send(a.kind)) {
       add_mark(cell(last_compute), comm_mark(a, with_stage));
-    } else {
+    } else if (is_recv(a.kind)) {
       waiting.push_back(comm_mark(a, with_stage));
     }
   }

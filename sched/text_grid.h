@@ -16,6 +16,9 @@
 //   d1:   .  F0  F1  B0  B1   .
 //           <F0 <F1 >B0 >B1
 //   (under each device: >F0 sent after that step, <B0 received before it)
+//
+// Stage-level actions (UNSHARD, RESHARD, REDUCE_GRAD) take no step and are not drawn; a
+// composite's two sub-actions take a step each, one after the other.
 #pragma once
 
 #include <string>

@@ -3,82 +3,119 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "sched/action_index.h"
+#include "sched/cells.h"
 #include "sched/dependencies.h"
 
 namespace pipeworks::sched {
+namespace {
+
+constexpr std::int64_t kUnknown = std::numeric_limits<std::int64_t>::min();
+
+class UnitRun {
+ public:
+  UnitRun(const Schedule& schedule, const ActionIndex& index)
+      : s_(schedule), index_(index), parts_(cell_parts(schedule)), next_(schedule.programs.size(), 0),
+        free_(schedule.programs.size(), 0) {
+    for (const Program& program : schedule.programs) {
+      timing_.start.emplace_back(program.size(), 0);
+      timing_.finish.emplace_back(program.size(), kUnknown);
+    }
+  }
+
+  // Runs every device as far as it can, until none moves; false when some cannot finish.
+  bool run() {
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (std::size_t d = 0; d < s_.programs.size(); ++d) {
+        while (step(d)) moved = true;
+      }
+    }
+    for (std::size_t d = 0; d < s_.programs.size(); ++d) {
+      if (next_[d] < s_.programs[d].size()) return false;
+    }
+    return true;
+  }
+
+  std::string blocked() const {
+    std::string text;
+    for (std::size_t d = 0; d < s_.programs.size(); ++d) {
+      if (next_[d] < s_.programs[d].size()) {
+        text += fmt::format("{}device {} waits at position {} ({})", text.empty() ? "" : "; ", d, next_[d],
+                            to_string(s_.programs[d][next_[d]]));
+      }
+    }
+    return text;
+  }
+
+  UnitTiming take() { return std::move(timing_); }
+
+ private:
+  // The step from which `a`'s dependencies are done (not before `ready`), or kUnknown while one
+  // has not run. A dependency at `inside` (the composite's first sub-action) counts as done.
+  std::int64_t ready_at(const Action& a, std::int64_t ready, std::optional<Location> inside) const {
+    for (const Action& dep : data_dependencies(a, index_, s_.num_stages)) {
+      const auto loc = index_.find(dep);
+      if (!loc || loc == inside) continue;  // absent dependencies are treated as satisfied from the start
+      const std::int64_t f = timing_.finish[static_cast<std::size_t>(loc->device)][static_cast<std::size_t>(loc->position)];
+      if (f == kUnknown) return kUnknown;
+      ready = std::max(ready, f);
+    }
+    return ready;
+  }
+
+  // Runs device d's next cell (an action, or a composite's two) if it can.
+  bool step(std::size_t d) {
+    const Program& program = s_.programs[d];
+    const std::size_t p = next_[d];
+    if (p >= program.size()) return false;
+    const std::size_t size = parts_[d][p] == CellPart::kFirst ? 2 : 1;
+    std::int64_t ready = free_[d];
+    for (std::size_t i = 0; i < size; ++i) {
+      const auto inside = i == 1 ? std::optional<Location>(Location{static_cast<int>(d), static_cast<int>(p)}) : std::nullopt;
+      ready = ready_at(program[p + i], ready, inside);
+      if (ready == kUnknown) return false;
+    }
+    std::int64_t at = ready;
+    for (std::size_t i = 0; i < size; ++i) {
+      timing_.start[d][p + i] = at;
+      at += is_compute(program[p + i].kind) ? 1 : 0;
+    }
+    for (std::size_t i = 0; i < size; ++i) timing_.finish[d][p + i] = at;
+    free_[d] = at;
+    timing_.num_steps = std::max(timing_.num_steps, at);
+    next_[d] = p + size;
+    return true;
+  }
+
+  const Schedule& s_;
+  const ActionIndex& index_;
+  std::vector<std::vector<CellPart>> parts_;
+  std::vector<std::size_t> next_;
+  std::vector<std::int64_t> free_;
+  UnitTiming timing_;
+};
+
+}  // namespace
 
 Result<UnitTiming> unit_timing(const Schedule& schedule) {
   auto index = ActionIndex::build(schedule);
   if (!index) return index.error();
-  constexpr std::int64_t kUnknown = std::numeric_limits<std::int64_t>::min();
-  const auto num_devices = static_cast<std::size_t>(schedule.num_devices());
-  UnitTiming timing;
-  std::vector<std::vector<std::int64_t>> finish(num_devices);
-  timing.start.resize(num_devices);
-  for (std::size_t d = 0; d < num_devices; ++d) {
-    const Program& program = schedule.programs[d];
-    for (const Action& a : program) {
+  for (std::size_t d = 0; d < schedule.programs.size(); ++d) {
+    for (const Action& a : schedule.programs[d]) {
       if (!index->in_range(a)) {
         return Error{fmt::format("action {} on device {} is out of range ({} stages, {} micro-batches)",
                                  to_string(a), d, schedule.num_stages, schedule.num_microbatches)};
       }
     }
-    finish[d].assign(program.size(), kUnknown);
-    timing.start[d].assign(program.size(), 0);
   }
-  // Finish step of an action that the schedule contains; kUnknown while it has not run.
-  auto finish_of = [&](const Action& a) -> std::int64_t {
-    auto loc = index->find(a);
-    if (!loc) return -1;  // absent dependencies are treated as satisfied from the start
-    return finish[static_cast<std::size_t>(loc->device)][static_cast<std::size_t>(loc->position)];
-  };
-
-  std::vector<std::size_t> next(num_devices, 0);
-  std::vector<std::int64_t> device_free(num_devices, 0);
-  std::size_t remaining = schedule.num_actions();
-  while (remaining > 0) {
-    bool progressed = false;
-    for (std::size_t d = 0; d < num_devices; ++d) {
-      const Program& program = schedule.programs[d];
-      while (next[d] < program.size()) {
-        const Action& a = program[next[d]];
-        std::int64_t ready = device_free[d];
-        bool blocked = false;
-        for (const Action& dep : data_dependencies(a, *index, schedule.num_stages)) {
-          const std::int64_t f = finish_of(dep);
-          if (f == kUnknown) {
-            blocked = true;
-            break;
-          }
-          ready = std::max(ready, f);
-        }
-        if (blocked) break;
-        const std::int64_t duration = is_compute(a.kind) ? 1 : 0;
-        timing.start[d][next[d]] = ready;
-        finish[d][next[d]] = ready + duration;
-        device_free[d] = ready + duration;
-        timing.num_steps = std::max(timing.num_steps, ready + duration);
-        ++next[d];
-        --remaining;
-        progressed = true;
-      }
-    }
-    if (!progressed) {
-      std::string blocked;
-      for (std::size_t d = 0; d < num_devices; ++d) {
-        if (next[d] < schedule.programs[d].size()) {
-          blocked += fmt::format("{}device {} waits at position {} ({})", blocked.empty() ? "" : "; ", d, next[d],
-                                 to_string(schedule.programs[d][next[d]]));
-        }
-      }
-      return Error{fmt::format("schedule cannot progress: {}", blocked)};
-    }
-  }
-  return timing;
+  UnitRun run(schedule, *index);
+  if (!run.run()) return Error{fmt::format("schedule cannot progress: {}", run.blocked())};
+  return run.take();
 }
 
 }  // namespace pipeworks::sched

@@ -10,8 +10,10 @@
 #include <fmt/format.h>
 
 #include "sched/action_index.h"
+#include "sched/composite_rules.h"
 #include "sched/deadlock.h"
 #include "sched/dependencies.h"
+#include "sched/stage_actions.h"
 
 namespace pipeworks::sched {
 namespace {
@@ -42,7 +44,9 @@ class Checker {
     }
     index_ = &*index;
     check_actions();
+    check_composites(s_, *index_, out_);
     check_stages();
+    check_stage_actions(s_, out_);
     if (has_comm_) check_comm();
     if (out_.empty()) check_deadlock();
     return std::move(out_);
@@ -112,6 +116,19 @@ class Checker {
     }
   }
 
+  std::string out_of_range_message(const Action& a) const {
+    if (a.stage < 0 || a.stage >= s_.num_stages) {
+      return fmt::format("{} names stage {} but the schedule has {} stages (0..{})", to_string(a), a.stage,
+                         s_.num_stages, s_.num_stages - 1);
+    }
+    if (is_stage_level(a.kind)) {
+      return fmt::format("{} carries micro-batch {}, but a stage-level action names none (0)", to_string(a),
+                         a.microbatch);
+    }
+    return fmt::format("{} names micro-batch {} but the schedule has {} micro-batches (0..{})", to_string(a),
+                       a.microbatch, s_.num_microbatches, s_.num_microbatches - 1);
+  }
+
   // Range, duplicates and placement of every action, in program order.
   void check_actions() {
     struct Misplaced {
@@ -125,20 +142,15 @@ class Checker {
         const Action& a = program[static_cast<std::size_t>(p)];
         has_comm_ = has_comm_ || is_comm(a.kind);
         if (!index_->in_range(a)) {
-          const bool stage_bad = a.stage < 0 || a.stage >= s_.num_stages;
-          add(DiagnosticKind::kOutOfRange, d, p, -1,
-              stage_bad ? fmt::format("{} names stage {} but the schedule has {} stages (0..{})", to_string(a),
-                                      a.stage, s_.num_stages, s_.num_stages - 1)
-                        : fmt::format("{} names micro-batch {} but the schedule has {} micro-batches (0..{})",
-                                      to_string(a), a.microbatch, s_.num_microbatches, s_.num_microbatches - 1));
+          add(DiagnosticKind::kOutOfRange, d, p, -1, out_of_range_message(a));
           continue;
         }
-        const Location first = *index_->find(a);
-        if (first != Location{d, p}) {
+        const auto first = index_->find(a);  // none for stage-level actions (stage_actions.h checks them)
+        if (first && *first != Location{d, p}) {
           add(DiagnosticKind::kDuplicate, d, p, a.stage,
-              fmt::format("{} appears again (first at device {} position {})", to_string(a), first.device,
-                          first.position),
-              {first});
+              fmt::format("{} appears again (first at device {} position {})", to_string(a), first->device,
+                          first->position),
+              {*first});
           continue;
         }
         const int home = device_of(a.stage);

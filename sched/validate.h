@@ -22,7 +22,8 @@ struct ValidateOptions {
 
 
 // Every diagnostic of `schedule`, in a stable order: shape and placement, then per-action
-// problems in program order, per-stage problems by stage, communication, and last a deadlock.
+// problems in program order, composite marks (composite_rules.h), per-stage problems by stage,
+// the stage-level actions device by device (stage_actions.h), communication, and last a deadlock.
 // The deadlock search runs only when nothing else is wrong: a structural error (a backward
 // before its forward on one device) already implies a cycle and is reported more precisely.
 // An empty result means the schedule is valid.

@@ -159,7 +159,9 @@ class Engine {
     while (run.p < last) {
       const Op op = ops_[static_cast<std::size_t>(run.p)];
       const OpClass& c = classes_[static_cast<std::size_t>(op.op_class)];
-      const std::int32_t awaited = sched::is_compute(c.kind) ? run_compute(di, op, c, run) : pass_transfer(op, c, run);
+      const std::int32_t awaited = sched::is_compute(c.kind) ? run_compute(di, op, c, run)
+                                   : sched::is_comm(c.kind)  ? pass_transfer(op, c, run)
+                                                             : pass_no_op(run);
       if (awaited >= 0) {
         wait_for(d, awaited);
         break;
@@ -197,6 +199,16 @@ class Engine {
     run.last_compute_end = run.free;
     run.busy += duration;
     if (c.memory_delta_bytes != 0) add_memory(di, run.free, c.memory_delta_bytes);
+    ++run.p;
+    return -1;
+  }
+
+  // The stage-level op at run.p (UNSHARD, RESHARD, REDUCE_GRAD): no time at the stream's free
+  // point, and the device moves on. It is no compute: the next one's resume cost is as without it.
+  std::int32_t pass_no_op(DeviceRun& run) {
+    const auto pi = static_cast<std::size_t>(run.p);
+    time_[pi] = OpTime{run.free, run.free};
+    state_[pi] = kEnded;
     ++run.p;
     return -1;
   }

@@ -15,6 +15,7 @@
 //                ready (kEager)    = as kOverlap, but the RECV holds its stream until the end:
 //                                    whatever follows it in the program starts after the data
 //                start = max(ready, link free), FIFO per link in (ready time, SEND op id) order
+//   stage-level  (UNSHARD, RESHARD, REDUCE_GRAD) a no-op: start = end = stream free
 //
 // A link that only one device sends on (the usual one link per ordered device pair) needs no
 // queue: that device reaches its SENDs in program order with non-decreasing ready times, so the

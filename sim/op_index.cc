@@ -43,7 +43,9 @@ Located locate_actions(const sched::Schedule& schedule, const std::vector<std::i
       const Action a = program[p];
       const auto kind = static_cast<unsigned>(sched::kind_index(a.kind));
       if (static_cast<unsigned>(a.stage) >= k || static_cast<unsigned>(a.microbatch) >= m || kind >= kKinds) {
-        first_out_of_range = std::min(first_out_of_range, static_cast<std::size_t>(begin) + p);
+        if (static_cast<unsigned>(a.stage) >= k || !sched::is_stage_level(a.kind)) {
+          first_out_of_range = std::min(first_out_of_range, static_cast<std::size_t>(begin) + p);
+        }
         continue;
       }
       kinds_present |= 1U << kind;

@@ -18,7 +18,9 @@ namespace pipeworks::sim::detail {
 using sched::Action;
 using sched::ActionKind;
 
-inline constexpr int kKinds = sched::kNumActionKinds;
+// The kinds with a micro-batch: stage-level actions (UNSHARD, RESHARD, REDUCE_GRAD) have no slot,
+// as in sched::ActionIndex (nothing depends on them).
+inline constexpr int kKinds = sched::kNumMicrobatchKinds;
 
 // The slot of (stage, micro-batch, kind index) in a FlatIndex over `num_microbatches`: the one
 // layout rule of the index, for every reader of it.
@@ -147,6 +149,7 @@ inline Action partner(const Action& a) {
 
 // Pass 1 of the compilation: where every action is (the first occurrence wins), which slots hold
 // a repeated action and the first out-of-range op (both are reported, in program order, by pass 2).
+// A stage-level action is out of range only when its stage is (its micro-batch is not read).
 struct Located {
   FlatIndex index;
   std::vector<std::uint8_t> is_repeated;  // per slot; empty when no action repeats

@@ -81,6 +81,8 @@ constexpr std::size_t kFirstOfStep = 1;       // its stage's first of the kind, 
 constexpr std::size_t kRematerialized = 2;    // its micro-batch has an R on the stage
 constexpr std::size_t kSplitBackward = 4;     // its micro-batch has a W on the stage
 constexpr std::size_t kVariants = 8;
+// UNSHARD, RESHARD, REDUCE_GRAD: the kinds after the kNumMicrobatchKinds with a micro-batch.
+constexpr std::size_t kStageLevelKinds = sched::kNumActionKinds - sched::kNumMicrobatchKinds;
 
 // Pass 2 of the compilation: every op's record and class, errors in program order (the first
 // one found is kept in `error`).
@@ -92,6 +94,7 @@ class Compiler {
         seen_(static_cast<std::size_t>(schedule.num_stages) * kKinds, 0),
         route_(static_cast<std::size_t>(schedule.num_stages) * kKinds, -1),
         link_sender_(model.links.size(), -1),
+        stage_level_class_(static_cast<std::size_t>(schedule.num_stages) * kStageLevelKinds, -1),
         has_recompute_((located.kinds_present >> sched::kind_index(ActionKind::kRecompute)) & 1U),
         has_split_((located.kinds_present >> sched::kind_index(ActionKind::kBackwardWeight)) & 1U) {
     table.num_transfers = located.num_sends;
@@ -140,8 +143,13 @@ class Compiler {
     const auto begin = static_cast<std::size_t>(table_.device_begin[d]);
     for (std::size_t p = 0; p < size; ++p) {
       const Action a = actions[p];
+      if (begin + p == ctx.first_out_of_range) return fail_check(ctx, d, p, a);
+      if (sched::is_stage_level(a.kind)) {
+        if (!compile_stage_level(ctx, d, p, a)) return false;
+        continue;
+      }
       // In range, once in the schedule, on its stage's device.
-      if (begin + p == ctx.first_out_of_range || (ctx.is_repeated != nullptr && ctx.is_repeated[ctx.slot(a)] != 0) ||
+      if ((ctx.is_repeated != nullptr && ctx.is_repeated[ctx.slot(a)] != 0) ||
           ctx.placement[static_cast<std::size_t>(a.stage)] != static_cast<int>(d)) {
         return fail_check(ctx, d, p, a);
       }
@@ -178,6 +186,24 @@ class Compiler {
   [[gnu::noinline, gnu::cold]] bool fail_dependency(std::size_t d, std::size_t p, const Action& a, const Dep& missing) {
     return fail(d, p, a, fmt::format("depends on {}, which the schedule does not contain",
                                      sched::to_string(Action{missing.stage, missing.kind, a.microbatch})));
+  }
+
+  // An UNSHARD, RESHARD or REDUCE_GRAD: a no-op on its stage's device (no duration, no memory),
+  // one class per (stage, kind). It may repeat and its micro-batch is not read.
+  [[gnu::noinline]] bool compile_stage_level(const Context& ctx, std::size_t d, std::size_t p, const Action& a) {
+    const int home = ctx.placement[static_cast<std::size_t>(a.stage)];
+    if (home != static_cast<int>(d)) return fail(d, p, a, fmt::format("stage {} is placed on device {}", a.stage, home));
+    const auto kind = static_cast<std::size_t>(sched::kind_index(a.kind) - sched::kNumMicrobatchKinds);
+    std::int32_t& id = stage_level_class_[static_cast<std::size_t>(a.stage) * kStageLevelKinds + kind];
+    if (id < 0) {
+      OpClass oc;
+      oc.kind = a.kind;
+      oc.device = home;
+      id = add_class(oc);
+    }
+    table_.ops.emplace_back().op_class = id;
+    ++table_.num_stage_level;
+    return true;
   }
 
   std::int32_t compute_class(const Context& ctx, const Action& a) {
@@ -347,6 +373,7 @@ class Compiler {
   // partner stage's device; -1 none yet. Every later such op shares its devices and link.
   std::vector<std::int32_t> route_;
   std::vector<std::int32_t> link_sender_;   // per link: the device of its latest SEND, -1 none
+  std::vector<std::int32_t> stage_level_class_;  // per (stage, stage-level kind): class id, -1 none yet
   bool has_recompute_;
   bool has_split_;
 };

@@ -20,7 +20,9 @@ namespace pipeworks::sim {
 // op is its stage's first of the kind with a first-of-step cost, whether its micro-batch is
 // re-materialized and whether its backward is split (memory_model.h).
 struct OpClass {
-  Nanoseconds duration_ns = 0;  // compute: stage cost + per-action overhead; SEND/RECV: the transfer
+  // compute: stage cost + per-action overhead; SEND/RECV: the transfer; stage-level (UNSHARD,
+  // RESHARD, REDUCE_GRAD): 0, they are no-ops in one process
+  Nanoseconds duration_ns = 0;
   Nanoseconds resume_ns = 0;    // compute: added when it starts after its device idled; else 0
   Bytes memory_delta_bytes = 0;  // activation change on the op's device when it ends
   std::int32_t device = 0;       // the device whose program holds the ops
@@ -34,7 +36,7 @@ struct OpClass {
 
 // One op; its kind is its class's. Compute: `dep` and `other` its data dependencies (-1 none; a
 // -1 `dep` means none at all), as sched::data_dependencies. SEND: `dep` its producer, `other` its
-// RECV. RECV: `dep` -1 (it is paired with its SEND instead), `other` its SEND.
+// RECV. RECV: `dep` -1 (it is paired with its SEND instead), `other` its SEND. Stage-level: -1, -1.
 struct Op {
   std::int32_t dep = -1;
   std::int32_t other = -1;
@@ -50,6 +52,7 @@ struct OpTable {
   std::vector<StaticMemory> static_memory;  // per device
   std::vector<std::uint8_t> link_shared;    // per link of the cost model, as OpClass::link_shared
   std::int64_t num_transfers = 0;
+  std::int64_t num_stage_level = 0;  // UNSHARD, RESHARD and REDUCE_GRAD ops
 
   std::size_t size() const { return ops.size(); }
   const OpClass& class_of(std::size_t op) const { return classes[static_cast<std::size_t>(ops[op].op_class)]; }
@@ -64,9 +67,10 @@ struct OpTable {
 };
 
 // Checks the pair (the cost model with check_cost_model, then: stage counts agree, devices exist
-// in the cost model, every action is in range, occurs once and runs on its stage's device,
-// every dependency is present, every SEND has its RECV on another device with a link between
-// them, the sum of all durations fits in int64) and compiles it.
+// in the cost model, every action is in range, occurs once (stage-level actions, no-ops here, may
+// repeat; where they stand is validate's rule) and runs on its stage's device, every dependency
+// is present, every SEND has its RECV on another device with a link between them, the sum of all
+// durations fits in int64) and compiles it.
 sched::Result<OpTable> build_op_table(const sched::Schedule& schedule, const CostModel& model);
 
 }  // namespace pipeworks::sim

@@ -62,6 +62,21 @@ std::vector<StageLayers> stage_layers(const Partition& partition, const ModelSpe
 }
 
 
+std::vector<std::string> simulation_notes(const SimResult& result) {
+  std::vector<std::string> notes;
+  if (const std::int64_t n = result.num_stage_level_actions; n > 0) {
+    notes.push_back(fmt::format("{} (UNSHARD, RESHARD, REDUCE_GRAD) {}: in one process {} (the data-parallel "
+                                "issue gives them a cost)",
+                                sched::counted(n, "stage-level action"), n == 1 ? "costs nothing" : "cost nothing",
+                                n == 1 ? "it is a no-op" : "they are no-ops"));
+  }
+  if (const std::int64_t n = result.num_composites; n > 0) {
+    notes.push_back(fmt::format("{} {}: overlap is not modelled", sched::counted(n, "OVERLAP_F_B action"),
+                                n == 1 ? "runs as its forward then its backward" : "run as their forward then their backward"));
+  }
+  return notes;
+}
+
 double gpipe_closed_form_bubble(int num_stages, int num_microbatches) {
   const auto form = closed_form_bubble("gpipe", num_stages, num_microbatches, num_stages);
   return form ? form->fraction() : 0.0;
@@ -107,6 +122,9 @@ std::string report_json(const SimResult& result, const ReportInputs& inputs) {
       {"fits", result.fits},
       {"num_actions", result.num_actions},
       {"num_transfers", result.num_transfers},
+      {"num_stage_level_actions", result.num_stage_level_actions},
+      {"num_composites", result.num_composites},
+      {"notes", simulation_notes(result)},
       {"stages", std::move(stages)},
       {"devices", std::move(devices)},
   };
@@ -159,6 +177,7 @@ std::string summary_table(const SimResult& result, const ReportInputs& inputs) {
                                                        : fmt::format("DOES NOT FIT on {} of {} devices",
                                                                      result.devices.size() - fitting,
                                                                      result.devices.size()));
+  for (const std::string& note : simulation_notes(result)) text += fmt::format("note         {}\n", note);
   return text;
 }
 

@@ -36,6 +36,12 @@ struct ReportInputs {
   std::vector<StageLayers> stages;  // one per stage; empty when unknown
 };
 
+// What the simulation did not time, one sentence each (none when the schedule has neither):
+// "12 stage-level actions (UNSHARD, RESHARD, REDUCE_GRAD) cost nothing: in one process they are
+// no-ops (the data-parallel issue gives them a cost)", "6 OVERLAP_F_B actions run as their
+// forward then their backward: overlap is not modelled".
+std::vector<std::string> simulation_notes(const SimResult& result);
+
 // (K-1)/(M+K-1): GPipe's bubble with uniform stages and free communication.
 double gpipe_closed_form_bubble(int num_stages, int num_microbatches);
 
@@ -50,6 +56,8 @@ std::string report_json(const SimResult& result, const ReportInputs& inputs);
 //   makespan     13.49 ms
 //   throughput   2372.0 samples/s (32 samples per iteration)
 //   bubble       27.3% simulated, 27.3% GPipe closed form (K-1)/(M+K-1) = 3/11
+//   memory       fits on every device
+//   note         ... (a line per simulation_notes entry)
 std::string summary_table(const SimResult& result, const ReportInputs& inputs);
 
 }  // namespace pipeworks::sim

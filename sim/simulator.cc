@@ -111,6 +111,8 @@ sched::Result<SimResult> simulate(const sched::Schedule& schedule, const CostMod
   result.makespan_ns = out->makespan_ns;
   result.num_actions = static_cast<std::int64_t>(table->size());
   result.num_transfers = table->num_transfers;
+  result.num_stage_level_actions = table->num_stage_level;
+  result.num_composites = static_cast<std::int64_t>(schedule.composites.size());
   result.num_microbatches = schedule.num_microbatches;
   result.microbatch_size = model.microbatch_size;
   result.comm_mode = model.comm_mode;

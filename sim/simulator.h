@@ -8,6 +8,11 @@
 // transfer on its link, in CostModel::comm_mode (see engine.h for the exact rules). Devices with
 // a contention factor are slowed where they compute at the same time (contention.h).
 //
+// torch's stage-level actions (UNSHARD, RESHARD, REDUCE_GRAD) cost nothing: in one process they
+// are no-ops (the data-parallel issue gives them a cost). A composite `(0F3;3B1)OVERLAP_F_B` runs
+// as its two sub-actions back to back on its device: overlap is not modelled. The result counts
+// both, and the report says so where they appear.
+//
 //   GPipe K=2 M=2, F=1 B=2, ideal comm:      t: 0  1  2  3  4  5  6  7  8
 //                                           d0: F0 F1 .  .  .  B0 B0 B1 B1
 //                                           d1: .  F0 F1 B0 B0 B1 B1 .  .
@@ -48,6 +53,8 @@ struct SimResult {
   bool fits = true;  // every device's peak <= its capacity
   std::int64_t num_actions = 0;
   std::int64_t num_transfers = 0;
+  std::int64_t num_stage_level_actions = 0;  // UNSHARD, RESHARD, REDUCE_GRAD: simulated as no-ops
+  std::int64_t num_composites = 0;           // OVERLAP_F_B: simulated as their sub-actions back to back
   int num_microbatches = 0;
   int microbatch_size = 1;
   CommMode comm_mode = CommMode::kOverlap;

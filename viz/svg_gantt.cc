@@ -230,7 +230,8 @@ class Chart {
     std::vector<double> label_right(static_cast<std::size_t>(p.rows), -1e300);
     for (std::size_t index = 0; index < tl.spans.size(); ++index) {
       const Span& s = tl.spans[index];
-      if (s.device < 0 || s.device >= p.rows || s.end_ns <= s.start_ns) continue;
+      // Stage-level actions (UNSHARD, RESHARD, REDUCE_GRAD) are neither compute nor transfers: not drawn.
+      if (s.device < 0 || s.device >= p.rows || s.end_ns <= s.start_ns || sched::is_stage_level(s.action.kind)) continue;
       const bool compute = sched::is_compute(s.action.kind);
       if (!compute && !show_comm_) continue;
       const double x = x_of(s.start_ns, p);

@@ -27,6 +27,7 @@ namespace pipeworks::viz {
 // the other way, dotted) over their kind's color, the hatchings in the legend (device_stages.h).
 // Given each stage's layers, a row label names them too ("d3 s3 [6,8)"); the label column widens
 // to fit. Transfers are at least 1.5 px wide so that short ones stay visible at any scale.
+// Stage-level actions (UNSHARD, RESHARD, REDUCE_GRAD) are not drawn.
 struct SvgOptions {
   int width_px = 1200;
   int row_height_px = 0;  // 0: from the device count, 28 px for few devices down to 8 px

@@ -240,6 +240,10 @@ void Executor::State::run(const Action& a, int device) {
       if (!here.pending) throw ActionError{"no input-gradient pass (I) to take the weight gradients from"};
       backward_weight(here);
       break;
+    case ActionKind::kUnshard:
+    case ActionKind::kReshard:
+    case ActionKind::kReduceGrad:
+      break;  // stage-level: no-ops in one process (docs/schedules.md)
   }
 }
 

@@ -18,6 +18,9 @@
 //   B(s,m)  backward from the output with the gradient from stage s+1 (last stage: the loss
 //           with gradient 1/M); keeps input.grad() for stage s-1 and drops the graph.
 //   SEND/RECV go through the Transport; stages sharing a device hand tensors over in memory.
+//   UNSHARD, RESHARD, REDUCE_GRAD do nothing in one process (each stage's cell holds all its
+//           parameters); their spans are recorded. A composite (0F3;3B1)OVERLAP_F_B is its two
+//           sub-actions, run one after the other, as the program holds them.
 //
 // A step is one round of the pool in two phases: every worker runs its program, then (once all
 // finished: gradients accumulate over the M micro-batches) each steps its cells' optimizers.

@@ -53,7 +53,8 @@ std::optional<std::vector<std::vector<std::int64_t>>> durations(const sched::Sch
                             index.find(sched::Action{a.stage, ActionKind::kRecompute, a.microbatch}).has_value();
       const std::int64_t usual = no_graph ? c.forward_no_grad_ns : base_cost(c, a.kind);
       const std::int64_t cost = first && first_cost(c, a.kind) > 0 ? first_cost(c, a.kind) : usual;
-      out[d].push_back(cost + costs.per_action_overhead_ns);
+      // UNSHARD, RESHARD and REDUCE_GRAD are no-ops: no cost and no overhead.
+      out[d].push_back(sched::is_stage_level(a.kind) ? 0 : cost + costs.per_action_overhead_ns);
     }
   }
   return out;

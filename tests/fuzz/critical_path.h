@@ -5,7 +5,7 @@
 // dependencies of sched/dependencies.h between compute actions (a SEND/RECV pair only carries
 // such a dependency across devices). A node costs its stage's cost for its kind (the first F, R
 // or B of a stage in its program costs first_*_ns instead, when that is set) plus the per-action
-// overhead. Transfers and resume costs only add time, so
+// overhead; a stage-level action (UNSHARD, RESHARD, REDUCE_GRAD) costs nothing. Transfers and resume costs only add time, so
 //
 //   makespan >= critical path, with equality when the schedule has no SEND/RECV and no stage
 //   has a resume cost (then the simulator's start rule is exactly this longest path).

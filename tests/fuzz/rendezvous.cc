@@ -41,7 +41,7 @@ struct Run {
     if (next[d] >= program.size()) return false;
     const Action& a = program[next[d]];
     if (!data_ready(a)) return false;
-    if (sched::is_compute(a.kind)) {
+    if (!sched::is_comm(a.kind)) {  // compute, or a stage-level action
       finish(d);
       return true;
     }

@@ -2,7 +2,7 @@
 // lie inside the text and any other error's JSON pointer names a member that exists (but for
 // "missing member"); what parses writes back and reads back as the same Schedule; what parses
 // also validates (shapes up to kMaxValidatedCells), and every diagnostic's pointer exists and,
-// for a cell, names that action.
+// for a cell, names that action (or the composite that holds it).
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "sched/cells.h"
 #include "sched/json_io.h"
 #include "sched/validate.h"
 #include "tests/fuzz/diagnostic_checks.h"
@@ -55,8 +56,9 @@ void check_diagnostic_location(const nlohmann::json& document, const sched::Load
   if (!d.has_cell()) return;
   const sched::Action& expected =
       loaded.schedule.programs[static_cast<std::size_t>(d.device)][static_cast<std::size_t>(d.position)];
-  auto named = value->is_string() ? sched::parse_action(value->get<std::string>()) : sched::Error{"not a string"};
-  require(named && *named == expected, "a JSON diagnostic's pointer names its action",
+  auto named = value->is_string() ? sched::parse_cell(value->get<std::string>()) : sched::Error{"not a string"};
+  require(named && (named->actions[0] == expected || (named->size == 2 && named->actions[1] == expected)),
+          "a JSON diagnostic's pointer names its action (or the composite holding it)",
           [&] { return sched::format_diagnostic(loaded, d); });
 }
 

@@ -27,7 +27,7 @@ std::optional<std::size_t> offset_of(std::string_view text, long line, long colu
 }
 
 std::string_view token_at(std::string_view text, std::size_t offset) {
-  constexpr std::string_view kStop = ",\" \t\r\n";
+  constexpr std::string_view kStop = ",\" \t\r\n;)";  // ';' and ')' end a composite's sub-action
   std::size_t end = offset;
   while (end < text.size() && kStop.find(text[end]) == std::string_view::npos) ++end;
   return text.substr(offset, end - offset);

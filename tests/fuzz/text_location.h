@@ -16,7 +16,8 @@ namespace pipeworks::fuzz {
 // the line). nullopt when the location lies outside the text.
 std::optional<std::size_t> offset_of(std::string_view text, long line, long column, bool lone_cr);
 
-// The token starting at `offset`: bytes up to the next ',', '"', blank, line end or the end.
+// The token starting at `offset`: bytes up to the next ',', '"', blank, line end, ';' or ')' (a
+// composite's sub-action ends there) or the end.
 std::string_view token_at(std::string_view text, std::size_t offset);
 
 // "<source>:<line>:<col>: ..." -> (line, col); nullopt when `message` has no such prefix.

@@ -54,6 +54,16 @@ const Expected kCases[] = {
      "0B0 (d0:1) -> 0F1 (d0:2) -> 1F1 (d1:0) -> 1B1 (d1:1) -> 1F0 (d1:2) -> 1B0 (d1:3) -> back"},
     {"deadlock_rendezvous.csv", K::kDeadlock, "deadlock_rendezvous.csv:1:18",
      "0SEND_F1=1RECV_F1 (d0:3, d1:4) -> 1SEND_B0=0RECV_B0 (d1:3, d0:4)"},
+    {"bad_composite.csv", K::kBadComposite, "bad_composite.csv:1:6",
+     "(0B0;0F1)OVERLAP_F_B must overlap a forward (F) with a backward (B or I), in that order"},
+    {"bad_composite_dependent.json", K::kBadComposite, "bad_composite_dependent.json: /programs/0/2",
+     "in (0F1;0B1)OVERLAP_F_B, 0B1 depends on 0F1, so the two cannot overlap"},
+    {"shard_order.csv", K::kShardOrder, "shard_order.csv:1:18",
+     "0UNSHARD gathers stage 0's parameters again: 0UNSHARD at position 0 gathered them"},
+    {"sharded_compute.csv", K::kShardedCompute, "sharded_compute.csv:1:1",
+     "0F0 runs while stage 0's parameters are sharded"},
+    {"reduce_grad_order.json", K::kReduceGradOrder, "reduce_grad_order.json: /programs/0/3",
+     "0REDUCE_GRAD reduces stage 0's gradients before 0B1 adds to them"},
 };
 
 }  // namespace
@@ -91,6 +101,7 @@ TEST_CASE("corpus parse errors are located", "[corpus]") {
       {"parse_sign.csv", "parse_sign.csv:1:6: error: stage index in '-1F0' must be a non-negative integer"},
       {"parse_overflow.csv", "parse_overflow.csv:1:5: error: stage index '99999999999' in '99999999999F0' is out of range"},
       {"parse_kind.csv", "parse_kind.csv:1:6: error: unknown action kind 'X'"},
+      {"parse_composite.csv", "parse_composite.csv:1:17: error: unterminated composite action '(0F1;0B1'"},
       {"too_large.csv", "too_large.csv:1:5: error: stage 65536 in '65536F0' is beyond the largest supported schedule"},
       {"parse_action.json", "parse_action.json: /programs/1/2: error: unexpected trailing text 'xyz'"},
       {"unknown_member.json", "unknown_member.json: /extra: error: unknown member"},
