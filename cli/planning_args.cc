@@ -74,10 +74,12 @@ void add_planning_options(CLI::App& command, PlanningArgs& args) {
 
 void add_schedule_search_options(CLI::App& command, ScheduleSearchArgs& args) {
   command.add_option("--schedule", args.schedules,
-                     "Schedules searched, e.g. gpipe,1f1b (any kind: interleaved-1f1b, looped-bfs, zb-v, dualpipe-v too)")
+                     "Schedules searched, e.g. gpipe,1f1b (any kind: interleaved-1f1b, looped-bfs, zb-v, dualpipe-v, "
+                     "interleaved-zb too)")
       ->capture_default_str();
   command.add_option("--virtual-stages,-v", args.virtual_stages,
-                     "Stages per device searched for interleaved-1f1b and looped-bfs, e.g. 2,4 (zb-v and dualpipe-v: 2)")
+                     "Stages per device searched for interleaved-1f1b, looped-bfs and interleaved-zb, e.g. 2,4 (zb-v and "
+                     "dualpipe-v: 2)")
       ->capture_default_str();
 }
 

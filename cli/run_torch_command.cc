@@ -217,14 +217,15 @@ void add_run_command(CLI::App& app, CommandContext& context) {
                               kDefaultSamplesPerMicrobatch))
       ->check(integer_from(1, hw::kMaxBatchSize));
   cmd->add_option("--schedule", options->schedule,
-                  "gpipe | 1f1b | interleaved-1f1b | looped-bfs | zb-h1 | zb-h2 | zb-v | dualpipe-v (zb-v and "
-                  "dualpipe-v: K stages in a V on K/2 devices)")
+                  "gpipe | 1f1b | interleaved-1f1b | looped-bfs | zb-h1 | zb-h2 | zb-v | dualpipe-v | interleaved-zb "
+                  "(zb-v and dualpipe-v: K stages in a V on K/2 devices)")
       ->capture_default_str();
   cmd->add_option("--schedule-file", options->schedule_file,
                   "run this schedule (CSV in torch.distributed.pipelining's layout or our JSON; validated; "
                   "compute-only files are lowered, files with SEND/RECV run as written) instead of --schedule");
   cmd->add_option("--virtual-stages,-v", c.virtual_stages,
-                  "stages per device for interleaved-1f1b and looped-bfs (K/v devices, stage s on device s mod K/v)")
+                  "stages per device for interleaved-1f1b, looped-bfs and interleaved-zb (K/v devices, stage s on device "
+                  "s mod K/v)")
       ->check(integer_from(1, sched::kMaxStages))
       ->capture_default_str();
   cmd->add_flag("--recompute", c.recompute, "re-materialize activations (R before each B)");

@@ -102,8 +102,8 @@ int run(const ScheduleOptions& options) {
 void add_schedule_command(CLI::App& app, CommandContext& context) {
   auto options = std::make_shared<ScheduleOptions>();
   CLI::App* command = app.add_subcommand(
-      "schedule", "Generate a schedule (GPipe, 1F1B, interleaved 1F1B, looped BFS, ZB-H1, ZB-H2, ZB-V, DualPipeV) and print it "
-                  "as a unit-time grid, CSV or JSON");
+      "schedule", "Generate a schedule (GPipe, 1F1B, interleaved 1F1B, looped BFS, ZB-H1, ZB-H2, ZB-V, DualPipeV, interleaved "
+                  "zero bubble) and print it as a unit-time grid, CSV or JSON");
   add_renamed_option(*command, "--schedule", "--kind", options->kind, "Schedule to generate",
                      [](CLI::Option& o) { o.check(CLI::IsMember(schedule_kind_choices()))->capture_default_str(); });
   command->add_option("--stages,-k,-K", options->stages, "Number of pipeline stages K")
@@ -116,8 +116,8 @@ void add_schedule_command(CLI::App& app, CommandContext& context) {
       ->delimiter(',')
       ->check(integer_from(0, sched::kMaxStages - 1));
   command->add_option("--virtual-stages,-v", options->virtual_stages,
-                      "Stages per device for interleaved-1f1b and looped-bfs (K/v devices, stage s on device s mod "
-                      "K/v); zb-v and dualpipe-v always have 2 (a V: device r holds stages r and K-1-r)")
+                      "Stages per device for interleaved-1f1b, looped-bfs and interleaved-zb (K/v devices, stage s on "
+                      "device s mod K/v); zb-v and dualpipe-v always have 2 (a V: device r holds stages r and K-1-r)")
       ->check(integer_from(1, sched::kMaxStages))
       ->capture_default_str();
   command->add_flag("--recompute", options->recompute, "Re-materialize each forward before its backward (R actions)");

@@ -201,8 +201,8 @@ void add_simulate_command(CLI::App& app, CommandContext& context) {
       ->delimiter(',')
       ->check(integer_from(0, sched::kMaxStages - 1));
   command->add_option("--virtual-stages,-v", r.virtual_stages,
-                      "Stages per device for interleaved-1f1b and looped-bfs (K/v devices, stage s on device s mod K/v); zb-v and "
-                      "dualpipe-v always have 2 (a V: device r holds stages r and K-1-r)")
+                      "Stages per device for interleaved-1f1b, looped-bfs and interleaved-zb (K/v devices, stage s on device s "
+                      "mod K/v); zb-v and dualpipe-v always have 2 (a V: device r holds stages r and K-1-r)")
       ->check(integer_from(1, sched::kMaxStages))
       ->capture_default_str();
   command->add_option("--schedule-file", r.file,

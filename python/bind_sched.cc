@@ -102,7 +102,7 @@ void bind_schedule(py::module_& m) {
         for (auto name : sched::schedule_kind_names()) out.emplace_back(name);
         return out;
       }, "Names of the schedule generators: ['gpipe', '1f1b', 'interleaved-1f1b', 'looped-bfs', 'zb-h1',\n"
-         "'zb-h2', 'zb-v', 'dualpipe-v'].");
+         "'zb-h2', 'zb-v', 'dualpipe-v', 'interleaved-zb'].");
   m.def("generate",
         [](const std::string& kind, int num_stages, int num_microbatches, std::optional<std::vector<int>> placement,
            int virtual_stages) {
@@ -113,10 +113,10 @@ void bind_schedule(py::module_& m) {
         py::arg("kind"), py::arg("num_stages"), py::arg("num_microbatches"), py::arg("placement") = py::none(),
         py::arg("virtual_stages") = 1, py::call_guard<py::gil_scoped_release>(),
         "Generates a compute-only schedule of a kind in schedule_kinds(). placement[stage] = device\n"
-        "(default: stage i on device i; s mod num_stages/virtual_stages for 'interleaved-1f1b' and\n"
-        "'looped-bfs', which take virtual_stages stages per device; the V placement, stage s on device\n"
-        "min(s, num_stages-1-s), for 'zb-v' and 'dualpipe-v'). Raises pipeworks.Error on a bad shape or\n"
-        "placement.");
+        "(default: stage i on device i; s mod num_stages/virtual_stages for 'interleaved-1f1b',\n"
+        "'looped-bfs' and 'interleaved-zb', which take virtual_stages stages per device; the V\n"
+        "placement, stage s on device min(s, num_stages-1-s), for 'zb-v' and 'dualpipe-v'). Raises\n"
+        "pipeworks.Error on a bad shape or placement.");
   m.def("add_recompute", [](const Schedule& s) { return unwrap(sched::add_recompute(s)); }, py::arg("schedule"),
         py::call_guard<py::gil_scoped_release>(),
         "GPipe re-materialization: inserts R(s,m) before every backward of (s,m). Idempotent.");

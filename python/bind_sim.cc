@@ -149,7 +149,8 @@ void bind_sim(py::module_& m) {
         py::arg("schedule"), py::arg("num_stages"), py::arg("num_microbatches"), py::arg("num_devices"),
         "The bubble a schedule kind has in closed form with uniform stages, free communication and\n"
         "F = I = W where the backward splits (what `simulate` prints beside its own); None where no\n"
-        "closed form is known (dualpipe-v; zb-h1 with M < K; zb-h2 with M < 2K; zb-v with M < 2D).");
+        "closed form is known (dualpipe-v; zb-h1 with M < K; zb-h2 with M < 2K; zb-v with M < 2D;\n"
+        "interleaved-zb with M < D).");
   m.def("simulate_report_json",
         [](const SimResult& r, const std::string& model, const std::string& cluster, const std::string& schedule,
            int num_stages, int num_microbatches, int microbatch_size, bool recompute, bool comm_lowered) {

@@ -210,8 +210,8 @@ void bind_sweep(py::module_& m) {
         py::arg("optimizer") = "adam", py::arg("sweep_threads") = 0, py::arg("virtual_stages") = std::vector<int>{2},
         py::call_guard<py::gil_scoped_release>(),
         "Simulates every (batch, stages, micro-batches, schedule, recompute) combination with a balanced\n"
-        "partition; stages are the devices a pipeline spans (K = v x stages for interleaved-1f1b and\n"
-        "looped-bfs, v from virtual_stages; 2 x stages for zb-v and dualpipe-v),\n"
+        "partition; stages are the devices a pipeline spans (K = v x stages for interleaved-1f1b,\n"
+        "looped-bfs and interleaved-zb, v from virtual_stages; 2 x stages for zb-v and dualpipe-v),\n"
         "partition, on `sweep_threads` threads (0: every core); rows are identical for any thread count.\n"
         "pandas.DataFrame(result.columns()) gives one row per configuration.");
   bind_planner(m);

@@ -10,6 +10,7 @@
 
 #include "sched/action_index.h"
 #include "sched/dependencies.h"
+#include "sched/interleaved_zero_bubble.h"
 #include "sched/virtual_stages.h"
 #include "sched/zero_bubble.h"
 
@@ -50,8 +51,9 @@ Result<Schedule> from_stage_orders(const ScheduleShape& shape, Program (*order_o
 
 }  // namespace
 
-constexpr std::array<std::string_view, 8> kKindNames = {"gpipe", "1f1b",  "interleaved-1f1b", "looped-bfs",
-                                                        "zb-h1", "zb-h2", "zb-v",             "dualpipe-v"};
+constexpr std::array<std::string_view, 9> kKindNames = {"gpipe", "1f1b",       "interleaved-1f1b", "looped-bfs",
+                                                        "zb-h1", "zb-h2",      "zb-v",             "dualpipe-v",
+                                                        "interleaved-zb"};
 
 std::string_view schedule_kind_name(ScheduleKind kind) { return kKindNames.at(static_cast<std::size_t>(kind)); }
 
@@ -66,13 +68,15 @@ Result<ScheduleKind> parse_schedule_kind(std::string_view name) {
 }
 
 bool has_virtual_stages(ScheduleKind kind) {
-  return kind == ScheduleKind::kInterleaved1F1B || kind == ScheduleKind::kLoopedBfs || is_v_shaped(kind);
+  return kind == ScheduleKind::kInterleaved1F1B || kind == ScheduleKind::kLoopedBfs ||
+         kind == ScheduleKind::kInterleavedZb || is_v_shaped(kind);
 }
 
 bool is_v_shaped(ScheduleKind kind) { return kind == ScheduleKind::kZbV || kind == ScheduleKind::kDualPipeV; }
 
 bool splits_backward(ScheduleKind kind) {
-  return kind == ScheduleKind::kZbH1 || kind == ScheduleKind::kZbH2 || is_v_shaped(kind);
+  return kind == ScheduleKind::kZbH1 || kind == ScheduleKind::kZbH2 || kind == ScheduleKind::kInterleavedZb ||
+         is_v_shaped(kind);
 }
 
 Result<Schedule> gpipe(const ScheduleShape& shape) {
@@ -89,8 +93,8 @@ Result<Schedule> generate(ScheduleKind kind, const ScheduleShape& shape, int vir
                              schedule_kind_name(kind), virtual_stages)};
   }
   if (!has_virtual_stages(kind) && virtual_stages != 1) {
-    return Error{fmt::format("{} has one stage per device; virtual stages are for interleaved-1f1b and looped-bfs "
-                             "(zb-v and dualpipe-v always have two)",
+    return Error{fmt::format("{} has one stage per device; virtual stages are for interleaved-1f1b, looped-bfs "
+                             "and interleaved-zb (zb-v and dualpipe-v always have two)",
                              schedule_kind_name(kind))};
   }
   switch (kind) {
@@ -102,11 +106,13 @@ Result<Schedule> generate(ScheduleKind kind, const ScheduleShape& shape, int vir
     case ScheduleKind::kZbH2: return zb_h2(shape);
     case ScheduleKind::kZbV: return zb_v(shape);
     case ScheduleKind::kDualPipeV: return dualpipe_v(shape);
+    case ScheduleKind::kInterleavedZb: return interleaved_zero_bubble(shape, virtual_stages);
   }
   return Error{"unknown schedule kind"};
 }
 
 std::vector<int> in_flight_microbatches(ScheduleKind kind, int num_stages, int num_microbatches) {
+  if (kind == ScheduleKind::kInterleavedZb) kind = ScheduleKind::kZbH1;  // its one-virtual-stage schedule
   if (kind != ScheduleKind::kGPipe && kind != ScheduleKind::kOneFOneB) {
     auto schedule = generate(kind, ScheduleShape{num_stages, num_microbatches, {}});
     if (schedule) return peak_in_flight(*schedule);

@@ -1,6 +1,6 @@
 // Schedule generators: the one place where GPipe and 1F1B are written down (and, through
-// generate(), the virtual-stage schedules of virtual_stages.h and the zero-bubble ones of
-// zero_bubble.h). Everything else (simulator,
+// generate(), the virtual-stage schedules of virtual_stages.h, the zero-bubble ones of
+// zero_bubble.h and interleaved_zero_bubble.h). Everything else (simulator,
 // executor, pictures) interprets the Schedule they return.
 //
 // GPipe fill-drain, K = 4, M = 4, unit time (F = B = 1): all forwards, then all backwards.
@@ -31,17 +31,19 @@
 
 namespace pipeworks::sched {
 
-enum class ScheduleKind { kGPipe, kOneFOneB, kInterleaved1F1B, kLoopedBfs, kZbH1, kZbH2, kZbV, kDualPipeV };
+enum class ScheduleKind { kGPipe, kOneFOneB, kInterleaved1F1B, kLoopedBfs, kZbH1, kZbH2, kZbV, kDualPipeV, kInterleavedZb };
 
-// "gpipe", "1f1b", "interleaved-1f1b", "looped-bfs", "zb-h1", "zb-h2", "zb-v", "dualpipe-v"
+// "gpipe", "1f1b", "interleaved-1f1b", "looped-bfs", "zb-h1", "zb-h2", "zb-v", "dualpipe-v",
+// "interleaved-zb"
 std::string_view schedule_kind_name(ScheduleKind kind);
 Result<ScheduleKind> parse_schedule_kind(std::string_view name);
 std::vector<std::string_view> schedule_kind_names();
-// True for the kinds that place several stages on a device (virtual_stages.h, zero_bubble.h).
+// True for the kinds that place several stages on a device (virtual_stages.h, zero_bubble.h,
+// interleaved_zero_bubble.h).
 bool has_virtual_stages(ScheduleKind kind);
 // True for zb-v and dualpipe-v: two stages per device in V placement (zero_bubble.h).
 bool is_v_shaped(ScheduleKind kind);
-// True for the kinds whose backward is split into I and W (zero_bubble.h).
+// True for the kinds whose backward is split into I and W (zero_bubble.h, interleaved_zero_bubble.h).
 bool splits_backward(ScheduleKind kind);
 
 // Fill-drain: F0..F(M-1) then B0..B(M-1) on every stage.
@@ -54,8 +56,9 @@ Result<Schedule> generate(ScheduleKind kind, const ScheduleShape& shape, int vir
 
 // Per stage, the most micro-batches whose activations it holds at once under `kind` (forwards
 // run, backwards not yet): GPipe M on every stage, 1F1B min(M, K - s), the others as their
-// generated schedule (with one virtual stage) has it. The memory model, the balanced partition
-// and the sweeps all take it from here.
+// generated schedule (with one virtual stage) has it (interleaved-zb: zb-h1's, which is its
+// one-virtual-stage schedule wherever that shape exists). The memory model, the balanced
+// partition and the sweeps all take it from here.
 std::vector<int> in_flight_microbatches(ScheduleKind kind, int num_stages, int num_microbatches);
 
 // The per-stage orders a generator decides, merged into one program per device. Stages that

@@ -31,4 +31,22 @@ namespace pipeworks::sched {
 Result<Schedule> interleaved_1f1b(const ScheduleShape& shape, int virtual_stages);
 Result<Schedule> looped_bfs(const ScheduleShape& shape, int virtual_stages);
 
+// The devices p = K / v of the looped placement (stage s on device s mod p), once K cuts into v
+// stages per device and shape.placement is empty or that placement. Every virtual-stage kind
+// (interleaved_zero_bubble.h too) checks its shape here.
+Result<int> looped_devices(const ScheduleShape& shape, int virtual_stages);
+// An empty schedule of shape's K and M in the looped placement on p devices.
+Schedule looped_schedule(const ScheduleShape& shape, int num_devices);
+
+// How a device's v chunks take turns: `round` micro-batches through one chunk, then the next
+// (Megatron's interleaving has round = p; torch's flexible rounds, M / max(1, M / p)).
+struct ChunkRounds {
+  int devices = 1;  // p
+  int chunks = 1;   // v
+  int round = 1;
+};
+// Device r's k-th action of `kind` (k counts that kind's actions on the device): forwards visit
+// the chunks in order, backwards (B, I, W) in reverse; micro-batches in rounds of `round`.
+Action interleaved_action(const ChunkRounds& rounds, int r, int k, ActionKind kind);
+
 }  // namespace pipeworks::sched

@@ -24,8 +24,9 @@ DEPRECATED_SECTION = "Deprecated:"  # cli/renamed_option.h's group of old spelli
 SHARED_DEFAULT_EXCEPTIONS = {
     "--model": "simulate names a model preset (one too large to run here); run and profile a model they execute",
     "--schedule": "sweep and plan compare a list of schedules; the others run one",
-    "--virtual-stages": "sweep and plan search a list of v for interleaved-1f1b and looped-bfs (v = 1 would be plain "
-                        "1F1B / GPipe); schedule, simulate and run take one, 1 for the kinds without virtual stages",
+    "--virtual-stages": "sweep and plan search a list of v for interleaved-1f1b, looped-bfs and interleaved-zb (v = 1 "
+                        "would be plain 1F1B / GPipe / ZB-H1); schedule, simulate and run take one, 1 for the kinds "
+                        "without virtual stages",
 }
 
 

@@ -28,6 +28,13 @@ std::optional<ClosedFormBubble> closed_form_bubble(std::string_view schedule, in
     if (m < 2 * d) return std::nullopt;
     return form(d - 1, 6 * m + d - 1, fmt::format("ZB-V closed form with F = I = W, M >= 2D: (D-1)/(6M+D-1), D = {}", d));
   }
+  if (schedule == "interleaved-zb") {
+    const std::int64_t d = several_per_device ? devices : k;
+    if (m < d) return std::nullopt;
+    const std::int64_t v = k / d;
+    return form(d - 1, 3 * v * m + d - 1,
+                fmt::format("interleaved ZB closed form with F = I = W, M >= D: (D-1)/(3vM+D-1), D = {}, v = {}", d, v));
+  }
   if (schedule == "zb-h1") {
     if (m < k) return std::nullopt;
     return form(k - 1, 3 * m + k - 1, "ZB-H1 closed form (K-1)(F+I-W) idle, with F = I = W, M >= K: (K-1)/(3M+K-1)");

@@ -7,6 +7,7 @@
 //   zb-h1, M >= K             (K-1)(F+I-W) idle per device; F = I = W: (K-1)/(3M+K-1)
 //   zb-h2, M >= 2K            the forward ramp only: (K-1)/(3M+K-1)
 //   zb-v, M >= 2D             half-length stages ramp: (D-1)/(6M+D-1)
+//   interleaved-zb, M >= D    (D-1)/(3vM+D-1)       D devices, v = K/D stages on each
 //   dualpipe-v, and the zero-bubble kinds with fewer micro-batches: none
 //
 // Each form is asserted against the simulator in tests/sim/closed_form_bubble_test.cc.

@@ -27,7 +27,7 @@ struct PlanRequest {
   OptimizerKind optimizer = OptimizerKind::kAdam;
   // The schedules compared; empty: plan_schedules().
   std::vector<sched::ScheduleKind> schedules;
-  // v searched for interleaved-1f1b and looped-bfs; empty: the sweep's default (2).
+  // v searched for interleaved-1f1b, looped-bfs and interleaved-zb; empty: the sweep's default (2).
   std::vector<int> virtual_stage_counts;
 };
 

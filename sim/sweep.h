@@ -35,8 +35,8 @@ struct SweepSpec {
   std::vector<int> stage_counts;
   std::vector<int> microbatch_counts;  // M; must divide the batch size
   std::vector<sched::ScheduleKind> schedules;
-  // v, stages per device, searched for interleaved-1f1b and looped-bfs (each >= 2); zb-v and
-  // dualpipe-v always have 2, the other kinds 1.
+  // v, stages per device, searched for interleaved-1f1b, looped-bfs and interleaved-zb (each
+  // >= 2); zb-v and dualpipe-v always have 2, the other kinds 1.
   std::vector<int> virtual_stage_counts = {2};
   std::vector<bool> recompute_modes;   // false: keep activations; true: re-materialize (R)
   // Per-device cap on top of each device's own memory (the smaller applies); nullopt: none.

@@ -35,7 +35,7 @@ class ScheduleTest(unittest.TestCase):
         self.assertEqual(s.programs[1][0], pw.Action(1, pw.ActionKind.F, 0))
         self.assertEqual(str(pw.parse_action("1SEND_F3")), "1SEND_F3")
         self.assertEqual(pw.schedule_kinds(), ["gpipe", "1f1b", "interleaved-1f1b", "looped-bfs", "zb-h1", "zb-h2",
-                                               "zb-v", "dualpipe-v"])
+                                               "zb-v", "dualpipe-v", "interleaved-zb"])
 
     def test_virtual_stages(self):
         s = pw.generate("interleaved-1f1b", num_stages=4, num_microbatches=4, virtual_stages=2)

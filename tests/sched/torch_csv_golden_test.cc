@@ -30,6 +30,7 @@ constexpr GoldenCase kCases[] = {
     {ScheduleKind::kInterleaved1F1B, 8, 2}, {ScheduleKind::kLoopedBfs, 8, 2},
     {ScheduleKind::kZbH1, 4, 1},            {ScheduleKind::kZbH2, 4, 1},
     {ScheduleKind::kZbV, 8, 2},             {ScheduleKind::kDualPipeV, 8, 2},
+    {ScheduleKind::kInterleavedZb, 8, 2},
 };
 constexpr int kMicrobatches = 8;
 

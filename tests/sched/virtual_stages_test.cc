@@ -97,6 +97,6 @@ TEST_CASE("virtual stages: shapes they cannot take are named", "[virtual_stages]
   CHECK(error_of(ScheduleKind::kLoopedBfs, {4, 2, {0, 1, 1, 0}}, 2) ==
         "virtual stages place stage s on device s mod 2; the placement puts stage 2 on 1");
   CHECK(error_of(ScheduleKind::kGPipe, {4, 2, {}}, 2) ==
-        "gpipe has one stage per device; virtual stages are for interleaved-1f1b and looped-bfs (zb-v and "
-        "dualpipe-v always have two)");
+        "gpipe has one stage per device; virtual stages are for interleaved-1f1b, looped-bfs and "
+        "interleaved-zb (zb-v and dualpipe-v always have two)");
 }

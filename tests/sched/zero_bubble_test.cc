@@ -171,11 +171,11 @@ TEST_CASE("zero-bubble schedules: shapes they cannot take are named", "[zero_bub
   CHECK(error_of(ScheduleKind::kZbV, {4, 4, {}}, 3) ==
         "zb-v places exactly two stages on each device (a V); 3 virtual stages cannot be");
   CHECK(error_of(ScheduleKind::kZbH1, {4, 4, {}}, 2) ==
-        "zb-h1 has one stage per device; virtual stages are for interleaved-1f1b and looped-bfs (zb-v and "
-        "dualpipe-v always have two)");
+        "zb-h1 has one stage per device; virtual stages are for interleaved-1f1b, looped-bfs and "
+        "interleaved-zb (zb-v and dualpipe-v always have two)");
   CHECK(error_of(ScheduleKind::kZbH2, {0, 4, {}}, 1).find("stages") != std::string::npos);
   CHECK(parse_schedule_kind("zb-h3").error().message ==
-        "unknown schedule 'zb-h3' (expected gpipe, 1f1b, interleaved-1f1b, looped-bfs, zb-h1, zb-h2, zb-v or "
-        "dualpipe-v)");
+        "unknown schedule 'zb-h3' (expected gpipe, 1f1b, interleaved-1f1b, looped-bfs, zb-h1, zb-h2, zb-v, "
+        "dualpipe-v or interleaved-zb)");
   CHECK(parse_schedule_kind("dualpipe-v").value() == ScheduleKind::kDualPipeV);
 }

@@ -3,6 +3,8 @@
 // backward splits (B = I + W = 2F where it does not).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "sched/generators.h"
 #include "sim/closed_form_bubble.h"
 #include "sim/simulator.h"
@@ -29,16 +31,19 @@ TEST_CASE("closed-form bubbles equal the simulated ones where the form holds", "
   for (int p = 1; p <= 5; ++p) {
     for (int m = 1; m <= 3 * p + 2; ++m) {
       for (const ScheduleKind kind : {ScheduleKind::kGPipe, ScheduleKind::kOneFOneB, ScheduleKind::kZbH1,
-                                      ScheduleKind::kZbH2, ScheduleKind::kZbV, ScheduleKind::kInterleaved1F1B}) {
-        const bool two_per_device = kind == ScheduleKind::kZbV || kind == ScheduleKind::kInterleaved1F1B;
+                                      ScheduleKind::kZbH2, ScheduleKind::kZbV, ScheduleKind::kInterleaved1F1B,
+                                      ScheduleKind::kInterleavedZb}) {
+        const bool two_per_device = kind == ScheduleKind::kZbV || kind == ScheduleKind::kInterleaved1F1B ||
+                                    kind == ScheduleKind::kInterleavedZb;
         const int k = two_per_device ? 2 * p : p;
         if (kind == ScheduleKind::kInterleaved1F1B && (p < 2 || m % p != 0)) continue;  // M a multiple of D
+        if (kind == ScheduleKind::kInterleavedZb && m % std::max(1, m / p) != 0) continue;  // torch's rounds
         const std::string name(sched::schedule_kind_name(kind));
         const auto form = sim::closed_form_bubble(name, k, m, p);
         INFO(name << " K=" << k << " M=" << m << " D=" << p);
         if (!form) {
           CHECK(((kind == ScheduleKind::kZbH1 && m < p) || (kind == ScheduleKind::kZbH2 && m < 2 * p) ||
-                 (kind == ScheduleKind::kZbV && m < 2 * p)));
+                 (kind == ScheduleKind::kZbV && m < 2 * p) || (kind == ScheduleKind::kInterleavedZb && m < p)));
           continue;
         }
         CHECK(simulated_bubble(kind, k, m, two_per_device ? 2 : 1) == Approx(form->fraction()).epsilon(1e-12));
@@ -59,5 +64,8 @@ TEST_CASE("closed-form text: the fraction in lowest terms, or none", "[closed_fo
   CHECK(sim::closed_form_text("zb-h2", 4, 7, 4) == "no closed form for zb-h2 at K = 4, M = 7");
   CHECK(sim::closed_form_text("zb-v", 8, 8, 4) == "5.9% ZB-V closed form with F = I = W, M >= 2D: (D-1)/(6M+D-1), D = 4 = 1/17");
   CHECK(sim::closed_form_text("dualpipe-v", 8, 8, 4) == "no closed form for dualpipe-v at K = 8, M = 8");
+  CHECK(sim::closed_form_text("interleaved-zb", 8, 8, 4) ==
+        "5.9% interleaved ZB closed form with F = I = W, M >= D: (D-1)/(3vM+D-1), D = 4, v = 2 = 1/17");
+  CHECK(sim::closed_form_text("interleaved-zb", 8, 3, 4) == "no closed form for interleaved-zb at K = 8, M = 3");
   CHECK_FALSE(sim::closed_form_bubble("gpipe", 0, 8, 1).has_value());
 }
