@@ -69,8 +69,8 @@ sched::Status check_run_config(const RunConfig& c) {
                                     c.num_microbatches)};
   }
   if (c.virtual_stages != 1 && !interleaved && !c.given_schedule) {
-    return sched::Error{fmt::format("--virtual-stages applies to interleaved-1f1b and looped-bfs, not {} (zb-v and "
-                                    "dualpipe-v place 2 stages per device by construction)",
+    return sched::Error{fmt::format("--virtual-stages applies to interleaved-1f1b, looped-bfs and interleaved-zb, "
+                                    "not {} (zb-v and dualpipe-v place 2 stages per device by construction)",
                                     sched::schedule_kind_name(c.schedule))};
   }
   if (auto s = check_model_config(c.model); !s) return s;

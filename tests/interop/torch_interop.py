@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""pipeworks against the real torch.distributed.pipelining, both ways, in one of four parts:
+"""pipeworks against the real torch.distributed.pipelining, both ways, in one of five parts:
 
   torch-files      every torch schedule class's CSV (compute-only, and lowered with comms where torch
                    lowers it) for 2 and 4 ranks, 1-3 stages per rank, several M: `pipeworks validate`
@@ -7,6 +7,9 @@
   torch-deferred-files
                    the same for torch's lowering with defer_pp_recv=True (each RECV moved to just
                    before its consumer, ordered by rank parity for non-blocking sends)
+  torch-runs       a sample of those files (2 ranks, 4 micro-batches, every class and stages per
+                   rank, both forms) trained by `pipeworks run --schedule-file F --check`: the
+                   gradients and parameters equal the non-pipelined reference's
   orders           torch's compute-only order is `pipeworks schedule --format csv`'s, action for
                    action, for each kind pipeworks also has, or differs exactly as
                    pinned_differences.py pins (refused shapes included)
@@ -14,7 +17,7 @@
                    (which validates, and lowers the compute-only one with torch's passes), and
                    torch's _simulate_comms_compute runs the --comm one to the end
 
-    torch_interop.py PIPEWORKS WORKDIR --part torch-files|torch-deferred-files|orders|pipeworks-files
+    torch_interop.py PIPEWORKS WORKDIR --part torch-files|torch-deferred-files|torch-runs|orders|pipeworks-files
 
 Prints its progress as counts and every failure; exits 1 on any. Needs only the stdlib and torch.
 """
@@ -172,6 +175,30 @@ def part_torch_files(exe, workdir, report, defer_pp_recv):
         report.count(f"{label} torch files (and refused as pinned, {pinned}: {why})", passed + pinned, len(files))
 
 
+# The sample of torch's files `part_torch_runs` trains: 2 ranks, 4 micro-batches, every class
+# and stages per rank, both forms; a model with more layers than any such file has stages.
+RUN_SAMPLE_RANKS, RUN_SAMPLE_MICROBATCHES = 2, 4
+RUN_MODEL = ["--model", "mlp", "--depth", "8", "--width", "16", "--batch", "8", "--steps", "2",
+             "--intra-op-threads", "1", "--timeout", "60"]
+
+
+def part_torch_runs(exe, workdir, report):
+    """`pipeworks run --schedule-file F --check` on a sample of torch's files: each trains, and its
+    gradients and parameters equal the non-pipelined reference's."""
+    built = [(case, schedule) for case, schedule in built_cases(report)
+             if case.ranks == RUN_SAMPLE_RANKS and case.microbatches == RUN_SAMPLE_MICROBATCHES]
+    files = [(path, case, form) for path, case, form in write_torch_files(report, built, workdir, False)
+             if pins.invalid_torch_file(case.cls_name, case.microbatches, form) is None]
+    args = [[exe, "run", *RUN_MODEL, "--check", "--schedule-file", str(path)] for path, _, _ in files]
+    passed = 0
+    for (path, _, _), (rc, out, err) in zip(files, run_all(args)):
+        if rc == 0 and "PASS" in out:
+            passed += 1
+        else:
+            report.fail(path.name, f"exit {rc}: {first_line(err or out)}", check="pipeworks run --check")
+    report.count("torch files trained by pipeworks run --check, gradients equal to the reference", passed, len(files))
+
+
 def schedule_args(exe, kind, ranks, per_rank, microbatches, comm=False):
     stages = ranks * (2 if kind in pins.V_KINDS else per_rank)
     args = [exe, "schedule", "--schedule", kind, "-K", str(stages), "-M", str(microbatches), "--format", "csv"]
@@ -309,7 +336,7 @@ def main():
     parser.add_argument("pipeworks")
     parser.add_argument("workdir", type=pathlib.Path)
     parser.add_argument("--part", required=True,
-                        choices=("torch-files", "torch-deferred-files", "orders", "pipeworks-files"))
+                        choices=("torch-files", "torch-deferred-files", "torch-runs", "orders", "pipeworks-files"))
     args = parser.parse_args()
     if problem := ts.check_torch():
         print(f"FAIL {problem}")
@@ -320,6 +347,8 @@ def main():
     report = Report()
     if args.part in ("torch-files", "torch-deferred-files"):
         part_torch_files(args.pipeworks, workdir, report, defer_pp_recv=args.part == "torch-deferred-files")
+    elif args.part == "torch-runs":
+        part_torch_runs(args.pipeworks, workdir, report)
     elif args.part == "orders":
         part_orders(args.pipeworks, report)
     else:

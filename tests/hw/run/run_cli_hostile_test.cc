@@ -95,7 +95,7 @@ TEST_CASE("hostile run/profile/launch: usage errors exit 2 before any header", "
                {"run --dropout 1", "--dropout: must be a number in [0, 1), got '1'"},
                {"run -K 2 --placement 0,5", "placement leaves device 1 without a stage"},
                {"run --partition 3,3,3", "partition"},
-               {"run --schedule 1f1b --virtual-stages 2", "--virtual-stages applies to interleaved-1f1b and looped-bfs, not 1f1b"},
+               {"run --schedule 1f1b --virtual-stages 2", "--virtual-stages applies to interleaved-1f1b, looped-bfs and interleaved-zb, not 1f1b"},
                {"run --schedule interleaved-1f1b -K 3 -v 2", "3 stages cannot be cut into 2 virtual stages per device"},
                {"run --schedule looped-bfs -K 4 -v 2 -M 3", "3 micro-batches is not a multiple of the 2 devices"},
                {"run --schedule zb-v --stages 3", "zb-v places two stages on each device; 3 stages is odd"},
