@@ -72,7 +72,7 @@ class Case:
 
 
 @functools.lru_cache(maxsize=None)
-def stub_stages(ranks, per_rank, single):
+def mock_stages(ranks, per_rank, single):
     """What a schedule's constructor reads of its stages: one autospec PipelineStage, rank 0 of
     `ranks`, with ranks x per_rank stages in all (a list of per_rank for the several-stage classes).
     Made once per shape (autospec is slow); constructors only write stage_index_to_group_rank,
@@ -88,13 +88,13 @@ def stub_stages(ranks, per_rank, single):
 def build(case):
     """The schedule object, or the ValueError with which torch refuses the shape."""
     cls = getattr(schedules, case.cls_name)
-    stages = stub_stages(case.ranks, case.per_rank, case.single)
+    stages = mock_stages(case.ranks, case.per_rank, case.single)
     return cls(stages if case.single else list(stages), case.microbatches)
 
 
 def runtime(ranks, per_rank, microbatches, defer_pp_recv=False):
     """An empty _PipelineScheduleRuntime of that shape: it loads, lowers and dumps CSV files."""
-    return schedules._PipelineScheduleRuntime(list(stub_stages(ranks, per_rank, False)), microbatches,
+    return schedules._PipelineScheduleRuntime(list(mock_stages(ranks, per_rank, False)), microbatches,
                                               defer_pp_recv=defer_pp_recv)
 
 
