@@ -10,6 +10,7 @@
 
 #include "python/bindings.h"
 #include "python/convert.h"
+#include "python/without_gil.h"
 #include "sched/diagnostic.h"
 #include "sched/generators.h"
 #include "sched/json_io.h"
@@ -117,15 +118,18 @@ void bind_schedule(py::module_& m) {
         "'looped-bfs' and 'interleaved-zb', which take virtual_stages stages per device; the V\n"
         "placement, stage s on device min(s, num_stages-1-s), for 'zb-v' and 'dualpipe-v'). Raises\n"
         "pipeworks.Error on a bad shape or placement.");
-  m.def("add_recompute", [](const Schedule& s) { return unwrap(sched::add_recompute(s)); }, py::arg("schedule"),
-        py::call_guard<py::gil_scoped_release>(),
+  m.def("add_recompute",
+        [](const Schedule& s) { return without_gil([](const Schedule& c) { return unwrap(sched::add_recompute(c)); }, s); },
+        py::arg("schedule"),
         "GPipe re-materialization: inserts R(s,m) before every backward of (s,m). Idempotent.");
-  m.def("lower_comm", [](const Schedule& s) { return unwrap(sched::lower_comm(s)); }, py::arg("schedule"),
-        py::call_guard<py::gil_scoped_release>(),
+  m.def("lower_comm",
+        [](const Schedule& s) { return without_gil([](const Schedule& c) { return unwrap(sched::lower_comm(c)); }, s); },
+        py::arg("schedule"),
         "Inserts SEND_*/RECV_* between stages on different devices, in a deadlock-free order.");
   m.def("strip_comm", &sched::strip_comm, py::arg("schedule"), "Drops every SEND/RECV action.");
-  m.def("render_grid", [](const Schedule& s) { return unwrap(sched::render_grid(s)); }, py::arg("schedule"),
-        py::call_guard<py::gil_scoped_release>(),
+  m.def("render_grid",
+        [](const Schedule& s) { return without_gil([](const Schedule& c) { return unwrap(sched::render_grid(c)); }, s); },
+        py::arg("schedule"),
         "The step x device picture of the schedule's unit-time execution ('t: 0 1 ...' / 'd0: F0 F1 ...').");
 }
 
@@ -150,9 +154,10 @@ void bind_validation(py::module_& m) {
 
   m.def("validate",
         [](const Schedule& s, bool placement_inferred) {
-          return sched::validate(s, sched::ValidateOptions{placement_inferred});
+          return without_gil([](const Schedule& c, bool inferred) { return sched::validate(c, sched::ValidateOptions{inferred}); },
+                             s, placement_inferred);
         },
-        py::arg("schedule"), py::arg("placement_inferred") = false, py::call_guard<py::gil_scoped_release>(),
+        py::arg("schedule"), py::arg("placement_inferred") = false,
         "Every problem of the schedule as a list of Diagnostics (empty: valid). Never raises.");
   m.def("render_diagnostic", &sched::render, py::arg("schedule"), py::arg("diagnostic"),
         "The program grid with the diagnostic's cell marked [1B0] and related cells <1F0>.");

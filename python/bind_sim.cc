@@ -10,6 +10,7 @@
 
 #include "python/bindings.h"
 #include "python/convert.h"
+#include "python/without_gil.h"
 #include "sim/closed_form_bubble.h"
 #include "sim/cluster_spec.h"
 #include "sim/sim_report.h"
@@ -130,10 +131,11 @@ void bind_sim(py::module_& m) {
   bind_result_classes(m);
   m.def("simulate",
         [](const sched::Schedule& schedule, const sim::CostModel& model, bool build_timeline) {
-          return unwrap(sim::simulate(schedule, model, sim::SimOptions{build_timeline}));
+          return without_gil([](const sched::Schedule& s, const sim::CostModel& c, bool timeline) {
+            return unwrap(sim::simulate(s, c, sim::SimOptions{timeline}));
+          }, schedule, model, build_timeline);
         },
         py::arg("schedule"), py::arg("cost_model"), py::arg("build_timeline") = true,
-        py::call_guard<py::gil_scoped_release>(),
         "Discrete-event simulation of the schedule under the cost model (integer ns, deterministic).\n"
         "A schedule without SEND/RECV gets ideal communication; a lowered one pays every transfer.\n"
         "build_timeline=False skips the timeline (same figures, faster). Raises pipeworks.Error when\n"

@@ -1,5 +1,6 @@
 // Python bindings for the inputs of a simulation: human units, model and cluster specs with their
 // presets and JSON forms, partitions (uniform, explicit, balanced) and the CostModel.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,6 +10,8 @@
 
 #include "python/bindings.h"
 #include "python/convert.h"
+#include "python/without_gil.h"
+#include "sched/limits.h"
 #include "sim/cluster_presets.h"
 #include "sim/cost_model_builder.h"
 #include "sim/model_presets.h"
@@ -22,6 +25,10 @@ namespace {
 
 using sim::Bytes;
 using sim::Nanoseconds;
+
+// A stage count the library takes (sched/limits.h), checked before anything is allocated for
+// it; raises pipeworks.Error (a ValueError) naming the limit.
+void check_stage_count(std::int64_t stages) { unwrap_status(sched::check_schedule_size(stages, 1)); }
 
 std::vector<py::dict> preset_dicts(const std::vector<sim::PresetInfo>& presets) {
   std::vector<py::dict> out;
@@ -86,21 +93,30 @@ void bind_partitions(py::module_& m) {
       .def("__repr__", [](const sim::Partition& p) { return "<Partition " + sim::to_string(p) + ">"; });
 
   m.def("explicit_partition",
-        [](std::vector<int> boundaries, int num_layers) { return unwrap(sim::explicit_partition(std::move(boundaries), num_layers)); },
+        [](std::vector<int> boundaries, int num_layers) {
+          check_stage_count(static_cast<std::int64_t>(boundaries.size()) - 1);
+          return unwrap(sim::explicit_partition(std::move(boundaries), num_layers));
+        },
         py::arg("boundaries"), py::arg("num_layers"), "Checks and wraps K+1 boundaries from 0 to num_layers.");
-  m.def("uniform_partition", [](int layers, int stages) { return unwrap(sim::uniform_partition(layers, stages)); },
+  m.def("uniform_partition",
+        [](int layers, int stages) {
+          check_stage_count(stages);
+          return unwrap(sim::uniform_partition(layers, stages));
+        },
         py::arg("num_layers"), py::arg("num_stages"), "Equal layer counts (the first stages get the remainder).");
   m.def("balanced_partition",
         [](const sim::ModelSpec& model, int num_stages, int microbatch_size, const std::string& optimizer, bool recompute,
            std::vector<double> stage_speed, std::vector<Bytes> capacity_bytes, std::vector<int> in_flight) {
+          check_stage_count(num_stages);
           sim::BalanceOptions o{microbatch_size, unwrap(sim::parse_optimizer(optimizer)), recompute,
                                 std::move(stage_speed), std::move(capacity_bytes), std::move(in_flight)};
-          return unwrap(sim::balanced_partition(model, num_stages, o));
+          return without_gil([](const sim::ModelSpec& copy, int stages, const sim::BalanceOptions& options) {
+            return unwrap(sim::balanced_partition(copy, stages, options));
+          }, model, num_stages, std::move(o));
         },
         py::arg("model"), py::arg("num_stages"), py::kw_only(), py::arg("microbatch_size") = 1,
         py::arg("optimizer") = "adam", py::arg("recompute") = false, py::arg("stage_speed") = std::vector<double>{},
         py::arg("capacity_bytes") = std::vector<Bytes>{}, py::arg("in_flight") = std::vector<int>{},
-        py::call_guard<py::gil_scoped_release>(),
         "The exact min-max partition: minimizes the slowest stage's forward+backward time, optionally\n"
         "under per-stage memory caps (capacity_bytes) with in_flight micro-batches per stage.");
 }
@@ -120,6 +136,7 @@ void bind_cost_model_builders(py::module_& m) {
   m.def("uniform_cost_model",
         [](int num_stages, Nanoseconds forward_ns, Nanoseconds backward_ns, Nanoseconds transfer_ns,
            const std::string& comm_mode) {
+          check_stage_count(num_stages);
           return sim::uniform_cost_model(num_stages, forward_ns, backward_ns, transfer_ns,
                                          unwrap(sim::parse_comm_mode(comm_mode)));
         },

@@ -10,6 +10,7 @@
 #include "python/bindings.h"
 #include "python/columns.h"
 #include "python/convert.h"
+#include "python/without_gil.h"
 #include "sim/partition_text.h"
 #include "sim/plan_report.h"
 #include "sim/planner.h"
@@ -179,12 +180,13 @@ void bind_planner(py::module_& m) {
           sim::PlanRequest request{model, cluster, batch_size, num_devices, memory_cap_bytes,
                                    unwrap(sim::parse_optimizer(optimizer)), {}, std::move(virtual_stages)};
           for (const std::string& name : schedules) request.schedules.push_back(unwrap(sched::parse_schedule_kind(name)));
-          return unwrap(sim::make_plan(request, sim::SweepOptions{threads, {}}));
+          return without_gil([](const sim::PlanRequest& r, int sweep_threads) {
+            return unwrap(sim::make_plan(r, sim::SweepOptions{sweep_threads, {}}));
+          }, std::move(request), threads);
         },
         py::arg("model"), py::arg("cluster"), py::kw_only(), py::arg("batch"), py::arg("devices"),
         py::arg("memory_cap_bytes") = py::none(), py::arg("optimizer") = "adam", py::arg("sweep_threads") = 0,
         py::arg("schedules") = std::vector<std::string>{}, py::arg("virtual_stages") = std::vector<int>{2},
-        py::call_guard<py::gil_scoped_release>(),
         "Sweeps divisors of devices (pipeline depths) and of batch (micro-batches), the schedules\n"
         "(default: gpipe, 1f1b, zb-h1, zb-h2; any kind by name, virtual_stages= giving v), recompute off/on, and returns the fastest fitting\n"
         "configuration with runners-up.");
@@ -202,13 +204,14 @@ void bind_sweep(py::module_& m) {
           const sim::SweepSpec spec = make_spec(model, cluster, std::move(batch_sizes), std::move(stage_counts),
                                                 std::move(microbatch_counts), schedules, std::move(recompute),
                                                 memory_cap_bytes, optimizer, std::move(virtual_stages));
-          return unwrap(sim::run_sweep(spec, sim::SweepOptions{threads, {}}));
+          return without_gil([](const sim::SweepSpec& copy, int sweep_threads) {
+            return unwrap(sim::run_sweep(copy, sim::SweepOptions{sweep_threads, {}}));
+          }, spec, threads);
         },
         py::arg("model"), py::arg("cluster"), py::kw_only(), py::arg("batch"), py::arg("stages"),
         py::arg("microbatches"), py::arg("schedules") = std::vector<std::string>{"gpipe", "1f1b", "zb-h1", "zb-h2"},
         py::arg("recompute") = std::vector<bool>{false, true}, py::arg("memory_cap_bytes") = py::none(),
         py::arg("optimizer") = "adam", py::arg("sweep_threads") = 0, py::arg("virtual_stages") = std::vector<int>{2},
-        py::call_guard<py::gil_scoped_release>(),
         "Simulates every (batch, stages, micro-batches, schedule, recompute) combination with a balanced\n"
         "partition; stages are the devices a pipeline spans (K = v x stages for interleaved-1f1b,\n"
         "looped-bfs and interleaved-zb, v from virtual_stages; 2 x stages for zb-v and dualpipe-v),\n"

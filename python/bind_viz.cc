@@ -9,6 +9,7 @@
 
 #include "python/bindings.h"
 #include "python/convert.h"
+#include "python/without_gil.h"
 #include "viz/chrome_trace.h"
 #include "viz/svg_gantt.h"
 #include "viz/terminal_grid.h"
@@ -19,6 +20,7 @@ namespace pipeworks::python {
 namespace {
 
 using Timelines = std::vector<const sched::Timeline*>;
+using Copies = std::vector<sched::Timeline>;
 
 // Plain C++ (the GIL is released while it is built); pybind11 turns it into a dict afterwards.
 std::map<std::string, std::size_t> counts_map(const viz::ChromeTraceCounts& c) {
@@ -46,35 +48,48 @@ constexpr const char* kSvgDoc =
 }  // namespace
 
 void bind_viz(py::module_& m) {
-  m.def("chrome_trace_json", [](const Timelines& timelines) { return viz::chrome_trace_json(timelines); },
-        py::arg("timelines"), py::call_guard<py::gil_scoped_release>(),
+  m.def("chrome_trace_json",
+        [](const Timelines& timelines) {
+          return without_gil([](const Copies& copies) { return viz::chrome_trace_json(pointers_to(copies)); },
+                             timeline_copies(timelines));
+        },
+        py::arg("timelines"),
         "Chrome trace JSON (chrome://tracing, ui.perfetto.dev) of a list of Timelines, each rebased to 0.");
   m.def("write_chrome_trace",
         [](const std::string& path, const Timelines& timelines) {
-          viz::ChromeTraceCounts counts;
-          unwrap_status(viz::write_chrome_trace(path, timelines, &counts));
-          return counts_map(counts);
+          return without_gil([](const std::string& to, const Copies& copies) {
+            viz::ChromeTraceCounts counts;
+            unwrap_status(viz::write_chrome_trace(to, pointers_to(copies), &counts));
+            return counts_map(counts);
+          }, path, timeline_copies(timelines));
         },
-        py::arg("path"), py::arg("timelines"), py::call_guard<py::gil_scoped_release>(),
+        py::arg("path"), py::arg("timelines"),
         "Writes the Chrome trace of the Timelines to `path`; returns the event/repair counts as a dict.");
   m.def("svg_gantt",
         [](const Timelines& timelines, int width_px, int row_height_px, const std::string& title, bool show_comm,
            bool show_labels) {
-          return viz::svg_gantt(timelines, svg_options(width_px, row_height_px, title, show_comm, show_labels));
+          return without_gil([](const Copies& copies, const viz::SvgOptions& o) { return viz::svg_gantt(pointers_to(copies), o); },
+                             timeline_copies(timelines), svg_options(width_px, row_height_px, title, show_comm, show_labels));
         },
         py::arg("timelines"), py::kw_only(), py::arg("width_px") = 1200, py::arg("row_height_px") = 0,
         py::arg("title") = "", py::arg("show_comm") = true, py::arg("show_labels") = true,
-        py::call_guard<py::gil_scoped_release>(), kSvgDoc);
+        kSvgDoc);
   m.def("write_svg",
         [](const std::string& path, const Timelines& timelines, int width_px, int row_height_px,
            const std::string& title, bool show_comm, bool show_labels) {
-          unwrap_status(viz::write_svg(path, timelines, svg_options(width_px, row_height_px, title, show_comm, show_labels)));
+          without_gil([](const std::string& to, const Copies& copies, const viz::SvgOptions& o) {
+            unwrap_status(viz::write_svg(to, pointers_to(copies), o));
+          }, path, timeline_copies(timelines), svg_options(width_px, row_height_px, title, show_comm, show_labels));
         },
         py::arg("path"), py::arg("timelines"), py::kw_only(), py::arg("width_px") = 1200, py::arg("row_height_px") = 0,
         py::arg("title") = "", py::arg("show_comm") = true, py::arg("show_labels") = true,
-        py::call_guard<py::gil_scoped_release>(), "Writes svg_gantt(...) to `path`.");
-  m.def("terminal_grid", &viz::terminal_grid, py::arg("timeline"), py::arg("max_width") = 160,
-        py::call_guard<py::gil_scoped_release>(),
+        "Writes svg_gantt(...) to `path`.");
+  m.def("terminal_grid",
+        [](const sched::Timeline& timeline, int max_width) {
+          return without_gil([](const sched::Timeline& copy, int width) { return viz::terminal_grid(copy, width); },
+                             timeline, max_width);
+        },
+        py::arg("timeline"), py::arg("max_width") = 160,
         "The step x device picture of a Timeline's compute spans, with a footer giving the slot length.");
 }
 

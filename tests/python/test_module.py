@@ -7,6 +7,8 @@ peak activations M stashes (GPipe) against min(M, K-s) stashes (1F1B) on stage s
 import inspect
 import json
 import os
+import subprocess
+import sys
 import tempfile
 import threading
 import unittest
@@ -181,6 +183,15 @@ class SimulateTest(unittest.TestCase):
         self.assertEqual(results, [(64 + 8 - 1) * 3 * MS] * 4)
 
 
+class ThreadRaceTest(unittest.TestCase):
+    def test_calls_without_the_gil_read_consistent_copies(self):
+        # race_released_gil.py changes the objects a call reads from another thread; in a child
+        # interpreter so that a crash fails this test instead of ending the suite.
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "race_released_gil.py")
+        done = subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=120)
+        self.assertEqual(done.returncode, 0, done.stderr[-2000:])
+
+
 class SpecTest(unittest.TestCase):
     def test_units(self):
         self.assertEqual(pw.parse_duration("1.5ms"), 1_500_000)
@@ -217,6 +228,14 @@ class SpecTest(unittest.TestCase):
         amoeba = pw.model_preset("amoeba")
         balanced = pw.balanced_partition(amoeba, 4)
         self.assertNotEqual(balanced, pw.uniform_partition(amoeba.num_layers, 4))
+
+    def test_stage_counts_past_the_library_limit_are_refused_at_once(self):
+        uniform = pw.model_preset("uniform", layers=12)
+        for call in (lambda: pw.uniform_partition(10**8, 10**8), lambda: pw.balanced_partition(uniform, 10**8),
+                     lambda: pw.uniform_cost_model(10**8, MS, MS), lambda: pw.uniform_partition(10, 0)):
+            with self.assertRaisesRegex(ValueError, "limit of 65536|must be at least 1"):
+                call()
+        self.assertEqual(pw.uniform_partition(65536, 65536).num_stages, 65536)
 
 
 class SweepTest(unittest.TestCase):
