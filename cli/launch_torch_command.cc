@@ -39,6 +39,7 @@ void add_launch_command(CLI::App& app, CommandContext& context) {
       context.exit_code = kExitUsage;
       return;
     }
+    if (!result->output_error.empty()) std::cerr << "pipeworks launch: error: " << result->output_error << "\n";
     if (result->exit_code != 0) {
       if (result->timed_out) std::cerr << fmt::format("pipeworks launch: stopped after {} s\n", options->kill_after_s);
       if (result->signaled) std::cerr << "pipeworks launch: interrupted; stopped every rank\n";

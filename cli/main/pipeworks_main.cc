@@ -43,11 +43,15 @@ int usage_error(const CLI::App& app, const CLI::ParseError& e) {
 }
 
 // Exit code once standard output is flushed: a failed write turns success into 1.
+// The reason is errno only when the flush itself set it: a failure reported earlier by ferror()
+// would otherwise be named by whatever call last set errno ("No such process" after a kill()).
 int flushed(int exit_code) {
+  errno = 0;
   std::cout.flush();
   const bool written = std::cout.good() && std::fflush(stdout) == 0 && !std::ferror(stdout);
   if (written) return exit_code;
-  std::cerr << "pipeworks: error: cannot write standard output: " << std::strerror(errno) << "\n";
+  const int reason = errno;
+  std::cerr << "pipeworks: error: cannot write standard output" << (reason != 0 ? std::string(": ") + std::strerror(reason) : std::string()) << "\n";
   return exit_code == kExitOk ? kExitInvalid : exit_code;
 }
 

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <chrono>
@@ -20,9 +21,13 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
+
+#include "hw/dist/descendants.h"
+#include "hw/dist/output_writer.h"
 
 namespace pipeworks::hw {
 namespace {
@@ -48,24 +53,43 @@ struct Child {
   RankExit exit;
 };
 
-void default_sink(int rank, bool is_stderr, std::string_view line) {
-  std::FILE* f = is_stderr ? stderr : stdout;
-  std::fprintf(f, "[rank %d] %.*s\n", rank, static_cast<int>(line.size()), line.data());
-  std::fflush(f);
+// The default sink: "[rank r] line" queued on this process's stdout or stderr writer.
+LineSink writer_sink(OutputWriter& out, OutputWriter& err) {
+  return [&out, &err](int rank, bool is_stderr, std::string_view line) {
+    (is_stderr ? err : out).write(fmt::format("[rank {}] {}\n", rank, line));
+  };
 }
 
-// Moves complete lines (or, at EOF, the rest) from `buffer` to the sink.
-void flush_lines(std::string& buffer, int rank, bool is_stderr, bool eof, const LineSink& sink) {
-  std::size_t start = 0;
-  for (std::size_t nl = buffer.find('\n'); nl != std::string::npos; nl = buffer.find('\n', start)) {
-    sink(rank, is_stderr, std::string_view(buffer).substr(start, nl - start));
-    start = nl + 1;
+// Hands the lines `chunk` completes to the sink; the unfinished rest waits in `pending`, which
+// goes out as a line of its own once it reaches kMaxForwardedLineBytes. Each byte is looked at
+// once, so a rank that never writes a newline costs linear time and bounded memory.
+void forward_chunk(std::string& pending, std::string_view chunk, int rank, bool is_stderr, const LineSink& sink) {
+  for (std::size_t nl = chunk.find('\n'); nl != std::string_view::npos; nl = chunk.find('\n')) {
+    if (pending.empty()) {
+      sink(rank, is_stderr, chunk.substr(0, nl));
+    } else {
+      pending.append(chunk.substr(0, nl));
+      sink(rank, is_stderr, pending);
+      pending.clear();
+    }
+    chunk.remove_prefix(nl + 1);
   }
-  buffer.erase(0, start);
-  if (eof && !buffer.empty()) {
-    sink(rank, is_stderr, buffer);
-    buffer.clear();
+  while (!chunk.empty()) {
+    const std::size_t take = std::min(chunk.size(), kMaxForwardedLineBytes - pending.size());
+    pending.append(chunk.substr(0, take));
+    chunk.remove_prefix(take);
+    if (pending.size() == kMaxForwardedLineBytes) {
+      sink(rank, is_stderr, pending);
+      pending.clear();
+    }
   }
+}
+
+// At end of file: the unfinished rest, if any, as a last line.
+void flush_rest(std::string& pending, int rank, bool is_stderr, const LineSink& sink) {
+  if (pending.empty()) return;
+  sink(rank, is_stderr, pending);
+  pending.clear();
 }
 
 std::string resolve_program(const std::string& program) {
@@ -79,12 +103,13 @@ std::string resolve_program(const std::string& program) {
 // before they are unblocked, so a stop that arrives before exec ends the child, not a copy of
 // the parent's code.
 [[noreturn]] void exec_child(const LaunchOptions& options, int rank, int port, int out_fd, int err_fd,
-                             const sigset_t& parent_mask) {
+                             const sigset_t& parent_mask, pid_t launcher) {
   for (int sig = 1; sig < NSIG; ++sig) {
     if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);
   }
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != launcher) ::_exit(128 + SIGTERM);  // the launcher died before prctl took effect
   ::sigprocmask(SIG_SETMASK, &parent_mask, nullptr);
   ::dup2(out_fd, STDOUT_FILENO);
   ::dup2(err_fd, STDERR_FILENO);
@@ -109,13 +134,12 @@ std::string resolve_program(const std::string& program) {
 }
 
 void read_some(int& fd, std::string& buffer, int rank, bool is_stderr, const LineSink& sink) {
-  char chunk[4096];
+  char chunk[65536];
   const ssize_t n = ::read(fd, chunk, sizeof chunk);
   if (n > 0) {
-    buffer.append(chunk, static_cast<std::size_t>(n));
-    flush_lines(buffer, rank, is_stderr, false, sink);
+    forward_chunk(buffer, std::string_view(chunk, static_cast<std::size_t>(n)), rank, is_stderr, sink);
   } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-    flush_lines(buffer, rank, is_stderr, true, sink);
+    flush_rest(buffer, rank, is_stderr, sink);
     ::close(fd);
     fd = -1;
   }
@@ -130,8 +154,18 @@ void stop(Child& c, int sig) {
   }
 }
 
-void stop_all(std::vector<Child>& children, int sig) {
+std::vector<pid_t> running_pids(const std::vector<Child>& children) {
+  std::vector<pid_t> out;
+  for (const Child& c : children) {
+    if (c.running) out.push_back(c.pid);
+  }
+  return out;
+}
+
+// Every rank's group, and with a guard what the launcher adopted from them (descendants.h).
+void stop_all(std::vector<Child>& children, int sig, const DescendantGuard* guard = nullptr) {
   for (Child& c : children) stop(c, sig);
+  if (guard != nullptr) guard->signal_adopted(sig, running_pids(children));
 }
 
 // The checked options' rendezvous port: master_port, or a free one when it is 0.
@@ -148,7 +182,9 @@ sched::Result<int> checked_port(const LaunchOptions& options) {
 }
 
 // Forks one child per rank, its stdout and stderr on pipes; on failure kills those started.
-sched::Status start_children(const LaunchOptions& options, int port, std::vector<Child>& children) {
+sched::Status start_children(const LaunchOptions& options, int port, std::vector<Child>& children,
+                             DescendantGuard& guard) {
+  const pid_t launcher = ::getpid();
   for (int rank = 0; rank < options.num_processes; ++rank) {
     int out_pipe[2];
     int err_pipe[2];
@@ -160,7 +196,7 @@ sched::Status start_children(const LaunchOptions& options, int port, std::vector
     ::sigfillset(&all);
     ::sigprocmask(SIG_BLOCK, &all, &parent_mask);
     const pid_t pid = ::fork();
-    if (pid == 0) exec_child(options, rank, port, out_pipe[1], err_pipe[1], parent_mask);
+    if (pid == 0) exec_child(options, rank, port, out_pipe[1], err_pipe[1], parent_mask, launcher);
     const int fork_errno = errno;
     ::sigprocmask(SIG_SETMASK, &parent_mask, nullptr);
     if (pid < 0) {
@@ -168,6 +204,7 @@ sched::Status start_children(const LaunchOptions& options, int port, std::vector
       return sched::Error{fmt::format("launch: fork(): {}", std::strerror(fork_errno))};
     }
     ::setpgid(pid, pid);  // also here, so a stop that comes before the child's own call reaches it
+    guard.watch(pid);
     ::close(out_pipe[1]);
     ::close(err_pipe[1]);
     Child& c = children[static_cast<std::size_t>(rank)];
@@ -238,6 +275,7 @@ bool forward_output(std::vector<Child>& children, const LineSink& sink) {
 // When the launch started, when the first rank failed, when SIGTERM went to every rank, when
 // the leftovers of exited ranks were told to stop.
 struct Supervision {
+  const DescendantGuard* guard;
   Clock::time_point started;
   std::optional<Clock::time_point> first_failure, term_sent, leftovers_term_sent;
 };
@@ -258,7 +296,7 @@ void reap_exits(std::vector<Child>& children, const LaunchOptions& options, Supe
       sup.first_failure = now;
       c.exit.seconds_after_first_failure = 0;
       if (!options.keep_going) {
-        stop_all(children, SIGTERM);
+        stop_all(children, SIGTERM, sup.guard);
         sup.term_sent = now;
       }
     }
@@ -271,10 +309,10 @@ void enforce_deadlines(std::vector<Child>& children, const LaunchOptions& option
   if (options.kill_after_s > 0 && !result.timed_out && seconds_between(sup.started, now) > options.kill_after_s) {
     result.timed_out = true;
     if (!sup.first_failure) sup.first_failure = now;
-    stop_all(children, SIGTERM);
+    stop_all(children, SIGTERM, sup.guard);
     sup.term_sent = now;
   }
-  if (sup.term_sent && seconds_between(*sup.term_sent, now) > options.grace_s) stop_all(children, SIGKILL);
+  if (sup.term_sent && seconds_between(*sup.term_sent, now) > options.grace_s) stop_all(children, SIGKILL, sup.guard);
 }
 
 // Once every rank has exited, what they left behind holding the pipes gets SIGTERM, SIGKILL
@@ -285,17 +323,17 @@ void stop_leftovers(std::vector<Child>& children, const LaunchOptions& options, 
     if (c.running) return;
   }
   if (!sup.leftovers_term_sent) {
-    stop_all(children, SIGTERM);
+    stop_all(children, SIGTERM, sup.guard);
     sup.leftovers_term_sent = now;
     return;
   }
   const double waited = seconds_between(*sup.leftovers_term_sent, now);
-  if (waited > options.grace_s) stop_all(children, SIGKILL);
+  if (waited > options.grace_s) stop_all(children, SIGKILL, sup.guard);
   if (waited <= 2 * options.grace_s + 1) return;
   for (Child& c : children) {
     for (auto [fd, buffer, is_err] : {std::tuple{&c.out_fd, &c.out_buffer, false}, {&c.err_fd, &c.err_buffer, true}}) {
       if (*fd < 0) continue;
-      flush_lines(*buffer, c.exit.rank, is_err, true, sink);
+      flush_rest(*buffer, c.exit.rank, is_err, sink);
       ::close(*fd);
       *fd = -1;
     }
@@ -304,18 +342,19 @@ void stop_leftovers(std::vector<Child>& children, const LaunchOptions& options, 
 
 // Forwards output and reaps ranks until every rank exited and every pipe closed.
 void supervise(std::vector<Child>& children, const LaunchOptions& options, const LineSink& sink,
-               LaunchResult& result) {
-  Supervision sup{Clock::now(), std::nullopt, std::nullopt, std::nullopt};
+               const DescendantGuard& guard, LaunchResult& result) {
+  Supervision sup{&guard, Clock::now(), std::nullopt, std::nullopt, std::nullopt};
   const StopSignalHandlers handlers;
   for (;;) {
     if (g_stop_signal != 0 && !result.signaled) {
       result.signaled = true;
-      stop_all(children, SIGTERM);
+      stop_all(children, SIGTERM, &guard);
       sup.term_sent = Clock::now();
     }
     if (!forward_output(children, sink)) break;
     const Clock::time_point now = Clock::now();
     reap_exits(children, options, sup, now);
+    guard.reap_adopted(running_pids(children));
     enforce_deadlines(children, options, result, sup, now);
     stop_leftovers(children, options, sup, now, sink);
   }
@@ -345,13 +384,27 @@ sched::Result<int> find_free_port(const std::string& host) {
 }
 
 sched::Result<LaunchResult> launch(const LaunchOptions& options, const LineSink& sink_in) {
-  const LineSink sink = sink_in ? sink_in : LineSink(default_sink);
   auto port = checked_port(options);
   if (!port) return port.error();
   std::vector<Child> children(static_cast<std::size_t>(options.num_processes));
-  if (auto s = start_children(options, *port, children); !s) return s.error();
+  DescendantGuard guard(options.grace_s);
+  if (auto s = start_children(options, *port, children, guard); !s) return s.error();
+  // The writers' threads start after the forks (a child of a threaded process runs little).
+  std::optional<OutputWriter> out, err;
+  if (!sink_in) {
+    out.emplace(STDOUT_FILENO, "standard output");
+    err.emplace(STDERR_FILENO, "standard error");
+  }
+  const LineSink sink = sink_in ? sink_in : writer_sink(*out, *err);
   LaunchResult result;
-  supervise(children, options, sink, result);
+  supervise(children, options, sink, guard, result);
+  guard.stop_all_adopted();  // before waiting for a slow reader of the output
+  if (out) {
+    out->drain();
+    err->drain();
+    result.output_error = !out->error().empty() ? out->error() : err->error();
+    if (!result.output_error.empty()) result.exit_code = 1;
+  }
   for (const Child& c : children) {
     result.exits.push_back(c.exit);
     if (c.exit.exit_code != 0) result.exit_code = 1;

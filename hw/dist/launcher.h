@@ -13,9 +13,11 @@
 // of its own and every stop goes to the whole group, so what a rank started (a shell's children,
 // a data loader) stops with it; once every rank has exited, processes they left behind that still
 // hold the output pipes are stopped the same way, so the launch always ends. A rank also gets
-// SIGTERM if the launcher itself dies.
+// SIGTERM if the launcher itself dies. Descendants that leave a rank's group, or outlive a
+// killed launcher, are stopped too (hw/dist/descendants.h).
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -27,6 +29,9 @@
 namespace pipeworks::hw {
 
 inline constexpr int kMaxLaunchProcesses = 1024;
+// A rank's line longer than this (or output without newlines) is forwarded in pieces of this
+// size, each a line with its prefix: the launcher holds at most this much of a line.
+inline constexpr std::size_t kMaxForwardedLineBytes = std::size_t{64} << 10;
 
 struct LaunchOptions {
   int num_processes = 2;     // 1..kMaxLaunchProcesses
@@ -54,6 +59,9 @@ struct LaunchResult {
   bool timed_out = false;       // kill_after_s ran out
   bool signaled = false;        // the launcher got SIGINT/SIGTERM and stopped every rank
   int exit_code = 0;            // 0 when every rank exited 0, else 1
+  // "cannot write standard output: <reason>" when the default sink's writing failed (then
+  // exit_code is 1); empty otherwise.
+  std::string output_error;
 };
 
 // (rank, from stderr?, line without its newline)
@@ -61,7 +69,8 @@ using LineSink = std::function<void(int rank, bool is_stderr, std::string_view l
 
 // Runs the command K times and waits for all. Errors only for what prevents starting
 // (bad options, no free port, fork failure); a rank that fails is in the result.
-// The default sink writes "[rank r] line" to this process's stdout/stderr.
+// The default sink writes "[rank r] line" to this process's stdout/stderr from threads of its
+// own (hw/dist/output_writer.h): a reader that stops reading does not stop the supervision.
 sched::Result<LaunchResult> launch(const LaunchOptions& options, const LineSink& sink = {});
 
 // A TCP port on `host` that was free a moment ago.

@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -168,6 +170,101 @@ TEST_CASE("launcher: a rank that never joins the rendezvous is named by the rank
   for (const std::string& line : lines.err[0]) errors += line + "\n";
   INFO(errors);
   CHECK_THAT(errors, Catch::Contains("rank 0: rendezvous at 127.0.0.1:") && Catch::Contains("rank(s) 1 did not join"));
+}
+
+TEST_CASE("launcher: output without newlines is forwarded in pieces of at most kMaxForwardedLineBytes") {
+  LaunchOptions options;
+  options.num_processes = 1;
+  options.command = {"sh", "-c", "head -c 1000000 /dev/zero | tr '\\0' x; echo; echo next"};
+  Lines lines;
+  auto result = launch(options, collect(lines));
+  REQUIRE(result.ok());
+  REQUIRE(lines.out[0].size() >= 3);
+  CHECK(lines.out[0].back() == "next");
+  std::size_t bytes = 0;
+  for (std::size_t i = 0; i + 1 < lines.out[0].size(); ++i) {
+    CHECK(lines.out[0][i].size() <= kMaxForwardedLineBytes);
+    CHECK(lines.out[0][i].find_first_not_of('x') == std::string::npos);
+    bytes += lines.out[0][i].size();
+  }
+  CHECK(bytes == 1000000);
+}
+
+// `pipeworks launch` run by an outer launch through `sh -c script`, with $PW naming the binary.
+LaunchResult launch_script(const std::string& script, Lines& lines, std::vector<std::pair<std::string, std::string>> env = {}) {
+  LaunchOptions outer;
+  outer.num_processes = 1;
+  outer.kill_after_s = 60;  // a safety net only
+  env.emplace_back("PW", pipeworks_exe());
+  outer.extra_env = std::move(env);
+  outer.command = {"sh", "-c", script};
+  auto result = launch(outer, collect(lines));
+  REQUIRE(result.ok());
+  return *result;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& line : lines) out += line + "\n";
+  return out;
+}
+
+TEST_CASE("launcher: a reader that stops reading its output does not stop the supervision") {
+  // The rank floods standard output, which goes to a reader that never reads; --kill-after 1
+  // must still stop the rank. The reader waits up to ~10 s for that, then says what it saw.
+  const std::string pid_file = std::string(PIPEWORKS_BINARY_DIR) + "/launcher_test_unread_rank.pid";
+  std::remove(pid_file.c_str());
+  Lines lines;
+  launch_script("\"$PW\" launch --kill-after 1 -n 1 -- sh -c 'echo $$ > \"$PIDFILE\"; exec yes' | "
+                "sh -c 'for i in $(seq 200); do p=$(cat \"$PIDFILE\" 2>/dev/null); "
+                "if [ -n \"$p\" ] && ! kill -0 \"$p\" 2>/dev/null; then echo rank-gone >&2; exit 0; fi; sleep 0.05; done; "
+                "echo rank-alive >&2'",
+                lines, {{"PIDFILE", pid_file}});
+  const std::string errors = joined(lines.err[0]);
+  INFO(errors);
+  CHECK_THAT(errors, Catch::Contains("rank-gone"));
+  std::remove(pid_file.c_str());
+}
+
+TEST_CASE("launcher: what leaves a rank's process group does not outlive the launch") {
+  LaunchOptions options;
+  options.num_processes = 1;
+  options.grace_s = 1;
+  for (const char* command : {"setsid sleep 60 >/dev/null 2>&1 & echo $!", "setsid sleep 60 & echo $!"}) {
+    options.command = {"sh", "-c", command};
+    Lines lines;
+    const auto start = std::chrono::steady_clock::now();
+    auto result = launch(options, collect(lines));
+    REQUIRE(result.ok());
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
+    CHECK(gone_soon(printed_pid(lines, 0)));
+  }
+}
+
+TEST_CASE("launcher: what a rank started does not outlive a launcher killed with SIGKILL") {
+  // The inner launcher's rank starts `sleep 60` in its group; once its pid is printed the
+  // launcher gets SIGKILL, and the script waits up to ~10 s for the sleep to be gone.
+  const std::string out_file = std::string(PIPEWORKS_BINARY_DIR) + "/launcher_test_killed_launcher.out";
+  std::remove(out_file.c_str());
+  Lines lines;
+  launch_script("\"$PW\" launch --grace 1 -n 1 -- sh -c 'sleep 60 & echo $!; wait' > \"$OUT\" & L=$!; "
+                "while ! [ -s \"$OUT\" ]; do sleep 0.05; done; kill -9 $L; p=$(sed 's/.*] //' \"$OUT\"); "
+                "for i in $(seq 200); do if ! kill -0 \"$p\" 2>/dev/null; then echo gone; exit 0; fi; sleep 0.05; done; "
+                "echo alive; kill \"$p\"",
+                lines, {{"OUT", out_file}});
+  INFO(joined(lines.err[0]));
+  CHECK(lines.out[0] == std::vector<std::string>{"gone"});
+  std::remove(out_file.c_str());
+}
+
+TEST_CASE("launcher: a full standard output is reported with its own reason") {
+  Lines lines;
+  const LaunchResult result = launch_script("\"$PW\" launch -n 1 -- echo hello > /dev/full", lines);
+  const std::string errors = joined(lines.err[0]);
+  INFO(errors);
+  CHECK(result.exits[0].exit_code != 0);
+  CHECK_THAT(errors, Catch::Contains("cannot write standard output: No space left on device"));
+  CHECK_THAT(errors, !Catch::Contains("No such process"));
 }
 
 TEST_CASE("launcher: bad options are errors before anything starts") {
