@@ -1,6 +1,7 @@
 // Checked whole-file reads and replace-on-success writes (see text_file.h).
 #include "sched/text_file.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -67,6 +68,29 @@ Result<std::string> read_text_file(const std::string& path, std::size_t max_byte
   return text;
 }
 
+namespace {
+
+// SIGINT, SIGTERM and SIGHUP held back (this thread) while it lives: one that arrives while a
+// temporary file exists takes effect once the file is renamed or removed, so a stop never leaves
+// a half-written temporary behind.
+class StopSignalsHeld {
+ public:
+  StopSignalsHeld() {
+    sigset_t stops;
+    sigemptyset(&stops);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&stops, sig);
+    ::pthread_sigmask(SIG_BLOCK, &stops, &previous_);
+  }
+  ~StopSignalsHeld() { ::pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+  StopSignalsHeld(const StopSignalsHeld&) = delete;
+  StopSignalsHeld& operator=(const StopSignalsHeld&) = delete;
+
+ private:
+  sigset_t previous_{};
+};
+
+}  // namespace
+
 Status write_file_in_chunks(const std::string& path, const std::function<bool(const ChunkSink&)>& produce) {
   if (path.empty()) return Error{"an output path is empty"};
   struct stat info {};
@@ -83,6 +107,7 @@ Status write_file_in_chunks(const std::string& path, const std::function<bool(co
                                                         &std::free);
   const std::string target = resolved ? std::string(resolved.get()) : path;
   const std::string temporary = fmt::format("{}.pipeworks-{}.tmp", target, ::getpid());
+  const StopSignalsHeld held;  // until the temporary file is renamed or removed
   std::FILE* raw = std::fopen(temporary.c_str(), "wb");
   if (raw == nullptr) return failure(path, "cannot open for writing", errno);
   if (auto written = write_and_close(raw, path, produce); !written) {

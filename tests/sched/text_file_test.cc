@@ -1,6 +1,8 @@
 // Whole-file reads and writes: errors name the path and the reason, a size limit is kept, and a
 // failed write leaves the file that was there.
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -67,6 +69,32 @@ TEST_CASE("write_file_in_chunks: a failure leaves the old file whole and no temp
   CHECK(contents(file) == "new contents");
   CHECK((fs::status(file).permissions() & fs::perms::all) ==
         (fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("write_file_in_chunks: SIGTERM or SIGINT during the write leaves no temporary behind") {
+  // In a child: the producer signals its own process halfway through; the signal takes effect
+  // once the write is over (the file renamed into place), so nothing half-written stays.
+  const fs::path dir = scratch_dir() / "signal";
+  fs::create_directories(dir);
+  for (int sig : {SIGTERM, SIGINT}) {
+    const std::string file = (dir / ("out" + std::to_string(sig) + ".txt")).string();
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      ::signal(sig, SIG_DFL);  // Catch2's handler would report it as a failure of the child
+      (void)write_file_in_chunks(file, [sig](const ChunkSink& sink) {
+        return sink("first half\n") && ::kill(::getpid(), sig) == 0 && sink("second half\n");
+      });
+      ::_exit(0);  // not reached: the held signal ends the child when the write is done
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == sig);
+    CHECK(contents(file) == "first half\nsecond half\n");
+  }
+  for (const auto& entry : fs::directory_iterator(dir)) CHECK(entry.path().extension() != ".tmp");
   fs::remove_all(dir);
 }
 
