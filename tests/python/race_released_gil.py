@@ -31,15 +31,15 @@ def keep_assigning(stop, assign, choices):
         i += 1
 
 
-def race(assign, choices, call):
-    """Calls call() ROUNDS times while another thread assigns; each answer must be one of those
+def race(assign, choices, call, rounds=ROUNDS):
+    """Calls call() `rounds` times while another thread assigns; each answer must be one of those
     call() gives for a choice assigned beforehand."""
     answers = answers_for(assign, choices, call)
     stop = threading.Event()
     thread = threading.Thread(target=keep_assigning, args=(stop, assign, choices))
     thread.start()
     try:
-        for _ in range(ROUNDS):
+        for _ in range(rounds):
             got = call()
             if got not in answers:
                 sys.exit(f"{call.__name__}: an answer matching none of the assigned values: {str(got)[:300]}")
@@ -49,6 +49,7 @@ def race(assign, choices, call):
 
 
 def main():
+    sys.setswitchinterval(1e-5)  # the threads take turns often: many chances to meet mid-call
     schedule = pw.generate("gpipe", K, M)
     programs = [pw.generate(kind, K, M).programs for kind in ("gpipe", "1f1b")] + [[[] for _ in range(K)]]
     assign_programs = lambda p: setattr(schedule, "programs", p)  # noqa: E731
@@ -67,7 +68,7 @@ def main():
             return pw.simulate(schedule, cost).makespan_ns
         except pw.Error as e:
             return str(e)
-    race(lambda s: setattr(cost, "stages", s), [fast, slow, slow[:2]], simulate)
+    race(lambda s: setattr(cost, "stages", s), [fast, slow, slow[:2]], simulate, rounds=25 * ROUNDS)  # a short call
 
     cost.stages = fast
     timeline = pw.simulate(schedule, cost).timeline
