@@ -6,6 +6,7 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "cli/arg_checks.h"
 #include "hw/model/model_config.h"
@@ -41,7 +42,7 @@ inline void add_model_options(CLI::App* cmd, ModelOptions& o, hw::ModelConfig& c
   cmd->add_option("--dropout", c.dropout, "dropout probability (mlp, transformer)")
       ->check(number_from(0, 1, Ends::kBelowHigh))
       ->capture_default_str();
-  cmd->add_option("--seed", c.seed, "seed of parameters and data")->capture_default_str();
+  cmd->add_option("--seed", c.seed, "seed of parameters and data")->check(unsigned_64())->capture_default_str();
   cmd->add_option("--input-shape", o.input_shape, "FILE.pt: one sample's shape, without the batch (e.g. 3,32,32)");
   cmd->add_option("--input-dtype", o.input_dtype, "FILE.pt: float32 (inputs ~ N(0,1)) | int64 (see --input-high)")
       ->capture_default_str();
@@ -54,6 +55,31 @@ inline void add_model_options(CLI::App* cmd, ModelOptions& o, hw::ModelConfig& c
   cmd->add_option("--data", o.data,
                   "FILE.pt: real samples, torch.save({\"inputs\": X, \"targets\": Y}, path); each step draws its batch "
                   "(the sample shape and dtype come from X)");
+}
+
+// A zoo or TorchScript flag given for another kind of model than --model's (it would be ignored):
+// an error naming both. A flag's kind is how its help begins ("transformer: encoder layers",
+// "FILE.pt: ..."), the one place add_model_options says it.
+inline sched::Status check_model_kind_flags(const CLI::App& cmd) {
+  const CLI::Option* model = cmd.get_option_no_throw("--model");
+  if (model == nullptr || cmd.get_option_no_throw("--depth") == nullptr) return sched::Ok{};
+  const std::string given = model->count() > 0 ? model->results().back() : "mlp";
+  const bool scripted = given.size() > 3 && given.ends_with(".pt");
+  const std::string kind = scripted ? "FILE.pt" : given;
+  for (const CLI::Option* option : cmd.get_options()) {
+    if (option->count() == 0) continue;
+    const std::string& help = option->get_description();
+    for (const char* owner : {"mlp", "transformer", "convnet", "FILE.pt"}) {
+      const std::string prefix = owner;
+      const bool owned = help.starts_with(prefix + ":") || help.starts_with(prefix + ",");
+      if (owned && prefix != kind) {
+        const std::string owner_text = prefix == "FILE.pt" ? "a TorchScript model (--model FILE.pt)" : "--model " + prefix;
+        return sched::Error{fmt::format("{}: only for {}, not --model {} (it would be ignored)", option->get_name(),
+                                        owner_text, given)};
+      }
+    }
+  }
+  return sched::Ok{};
 }
 
 // The --model text and the TorchScript flags into `c` (a usage error otherwise). A TorchScript

@@ -10,7 +10,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/arg_checks.h"
 #include "cli/command_list.h"
+#ifdef PIPEWORKS_HAVE_TORCH
+#include "cli/model_options.h"
+#endif
 #ifdef PIPEWORKS_HAVE_TORCH
 #include "hw/model/torch_errors.h"
 #endif
@@ -68,6 +72,15 @@ int main(int argc, char** argv) {
   PIPEWORKS_CLI_TORCH_COMMANDS(PIPEWORKS_ADD_COMMAND)
 #endif
 #undef PIPEWORKS_ADD_COMMAND
+  // Checks over every option of the chosen command, after parsing and before it runs.
+  app.parse_complete_callback([&app] {
+    if (auto empty = check_no_empty_values(app); !empty) throw CLI::ValidationError(empty.error().message);
+#ifdef PIPEWORKS_HAVE_TORCH
+    for (const CLI::App* command : app.get_subcommands()) {
+      if (auto kind = check_model_kind_flags(*command); !kind) throw CLI::ValidationError(kind.error().message);
+    }
+#endif
+  });
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -129,6 +129,27 @@ TEST_CASE("hostile CLI: usage errors exit 2 with one line naming the option, bef
   }
 }
 
+TEST_CASE("hostile CLI: outputs that collide, '-', empty values and non-decimal integers are refused",
+          "[cli][hostile]") {
+  const fs::path dir = fs::temp_directory_path() / ("pipeworks_hostile_outputs_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string same = (dir / "same.json").string();
+  const std::string via_dots = (dir / ".." / dir.filename() / "same.json").string();
+  check_cases({{"simulate -K 2 -M 2 --json " + same + " --trace " + same, "--json and --trace name the same file"},
+               {"simulate -K 2 -M 2 --json " + same + " --svg " + via_dots, "--json and --svg name the same file"},
+               {"simulate -K 2 -M 2 --json -", "--json: '-' is not standard output here"},
+               {"schedule --schedule gpipe -K 2 -M 2 -o -", "--output: '-' is not standard output here"},
+               {"simulate -K 2 -M 2 --json ''", "--json: an empty value"},
+               {"schedule --schedule gpipe -K 2 -M 2 -o ''", "--output: an empty value"},
+               {kPlan + "--memory-cap ''", "--memory-cap: an empty value"},
+               {"simulate -K 010 -M 2", "--stages: must be written in decimal (no leading zero or 0x), got '010'"},
+               {"schedule --schedule gpipe -K 2 -M 0x10", "--microbatches: must be written in decimal"}},
+              2);
+  CHECK_FALSE(fs::exists(same));
+  CHECK_FALSE(fs::exists("-"));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("hostile CLI: messages name the input and leak no internals", "[cli][hostile]") {
   const fs::path dir = scratch_dir();
   check_cases({{"validate " + dir.string(), dir.string() + ": is a directory, not a file"},

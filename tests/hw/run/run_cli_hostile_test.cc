@@ -112,6 +112,26 @@ TEST_CASE("hostile run/profile/launch: usage errors exit 2 before any header", "
               2);
 }
 
+TEST_CASE("hostile run/profile: colliding outputs, bad seeds, empty values and flags of another model kind",
+          "[hostile]") {
+  const std::string same = (fs::temp_directory_path() / ("pipeworks_same_" + std::to_string(::getpid()) + ".json")).string();
+  check_cases({{kTinyProfile + "-o " + same + " --cluster-out " + same, "--output and --cluster-out name the same file"},
+               {kTinyRun + "--json " + same + " --trace " + same, "--json and --trace name the same file"},
+               {kTinyRun + "--json -", "--json: '-' is not standard output here"},
+               {kTinyRun + "--seed -1", "--seed: must be a decimal integer from 0 to 18446744073709551615, got '-1'"},
+               {kTinyRun + "--seed 18446744073709551616", "--seed: must be a decimal integer from 0 to"},
+               {kTinyRun + "--seed ''", "--seed: must be a decimal integer from 0 to"},
+               {kTinyRun + "--json ''", "--json: an empty value"},
+               {kTinyRun + "--loss ''", "--loss: an empty value"},
+               {"run -M 010", "--microbatches: must be written in decimal (no leading zero or 0x), got '010'"},
+               {"run --model mlp --layers 2", "--layers: only for --model transformer, not --model mlp"},
+               {"run --model transformer --depth 2", "--depth: only for --model mlp, not --model transformer"},
+               {"run --layers 2", "--layers: only for --model transformer, not --model mlp"},
+               {"run --model convnet --input-high 5", "--input-high: only for a TorchScript model (--model FILE.pt), not --model convnet"}},
+              2);
+  CHECK_FALSE(fs::exists(same));
+}
+
 TEST_CASE("hostile run: messages name the input, not LibTorch's internals", "[hostile]") {
   check_cases({{"run --lr -1", "--lr: must be a number in [0, 1e+06], got '-1'"},
                {"run --lr nan", "--lr: must be a number in [0, 1e+06], got 'nan'"},
