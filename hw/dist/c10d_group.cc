@@ -153,6 +153,27 @@ sched::Status store_farewell(C10dGroup& group) {
   return sched::Ok{};
 }
 
+sched::Result<std::vector<std::string>> exchange_all(C10dGroup& group, const std::string& name,
+                                                     const std::string& value) {
+  const std::string prefix = "pipeworks/exchange/" + name + "/";
+  std::vector<std::string> values;
+  int waiting_for = group.env.rank;
+  try {
+    group.store->setTimeout(group.timeout);
+    group.store->set(prefix + std::to_string(group.env.rank), to_bytes(value));
+    for (int r = 0; r < group.env.world_size; ++r) {
+      waiting_for = r;
+      const std::vector<std::uint8_t> bytes = group.store->get(prefix + std::to_string(r));
+      values.emplace_back(bytes.begin(), bytes.end());
+    }
+  } catch (const std::exception& e) {
+    return sched::Error{fmt::format("rank {}: exchanging '{}' failed waiting for rank {} (at most {} ms): {}",
+                                    group.env.rank, name, waiting_for, millis(group.timeout),
+                                    describe_c10d_exception(e))};
+  }
+  return values;
+}
+
 sched::Result<std::vector<std::string>> gather_to_root(C10dGroup& group, const std::string& name,
                                                        const std::string& value) {
   const std::string prefix = "pipeworks/gather/" + name + "/";

@@ -54,6 +54,10 @@ sched::Status store_barrier(C10dGroup& group, const std::string& name);
 // could see the store vanish). Other ranks return at once.
 sched::Status store_farewell(C10dGroup& group);
 
+// Every rank gets every rank's `value` in rank order (each name used once per run).
+sched::Result<std::vector<std::string>> exchange_all(C10dGroup& group, const std::string& name,
+                                                     const std::string& value);
+
 // Rank 0 gets every rank's `value` in rank order; other ranks get an empty vector.
 sched::Result<std::vector<std::string>> gather_to_root(C10dGroup& group, const std::string& name,
                                                        const std::string& value);

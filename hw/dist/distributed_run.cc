@@ -17,6 +17,7 @@
 #include "hw/dist/rank_backend.h"
 #include "hw/dist/rank_report.h"
 #include "hw/dist/rank_tensors.h"
+#include "hw/dist/run_agreement.h"
 #include "hw/exec/compute_devices.h"
 #include "hw/exec/executor.h"
 #include "hw/exec/threads.h"
@@ -63,6 +64,20 @@ sched::Result<std::vector<TensorMeta>> stage_output_metas(const RunConfig& confi
     c.layers->train();
   }
   return metas;
+}
+
+// This rank's configuration against every other rank's, so that ranks started differently fail
+// here naming the field instead of waiting on each other until the timeout (run_agreement.h).
+sched::Status check_same_config(C10dGroup& group, const std::string& summary) {
+  auto all = exchange_all(group, "run-config", summary);
+  if (!all) return all.error();
+  for (int r = 0; r < group.env.world_size; ++r) {
+    if (r == group.env.rank) continue;
+    if (auto difference = first_difference(summary, (*all)[static_cast<std::size_t>(r)], r)) {
+      return rank_error(group.env.rank, "the ranks were started with different configurations: " + *difference);
+    }
+  }
+  return sched::Ok{};
 }
 
 // The c10d transport of this rank's program, expecting every receive's dtype and shape, wrapped
@@ -116,6 +131,7 @@ sched::Result<RankRun> set_up_rank(const RunConfig& config, const DistributedOpt
   auto group = connect_backend(*env, options.backend, options.timeout);
   if (!group) return group.error();
   run.group = std::move(group).value();
+  if (auto agreed = check_same_config(run.group, run_config_summary(config, options)); !agreed) return agreed.error();
   auto transport = rank_transport(run, *metas, options, *die_at);
   if (!transport) return transport.error();
   ExecutorOptions executor_options = hw::executor_options(config);
