@@ -12,6 +12,7 @@
 #include "cli/planning_args.h"
 #include "cli/progress_bar.h"
 #include "sched/text_file.h"
+#include "sim/cost_model.h"
 #include "sim/int_ranges.h"
 #include "sim/plan_report.h"
 #include "sim/planner.h"
@@ -42,6 +43,9 @@ int run(const PlanArgs& args) {
   if (!batch) return fail(kExitUsage, fmt::format("--batch: {}", batch.error().message));
   auto devices = sim::parse_single_int(args.devices);
   if (!devices) return fail(kExitUsage, fmt::format("--devices: {}", devices.error().message));
+  if (auto size = sim::check_cost_model_devices(*devices); !size) {
+    return fail(kExitUsage, fmt::format("--devices: {}", size.error().message));
+  }
   bool usage_error = false;
   auto inputs = resolve_planning_args(args.planning, "plan", usage_error);
   if (!inputs) return fail(usage_error ? kExitUsage : kExitInvalid, inputs.error().message);

@@ -94,6 +94,18 @@ sched::Result<ScheduleSearch> resolve_schedule_search(const ScheduleSearchArgs& 
   return out;
 }
 
+sched::Status check_preset_size_args(const SpecArgs& args) {
+  if (!args.size.any()) return sched::Ok{};
+  const bool preset = !args.model.empty() && args.model_spec.empty() && has_preset(sim::model_presets(), args.model);
+  if (!preset) {
+    return sched::Error{"the preset size flags (--layers, --model-width, ...) resize a model preset; a spec file is "
+                        "taken as written"};
+  }
+  auto sized = sized_model_preset(args.model, args.size);
+  if (!sized) return sized.error();
+  return sched::Ok{};
+}
+
 sched::Result<sim::ModelSpec> resolve_model(const SpecArgs& args, std::string_view command) {
   const bool preset = !args.model.empty() && args.model_spec.empty() && has_preset(sim::model_presets(), args.model);
   if (args.size.any() && !preset) {
@@ -151,6 +163,7 @@ sched::Result<PlanningInputs> resolve_planning_args(const PlanningArgs& args, st
   if (args.specs.cluster.empty() && args.specs.cluster_spec.empty()) {
     return sched::Error{"--cluster or --cluster-spec is required"};
   }
+  if (auto size = check_preset_size_args(args.specs); !size) return size.error();
   usage_error = false;
   auto model = resolve_model(args.specs, command);
   if (!model) return model.error();

@@ -74,6 +74,10 @@ struct PlanningInputs {
 // The spec file when one is given, else the preset (a file under the preset's option is read
 // with a note on standard error naming `command`); the error lists the presets.
 sched::Result<sim::ModelSpec> resolve_model(const SpecArgs& args, std::string_view command);
+
+// Ok when the preset size flags are absent, or resize a model preset within its ranges; their
+// errors are usage errors (exit 2), so the commands check them before resolving the specs.
+sched::Status check_preset_size_args(const SpecArgs& args);
 sched::Result<sim::ClusterSpec> resolve_cluster(const SpecArgs& args, std::string_view command);
 
 // Resolves everything; `usage_error` tells a malformed option (exit 2) from a bad input (exit 1).

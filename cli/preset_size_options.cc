@@ -67,16 +67,18 @@ bool PresetSizeArgs::any() const {
 }
 
 void add_preset_size_options(CLI::App& command, PresetSizeArgs& args) {
-  const auto count = [&command](const char* flag, auto& value, const char* help) {
-    command.add_option(flag, value, help)->check(integer_from(1, std::numeric_limits<int>::max()))->group(kGroup);
+  const auto count = [&command](const char* flag, auto& value, std::int64_t most, const char* help) {
+    command.add_option(flag, value, help)->check(integer_from(1, most))->group(kGroup);
   };
-  count("--layers", args.layers, "uniform: layers; gpt*: transformer blocks; amoeba: normal cells");
-  count("--model-width", args.model_width, "gpt*: hidden size h");
-  count("--heads", args.heads, "gpt*: attention heads (dividing --model-width)");
-  count("--seq-len", args.seq_len, "gpt*: sequence length s");
-  count("--vocab", args.vocab, "gpt*: vocabulary size V");
-  command.add_option("--flops", args.flops, "gpt*, amoeba: sustained FLOP/s of a device, e.g. 4e14")
-      ->check(number_from(0, 1e21, Ends::kAboveLow))
+  count("--layers", args.layers, sim::kMaxModelLayers, "uniform: layers; gpt*: transformer blocks; amoeba: normal cells");
+  count("--model-width", args.model_width, sim::kMaxPresetHidden, "gpt*: hidden size h");
+  count("--heads", args.heads, sim::kMaxPresetHidden, "gpt*: attention heads (dividing --model-width)");
+  count("--seq-len", args.seq_len, sim::kMaxPresetSequence, "gpt*: sequence length s");
+  count("--vocab", args.vocab, sim::kMaxPresetVocab, "gpt*: vocabulary size V");
+  command.add_option("--flops", args.flops,
+                     "gpt*, amoeba: sustained FLOP/s of a device, e.g. 4e14 (at least what keeps the preset's largest "
+                     "layer within 1e15 ns per sample)")
+      ->check(number_from(0, sim::kMaxPresetFlopsPerS, Ends::kAboveLow))
       ->group(kGroup);
   command.add_option("--layer-forward", args.layer_forward, "uniform: forward time per sample per layer, e.g. 1ms")
       ->group(kGroup);

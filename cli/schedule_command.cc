@@ -34,16 +34,20 @@ struct ScheduleOptions {
   std::string output;
 };
 
-// The text to print: the grid, or the schedule in a file format. Format "" means: from the
-// output file's extension when there is one, else the grid.
-sched::Result<std::string> render_output(const sched::Schedule& schedule, const ScheduleOptions& options) {
-  std::string format = options.format;
-  if (format.empty() && !options.output.empty()) {
+// The format to print: --format, else the output file's extension when there is one, else "grid".
+std::string output_format(const ScheduleOptions& options) {
+  if (!options.format.empty()) return options.format;
+  if (!options.output.empty()) {
     if (auto by_extension = sched::format_from_extension(options.output)) {
-      format = std::string(sched::schedule_format_name(*by_extension));
+      return std::string(sched::schedule_format_name(*by_extension));
     }
   }
-  if (format.empty() || format == "grid") return sched::render_grid(schedule);
+  return "grid";
+}
+
+// The text to print: the grid, or the schedule in a file format.
+sched::Result<std::string> render_output(const sched::Schedule& schedule, const std::string& format) {
+  if (format == "grid") return sched::render_grid(schedule);
   auto file_format = sched::parse_schedule_format(format);
   if (!file_format) return file_format.error();
   return sched::format_schedule(schedule, *file_format);
@@ -81,7 +85,13 @@ int run(const ScheduleOptions& options) {
     }
     schedule = std::move(lowered);
   }
-  auto text = render_output(*schedule, options);
+  const std::string format = output_format(options);
+  if (format == "grid") {
+    if (auto size = sched::check_grid_size(*schedule); !size) {
+      return report_error("schedule", kExitUsage, size.error().message);
+    }
+  }
+  auto text = render_output(*schedule, format);
   if (!text) {
     std::cerr << "pipeworks schedule: error: " << text.error().message << "\n";
     return kExitInvalid;

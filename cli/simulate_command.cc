@@ -24,6 +24,7 @@
 #include "sim/batch_split.h"
 #include "sim/cluster_presets.h"
 #include "sim/cluster_spec.h"
+#include "sim/cost_model.h"
 #include "sim/cost_model_builder.h"
 #include "sim/partition.h"
 #include "sim/partition_text.h"
@@ -113,6 +114,7 @@ std::optional<Failure> write_outputs(const SimulateOptions& o, const sim::SimRes
 
 // The specs, with --comm applied to the cluster.
 std::optional<Failure> resolve_specs(const SimulateOptions& o, sim::ModelSpec& model, sim::ClusterSpec& cluster) {
+  if (auto size = check_preset_size_args(o.specs); !size) return usage(size.error().message);
   auto m = resolve_model(o.specs, "simulate");
   if (!m) return invalid(m.error().message);
   auto c = resolve_cluster(o.specs, "simulate");
@@ -157,6 +159,7 @@ std::optional<Failure> run(const SimulateOptions& o) {
   auto chosen = schedule_to_simulate(request, cluster, usage_error);
   if (!chosen) return usage_error ? usage(chosen.error().message) : invalid(chosen.error().message);
   const sched::Schedule& schedule = chosen->schedule;
+  if (auto size = sim::check_cost_model_devices(schedule.num_devices()); !size) return usage(size.error().message);
   const int stages = schedule.num_stages;
   const int microbatches = schedule.num_microbatches;
   const int batch = o.batch.value_or(microbatches * kDefaultSamplesPerMicrobatch);

@@ -13,6 +13,7 @@
 #include "cli/planning_args.h"
 #include "cli/progress_bar.h"
 #include "sched/text_file.h"
+#include "sim/cost_model.h"
 #include "sim/int_ranges.h"
 #include "sim/sweep.h"
 #include "sim/sweep_table.h"
@@ -82,6 +83,11 @@ int run(const SweepArgs& args) {
   spec.memory_cap_bytes = inputs->memory_cap_bytes;
   spec.optimizer = inputs->optimizer;
   if (auto lists = parse_lists(args, spec); !lists) return fail(kExitUsage, lists.error().message);
+  for (const int devices : spec.stage_counts) {
+    if (auto size = sim::check_cost_model_devices(devices); !size) {
+      return fail(kExitUsage, fmt::format("--stages: {}", size.error().message));
+    }
+  }
 
   if (auto valid = sim::check_sweep_spec(spec); !valid) return fail(kExitInvalid, valid.error().message);
   sim::SkipCounts skipped;

@@ -10,12 +10,13 @@
 #include <string>
 #include <string_view>
 
+#include "sched/limits.h"
 #include "sched/source_map.h"
 
 namespace pipeworks::sched {
 
 // Largest CSV text parse_csv reads.
-inline constexpr std::size_t kMaxCsvBytes = std::size_t{1} << 28;
+inline constexpr std::size_t kMaxCsvBytes = static_cast<std::size_t>(kMaxScheduleFileBytes);
 
 // K = largest stage + 1, M = largest micro-batch + 1, and stage s is placed on the row holding
 // most of its actions (a stage found on two rows is a validation diagnostic, kStageOnTwoDevices).

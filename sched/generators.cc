@@ -166,9 +166,21 @@ Result<Schedule> merge_stage_orders(int num_stages, int num_microbatches, const 
   };
   std::vector<std::size_t> next(static_cast<std::size_t>(num_stages), 0);
   std::size_t remaining = all.num_actions();
+  // What a device can run at step t + 1 changes only when an action of its stages' neighbours
+  // (or its own) finished at t, so each step tries just those devices: time proportional to the
+  // actions, not to devices x steps.
+  std::vector<int> trying(static_cast<std::size_t>(num_devices));
+  for (int d = 0; d < num_devices; ++d) trying[static_cast<std::size_t>(d)] = d;
+  std::vector<int> woken;
+  std::vector<std::int64_t> queued_for(static_cast<std::size_t>(num_devices), -1);
   for (std::int64_t step = 0; remaining > 0; ++step) {
-    bool progressed = false;
-    for (int d = 0; d < num_devices; ++d) {
+    woken.clear();
+    const auto wake_stage = [&](int s) {
+      if (s < 0 || s >= num_stages) return;
+      const int d = placement[static_cast<std::size_t>(s)];
+      if (queued_for[static_cast<std::size_t>(d)] != step + 1) queued_for[static_cast<std::size_t>(d)] = step + 1, woken.push_back(d);
+    };
+    for (const int d : trying) {
       int best = -1;
       for (int s : stages_of[static_cast<std::size_t>(d)]) {
         const auto& order = stage_orders[static_cast<std::size_t>(s)];
@@ -183,13 +195,14 @@ Result<Schedule> merge_stage_orders(int num_stages, int num_microbatches, const 
       done[static_cast<std::size_t>(best)][pos] = step + 1;
       schedule.programs[static_cast<std::size_t>(d)].push_back(stage_orders[static_cast<std::size_t>(best)][pos]);
       --remaining;
-      progressed = true;
+      for (int s = best - 1; s <= best + 1; ++s) wake_stage(s);
     }
     // Nothing ran this step and nothing is in flight: every action finished by `step`, so
     // no later step can make progress either.
-    if (!progressed) {
+    if (woken.empty() && remaining > 0) {
       return Error{fmt::format("stage orders cannot progress: {} actions are blocked", remaining)};
     }
+    std::swap(trying, woken);
   }
   return schedule;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "sched/limits.h"
 #include "sched/source_map.h"
 
 namespace pipeworks::sched {
@@ -16,7 +17,7 @@ namespace pipeworks::sched {
 inline constexpr std::string_view kScheduleJsonFormat = "pipeworks.schedule";
 inline constexpr int kScheduleJsonVersion = 1;
 // Largest JSON text parse_json reads.
-inline constexpr std::size_t kMaxJsonBytes = std::size_t{1} << 28;
+inline constexpr std::size_t kMaxJsonBytes = static_cast<std::size_t>(kMaxScheduleFileBytes);
 
 // Strict: every member required, no unknown members, integers that fit an int, actions in
 // the strict grammar of parse_action. Errors read "SOURCE: /programs/1/3: error: ..." (a JSON

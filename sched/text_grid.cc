@@ -65,11 +65,27 @@ std::string format_rows(const Cells& cells, const std::vector<std::string>& labe
   return out;
 }
 
+Status check_grid_cells(const Schedule& schedule, const UnitTiming& timing) {
+  const std::int64_t rows = std::int64_t{schedule.num_devices()} * (schedule.has_comm() ? 2 : 1);
+  const std::int64_t cells = rows * timing.num_steps;
+  if (cells <= kMaxGridCells) return Ok{};
+  return Error{fmt::format("the grid would have {} rows x {} steps = {} cells, beyond the largest grid drawn ({} "
+                           "cells); CSV and JSON have no such limit",
+                           rows, timing.num_steps, cells, kMaxGridCells)};
+}
+
 }  // namespace
+
+Status check_grid_size(const Schedule& schedule) {
+  auto timing = unit_timing(schedule);
+  if (!timing) return timing.error();
+  return check_grid_cells(schedule, *timing);
+}
 
 Result<std::string> render_grid(const Schedule& schedule) {
   auto timing = unit_timing(schedule);
   if (!timing) return timing.error();
+  if (auto size = check_grid_cells(schedule, *timing); !size) return size.error();
   const auto num_devices = static_cast<std::size_t>(schedule.num_devices());
   const bool comm = schedule.has_comm();
   std::vector<int> stages_on(num_devices, 0);

@@ -21,13 +21,25 @@
 // composite's two sub-actions take a step each, one after the other.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "sched/schedule.h"
 
 namespace pipeworks::sched {
 
-// Fails when the schedule cannot be executed (see unit_timing).
+// The largest grid drawn, in cells (rows x steps; a lowered schedule has two rows per device).
+// A grid is K x steps while the schedule is K x M, so a deep pipeline's grid outgrows its
+// schedule by far (K = 16,384, M = 2: 537 million cells); CSV and JSON stay proportional.
+inline constexpr std::int64_t kMaxGridCells = std::int64_t{1} << 22;
+
+// Ok when the grid of `schedule` has at most kMaxGridCells cells; else an error naming its rows,
+// steps and cells, the limit and the formats without one. Fails as render_grid does when the
+// schedule cannot be executed.
+Status check_grid_size(const Schedule& schedule);
+
+// Fails when the schedule cannot be executed (see unit_timing) or its grid is beyond
+// kMaxGridCells (check_grid_size).
 Result<std::string> render_grid(const Schedule& schedule);
 
 }  // namespace pipeworks::sched

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 #include <optional>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -27,12 +28,16 @@ class UnitRun {
     }
   }
 
-  // Runs every device as far as it can, until none moves; false when some cannot finish.
+  // Runs every device as far as it can. A device that cannot go on waits on the one action that
+  // held it and is woken when that action finishes, so each device is tried once per action it
+  // runs plus once per wait: time proportional to the actions, not to devices x steps.
   bool run() {
-    for (bool moved = true; moved;) {
-      moved = false;
-      for (std::size_t d = 0; d < s_.programs.size(); ++d) {
-        while (step(d)) moved = true;
+    std::vector<std::size_t> ready;
+    for (std::size_t d = s_.programs.size(); d-- > 0;) ready.push_back(d);
+    while (!ready.empty()) {
+      const std::size_t d = ready.back();
+      ready.pop_back();
+      while (step(d, ready)) {
       }
     }
     for (std::size_t d = 0; d < s_.programs.size(); ++d) {
@@ -56,20 +61,37 @@ class UnitRun {
 
  private:
   // The step from which `a`'s dependencies are done (not before `ready`), or kUnknown while one
-  // has not run. A dependency at `inside` (the composite's first sub-action) counts as done.
-  std::int64_t ready_at(const Action& a, std::int64_t ready, std::optional<Location> inside) const {
+  // has not run (then `blocker` is where it is). A dependency at `inside` (the composite's first
+  // sub-action) counts as done.
+  std::int64_t ready_at(const Action& a, std::int64_t ready, std::optional<Location> inside, Location& blocker) const {
     for (const Action& dep : data_dependencies(a, index_, s_.num_stages)) {
       const auto loc = index_.find(dep);
       if (!loc || loc == inside) continue;  // absent dependencies are treated as satisfied from the start
       const std::int64_t f = timing_.finish[static_cast<std::size_t>(loc->device)][static_cast<std::size_t>(loc->position)];
-      if (f == kUnknown) return kUnknown;
+      if (f == kUnknown) {
+        blocker = *loc;
+        return kUnknown;
+      }
       ready = std::max(ready, f);
     }
     return ready;
   }
 
+  // Device d's waiters on the action at `position`, moved to `ready`.
+  void wake(std::size_t d, std::size_t position, std::vector<std::size_t>& ready) {
+    auto waiting = waiters_.find(flat(d, position));
+    if (waiting == waiters_.end()) return;
+    ready.insert(ready.end(), waiting->second.begin(), waiting->second.end());
+    waiters_.erase(waiting);
+  }
+
+  std::uint64_t flat(std::size_t d, std::size_t position) const {
+    return (static_cast<std::uint64_t>(d) << 32) | static_cast<std::uint64_t>(position);
+  }
+
   // Runs device d's next cell (an action, or a composite's two) if it can.
-  bool step(std::size_t d) {
+  bool step(std::size_t d, std::vector<std::size_t>& ready_devices) {
+    ++timing_.device_steps_tried;
     const Program& program = s_.programs[d];
     const std::size_t p = next_[d];
     if (p >= program.size()) return false;
@@ -77,8 +99,12 @@ class UnitRun {
     std::int64_t ready = free_[d];
     for (std::size_t i = 0; i < size; ++i) {
       const auto inside = i == 1 ? std::optional<Location>(Location{static_cast<int>(d), static_cast<int>(p)}) : std::nullopt;
-      ready = ready_at(program[p + i], ready, inside);
-      if (ready == kUnknown) return false;
+      Location blocker;
+      ready = ready_at(program[p + i], ready, inside, blocker);
+      if (ready == kUnknown) {
+        waiters_[flat(static_cast<std::size_t>(blocker.device), static_cast<std::size_t>(blocker.position))].push_back(d);
+        return false;
+      }
     }
     std::int64_t at = ready;
     for (std::size_t i = 0; i < size; ++i) {
@@ -89,6 +115,7 @@ class UnitRun {
     free_[d] = at;
     timing_.num_steps = std::max(timing_.num_steps, at);
     next_[d] = p + size;
+    for (std::size_t i = 0; i < size; ++i) wake(d, p + i, ready_devices);
     return true;
   }
 
@@ -97,6 +124,7 @@ class UnitRun {
   std::vector<std::vector<CellPart>> parts_;
   std::vector<std::size_t> next_;
   std::vector<std::int64_t> free_;
+  std::unordered_map<std::uint64_t, std::vector<std::size_t>> waiters_;  // by flat(device, position)
   UnitTiming timing_;
 };
 

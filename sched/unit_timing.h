@@ -22,6 +22,9 @@ struct UnitTiming {
   // its end, or the end of the composite it is part of.
   std::vector<std::vector<std::int64_t>> finish;
   std::int64_t num_steps = 0;  // makespan in steps
+  // How many times a device was tried for its next cell: at most one per cell it ran plus one
+  // per wait and one per device, so it grows with the actions, not with devices x steps.
+  std::int64_t device_steps_tried = 0;
 };
 
 // Fails (with the blocked next action of every device) when the schedule cannot progress, or

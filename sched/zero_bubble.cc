@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "sched/generators.h"
+#include "sched/limits.h"
 
 namespace pipeworks::sched {
 namespace {
@@ -38,30 +39,39 @@ Program zb_h1_stage_order(int num_stages, int num_microbatches, int stage) {
 }
 
 // The ZB-H2 list schedule in unit time: per step, per stage, I if ready, else F if ready and under
-// the in-flight limit, else the oldest pending W.
+// the in-flight limit, else the oldest pending W. What a stage can do at step t changes only
+// when it or a neighbour acted at t - 1 (an action's result is there from the next step), so
+// each step tries just those stages: time proportional to the 3KM actions, not to K x steps.
 Result<std::vector<Program>> zb_h2_stage_orders(int num_stages, int num_microbatches) {
   constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
   const auto k = static_cast<std::size_t>(num_stages);
   const auto m = static_cast<std::size_t>(num_microbatches);
   const int limit = 2 * num_stages - 1;
-  std::vector<std::vector<std::int64_t>> f_done(k, std::vector<std::int64_t>(m, kNever));
-  std::vector<std::vector<std::int64_t>> i_done = f_done;
+  std::vector<std::int64_t> f_done(k * m, kNever);  // [s * m + micro-batch]
+  std::vector<std::int64_t> i_done = f_done;
   std::vector<int> nf(k, 0), ni(k, 0), nw(k, 0);
   std::vector<Program> orders(k);
+  std::vector<std::size_t> trying(k);
+  for (std::size_t s = 0; s < k; ++s) trying[s] = s;
+  std::vector<std::size_t> next;
+  std::vector<std::int64_t> queued_for(k, -1);  // the step a stage is queued for
   std::size_t remaining = 3 * k * m;
   for (std::int64_t t = 0; remaining > 0; ++t) {
-    const std::size_t before = remaining;
-    for (std::size_t s = 0; s < k; ++s) {
+    next.clear();
+    const auto queue = [&](std::size_t s) {
+      if (queued_for[s] != t + 1) queued_for[s] = t + 1, next.push_back(s);
+    };
+    for (const std::size_t s : trying) {
       const auto i = static_cast<std::size_t>(ni[s]);
       const auto f = static_cast<std::size_t>(nf[s]);
-      const bool can_i = ni[s] < num_microbatches && f_done[s][i] <= t && (s + 1 == k || i_done[s + 1][i] <= t);
-      const bool can_f = nf[s] < num_microbatches && nf[s] - nw[s] < limit && (s == 0 || f_done[s - 1][f] <= t);
+      const bool can_i = ni[s] < num_microbatches && f_done[s * m + i] <= t && (s + 1 == k || i_done[(s + 1) * m + i] <= t);
+      const bool can_f = nf[s] < num_microbatches && nf[s] - nw[s] < limit && (s == 0 || f_done[(s - 1) * m + f] <= t);
       const int stage = static_cast<int>(s);
       if (can_i) {
-        i_done[s][i] = t + 1;
+        i_done[s * m + i] = t + 1;
         orders[s].push_back(input_grad(stage, ni[s]++));
       } else if (can_f) {
-        f_done[s][f] = t + 1;
+        f_done[s * m + f] = t + 1;
         orders[s].push_back(forward(stage, nf[s]++));
       } else if (nw[s] < ni[s]) {
         orders[s].push_back(weight_grad(stage, nw[s]++));
@@ -69,9 +79,13 @@ Result<std::vector<Program>> zb_h2_stage_orders(int num_stages, int num_microbat
         continue;
       }
       --remaining;
+      if (s > 0) queue(s - 1);
+      queue(s);
+      if (s + 1 < k) queue(s + 1);
     }
     // Every action finishes within its step: a step where no stage can act is followed by more.
-    if (remaining == before) return Error{fmt::format("zb-h2: the list schedule stopped at step {}", t)};
+    if (next.empty() && remaining > 0) return Error{fmt::format("zb-h2: the list schedule stopped at step {}", t)};
+    std::swap(trying, next);
   }
   return orders;
 }
@@ -188,6 +202,17 @@ Program dualpipe_v_program(int p, int n, int r) {
   return c.program;
 }
 
+// The V kinds generate every device's program for n >= M micro-batches (torch's orders assume
+// n >= 2p - 1 or 2p) and drop the rest, so K x n cells are built whatever M is; an error when
+// that is beyond the largest supported schedule.
+Status check_v_work(std::string_view kind, int num_stages, int n) {
+  const std::int64_t cells = std::int64_t{num_stages} * n;
+  if (cells <= kMaxScheduleCells) return Ok{};
+  return Error{fmt::format("{} builds its V for at least {} micro-batches whatever M is: {} stages x {} = {} cells, "
+                           "beyond the largest supported schedule ({} cells)",
+                           kind, n, num_stages, n, cells, kMaxScheduleCells)};
+}
+
 }  // namespace
 
 std::vector<int> v_placement(int num_stages) {
@@ -218,6 +243,7 @@ Result<Schedule> zb_v(const ScheduleShape& shape) {
   auto p = v_devices(shape, "zb-v");
   if (!p) return p.error();
   const int n = std::max(shape.num_microbatches, 2 * *p - 1);
+  if (auto work = check_v_work("zb-v", shape.num_stages, n); !work) return work.error();
   std::vector<Program> programs;
   for (int r = 0; r < *p; ++r) programs.push_back(zb_v_program(*p, n, r));
   return v_schedule(shape, std::move(programs));
@@ -227,6 +253,7 @@ Result<Schedule> dualpipe_v(const ScheduleShape& shape) {
   auto p = v_devices(shape, "dualpipe-v");
   if (!p) return p.error();
   const int n = std::max(shape.num_microbatches, 2 * *p);
+  if (auto work = check_v_work("dualpipe-v", shape.num_stages, n); !work) return work.error();
   std::vector<Program> programs;
   for (int r = 0; r < *p; ++r) programs.push_back(dualpipe_v_program(*p, n, r));
   return v_schedule(shape, std::move(programs));

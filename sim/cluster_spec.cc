@@ -13,11 +13,27 @@ namespace {
 
 sched::Error error(std::string message) { return sched::Error{std::move(message), std::nullopt}; }
 
+constexpr const char* kMemoryKey = "memory_bytes";
+constexpr const char* kUnknownMemory = "unknown";  // a device's capacity not known: nothing is checked
+
 DeviceSpec read_device(SpecReader& reader, const Json& object, const std::string& pointer) {
   DeviceSpec device;
   if (!reader.expect_object(object, pointer)) return device;
   reader.allow_keys(object, pointer, {"memory_bytes", "relative_speed", "flops_per_s"});
-  device.memory_bytes = reader.bytes(object, pointer, "memory_bytes", std::nullopt);
+  // "unknown" is the one way to leave the capacity unchecked (0 in DeviceSpec); a 0 written as
+  // a size would silently make every configuration fit.
+  const auto memory = object.find(kMemoryKey);
+  if (memory != object.end() && memory->is_string() && memory->get<std::string>() == kUnknownMemory) {
+    device.memory_bytes = 0;
+  } else {
+    device.memory_bytes = reader.bytes(object, pointer, kMemoryKey, std::nullopt);
+    if (reader.ok() && device.memory_bytes == 0) {
+      reader.fail(pointer_child(pointer, kMemoryKey), &*memory,
+                  fmt::format("0 bytes would make every configuration fit; write \"{}\" when the memory is not known "
+                              "(then no plan checks it)",
+                              kUnknownMemory));
+    }
+  }
   device.relative_speed = reader.positive_number(object, pointer, "relative_speed", 1.0);
   device.flops_per_s = object.contains("flops_per_s")
                            ? reader.flop_rate(object, pointer, "flops_per_s", std::nullopt)
@@ -38,7 +54,7 @@ LinkSpec read_link(SpecReader& reader, const Json& root, std::string_view key) {
 
 nlohmann::ordered_json device_json(const DeviceSpec& d) {
   nlohmann::ordered_json out;
-  out["memory_bytes"] = exact_bytes_string(d.memory_bytes);
+  out[kMemoryKey] = d.memory_bytes == 0 ? std::string(kUnknownMemory) : exact_bytes_string(d.memory_bytes);
   out["relative_speed"] = d.relative_speed;
   if (d.flops_per_s > 0) out["flops_per_s"] = d.flops_per_s;
   return out;

@@ -93,13 +93,22 @@ sched::Status check_contention(const CostModel& model) {
 
 }  // namespace
 
+sched::Status check_cost_model_devices(std::int64_t num_devices) {
+  if (num_devices <= kMaxCostModelDevices) return sched::Ok{};
+  const double entries = static_cast<double>(num_devices) * static_cast<double>(num_devices);
+  return sched::Error{fmt::format("{} devices need a {} x {} link table ({:.0f} entries, {:.1f} GB); the simulator "
+                                  "takes at most {} devices",
+                                  num_devices, num_devices, num_devices, entries,
+                                  entries * sizeof(int) / 1e9, kMaxCostModelDevices)};
+}
+
 sched::Status check_cost_model(const CostModel& model) {
   if (model.stages.empty()) return sched::Error{"cost model: no stages"};
   if (model.num_devices < 1) {
     return sched::Error{fmt::format("cost model: num_devices is {}, must be >= 1", model.num_devices)};
   }
-  if (model.num_devices > 1'000'000) {
-    return sched::Error{fmt::format("cost model: num_devices {} is implausibly large", model.num_devices)};
+  if (auto devices = check_cost_model_devices(model.num_devices); !devices) {
+    return sched::Error{fmt::format("cost model: {}", devices.error().message)};
   }
   const auto d = static_cast<std::size_t>(model.num_devices);
   if (model.device_memory_bytes.size() != d) {

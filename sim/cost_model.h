@@ -82,10 +82,18 @@ struct CostModel {
 
   const Link* link(int src, int dst) const {
     if (src < 0 || dst < 0 || src >= num_devices || dst >= num_devices) return nullptr;
-    const int id = link_of[static_cast<std::size_t>(src * num_devices + dst)];
+    const int id = link_of[static_cast<std::size_t>(src) * static_cast<std::size_t>(num_devices) + static_cast<std::size_t>(dst)];
     return id < 0 ? nullptr : &links[static_cast<std::size_t>(id)];
   }
 };
+
+// The most devices a cost model holds: its link table has num_devices^2 entries (4 bytes each,
+// 16,777,216 at this limit), so 65,536 devices would need 17 GB before a single action ran.
+inline constexpr int kMaxCostModelDevices = 4096;
+
+// Ok for 0..kMaxCostModelDevices devices; else an error naming the devices, the table's entries
+// and bytes, and the limit.
+sched::Status check_cost_model_devices(std::int64_t num_devices);
 
 // Checks sizes agree and every cost is finite and non-negative, every bandwidth positive.
 sched::Status check_cost_model(const CostModel& model);

@@ -138,6 +138,7 @@ sched::Result<CostModel> build_cost_model(const ModelSpec& model, const ClusterS
     cost.stages.push_back(*stage);
   }
   const int D = *std::max_element(placement.begin(), placement.end()) + 1;
+  if (auto devices = check_cost_model_devices(D); !devices) return error(devices.error().message);
   cost.num_devices = D;
   for (int d = 0; d < D; ++d) cost.device_memory_bytes.push_back(cluster.devices[static_cast<std::size_t>(d)].memory_bytes);
   if (cluster.contention_factor > 1.0) {
@@ -151,7 +152,7 @@ sched::Result<CostModel> build_cost_model(const ModelSpec& model, const ClusterS
   for (int a = 0; a < D; ++a) {
     for (int b = 0; b < D; ++b) {
       if (a == b) continue;
-      int& slot = cost.link_of[static_cast<std::size_t>(a * D + b)];
+      int& slot = cost.link_of[static_cast<std::size_t>(a) * static_cast<std::size_t>(D) + static_cast<std::size_t>(b)];
       const int node = cluster.node_of(a);
       if (node == cluster.node_of(b)) {
         slot = static_cast<int>(cost.links.size());

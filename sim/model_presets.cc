@@ -1,7 +1,9 @@
 // The model presets: closed-form per-layer costs from the formulas cited in model_presets.h.
 #include "sim/model_presets.h"
 
+#include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -15,6 +17,28 @@ sched::Error error(std::string message) { return sched::Error{std::move(message)
 Nanoseconds flops_to_ns(double flops, double flops_per_s) {
   return std::llround(flops / flops_per_s * 1e9);
 }
+
+// Ok when the largest per-sample layer work of a preset, `largest_flops`, takes at most
+// kMaxPresetLayerNs at `flops_per_s`; else an error naming the rate, the time and the limit.
+sched::Status check_flop_rate(double largest_flops, double flops_per_s) {
+  const double ns = largest_flops / flops_per_s * 1e9;
+  if (ns <= kMaxPresetLayerNs) return sched::Ok{};
+  return error(fmt::format("option 'flops_per_s' is {:g} FLOP/s: the preset's largest layer ({:g} FLOPs per sample) "
+                           "would take {:g} ns per sample, beyond the {:g} ns (11.6 days) a preset layer may take; "
+                           "the rate must be at least {:g} FLOP/s",
+                           flops_per_s, largest_flops, ns, kMaxPresetLayerNs, largest_flops * 1e9 / kMaxPresetLayerNs));
+}
+
+// A GPT's largest per-sample layer work: a block's backward input (matmul + 2 x attention) or
+// the head (see gpt_model).
+double gpt_largest_flops(const GptConfig& c) {
+  const auto s = static_cast<double>(c.sequence);
+  const auto h = static_cast<double>(c.hidden);
+  return std::max(24 * s * h * h + 8 * s * s * h, 2 * s * h * static_cast<double>(c.vocab));
+}
+
+// The AmoebaNet-like model's largest: a group-2 normal cell's backward (2 x 4e9 FLOPs).
+constexpr double kAmoebaLargestFlops = 8e9;
 
 LayerSpec layer(std::string name, Nanoseconds forward_ns, Bytes output_bytes, Bytes stash_bytes,
                 Bytes param_bytes) {
@@ -69,14 +93,20 @@ sched::Status check_options(std::string_view preset, const PresetOptions& o,
     for (const std::string_view a : allowed) ok = ok || a == name;
     if (!ok) return error(fmt::format("option '{}' does not apply to model preset '{}'", name, preset));
   }
-  if (o.layers && (*o.layers < 1 || *o.layers > 100'000)) {
-    return error(fmt::format("layers must be in [1, 100000], got {}", *o.layers));
+  if (o.layers && (*o.layers < 1 || *o.layers > kMaxModelLayers)) {
+    return error(fmt::format("layers must be in [1, {}], got {}", kMaxModelLayers, *o.layers));
   }
-  if (o.flops_per_s && !(std::isfinite(*o.flops_per_s) && *o.flops_per_s > 0)) {
-    return error("flops_per_s must be positive");
+  if (o.flops_per_s && !(std::isfinite(*o.flops_per_s) && *o.flops_per_s > 0 && *o.flops_per_s <= kMaxPresetFlopsPerS)) {
+    return error(fmt::format("option 'flops_per_s' must be in (0, {:g}]", kMaxPresetFlopsPerS));
   }
   for (const auto& v : {o.hidden, o.heads, o.sequence, o.vocab}) {
     if (v && *v < 1) return error("hidden, heads, sequence and vocab must be at least 1");
+  }
+  for (const auto& [v, most, option] : {std::tuple{o.hidden, kMaxPresetHidden, "hidden"},
+                                        std::tuple{o.heads, kMaxPresetHidden, "heads"},
+                                        std::tuple{o.sequence, kMaxPresetSequence, "sequence"},
+                                        std::tuple{o.vocab, kMaxPresetVocab, "vocab"}}) {
+    if (v && *v > most) return error(fmt::format("option '{}' must be in [1, {}], got {}", option, most, *v));
   }
   for (const auto& v : {o.forward_ns, o.backward_ns, o.output_bytes, o.stash_bytes, o.param_bytes}) {
     if (v && *v < 0) return error("uniform costs must not be negative");
@@ -204,6 +234,7 @@ sched::Result<ModelSpec> model_preset(std::string_view name, const PresetOptions
     if (p.name == "amoeba") {
       auto ok = check_options(name, o, {"layers", "flops_per_s"});
       if (!ok) return ok.error();
+      if (auto rate = check_flop_rate(kAmoebaLargestFlops, flops); !rate) return rate.error();
       return amoeba_model(o.layers.value_or(18), flops);
     }
     auto ok = check_options(name, o, {"layers", "hidden", "heads", "sequence", "vocab", "flops_per_s"});
@@ -217,9 +248,7 @@ sched::Result<ModelSpec> model_preset(std::string_view name, const PresetOptions
     if (config.hidden % config.heads != 0) {
       return error(fmt::format("heads ({}) must divide hidden ({})", config.heads, config.hidden));
     }
-    if (config.hidden > 1'000'000 || config.sequence > 10'000'000 || config.vocab > 100'000'000) {
-      return error("hidden, sequence or vocab too large for 64-bit byte counts");
-    }
+    if (auto rate = check_flop_rate(gpt_largest_flops(config), flops); !rate) return rate.error();
     return gpt_model(std::string(name), config, flops);
   }
   std::string names;

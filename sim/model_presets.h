@@ -14,6 +14,16 @@
 
 namespace pipeworks::sim {
 
+// The ranges model_preset enforces on its options (the CLI's --help shows the same): byte
+// counts stay within 64 bits, and every layer time within kMaxPresetLayerNs per sample.
+inline constexpr std::int64_t kMaxPresetHidden = 1'000'000;
+inline constexpr std::int64_t kMaxPresetSequence = 10'000'000;
+inline constexpr std::int64_t kMaxPresetVocab = 100'000'000;
+inline constexpr double kMaxPresetFlopsPerS = 1e21;
+// The longest a preset layer may take per sample (about 11.6 days): a lower --flops than that
+// allows is no device, and its times would overflow the simulator's clock.
+inline constexpr double kMaxPresetLayerNs = 1e15;
+
 // Overrides for a preset. Options that do not apply to the chosen preset are an error.
 struct PresetOptions {
   std::optional<int> layers;                // uniform: layers; gpt*: blocks; amoeba: normal cells

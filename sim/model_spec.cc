@@ -147,6 +147,9 @@ sched::Status check_model_spec(const ModelSpec& spec) {
     return sched::Error{fmt::format("model '{}': {}", spec.name, message), std::nullopt};
   };
   if (spec.layers.empty()) return fail("needs at least one layer");
+  if (spec.layers.size() > static_cast<std::size_t>(kMaxModelLayers)) {
+    return fail(fmt::format("has {} layers; at most {} are supported", spec.layers.size(), kMaxModelLayers));
+  }
   const ScaledBytes& input = spec.input_bytes;
   if (auto s = check_scaled(input.fixed_bytes, input.per_sample_bytes, input.measured, "input_bytes"); !s) {
     return fail(s.error().message);

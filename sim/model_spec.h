@@ -107,6 +107,10 @@ enum class ParamDtype : std::uint8_t { kFp32, kFp16, kBf16 };
 std::string_view dtype_name(ParamDtype dtype);  // "fp32", "fp16", "bf16"
 int dtype_bytes(ParamDtype dtype);              // 4, 2, 2
 
+// The most layers a model has, from a preset or a spec file alike: the balanced partition's
+// work grows with layers x stages, and a profile of a real network has a few thousand.
+inline constexpr int kMaxModelLayers = 100'000;
+
 struct ModelSpec {
   std::string name;
   std::string description;

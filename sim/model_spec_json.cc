@@ -251,6 +251,9 @@ sched::Result<ModelSpec> parse_model_spec(std::string_view json_text, std::strin
   const Json& layers = root["layers"];
   if (!reader.expect_array(layers, "/layers")) return reader.error();
   if (layers.empty()) reader.fail("/layers", &layers, "needs at least one layer");
+  if (layers.size() > static_cast<std::size_t>(kMaxModelLayers)) {
+    reader.fail("/layers", nullptr, fmt::format("{} layers; at most {} are supported", layers.size(), kMaxModelLayers));
+  }
   std::set<std::string> names;
   for (std::size_t i = 0; i < layers.size() && reader.ok(); ++i) {
     const std::string pointer = pointer_index("/layers", i);

@@ -267,7 +267,7 @@ class Compiler {
     const int src = send ? static_cast<int>(d) : peer_device;
     const int dst = send ? peer_device : static_cast<int>(d);
     // src, dst < schedule devices <= model.num_devices (check_shape), so link_of has the entry.
-    const int link = model_.link_of[static_cast<std::size_t>(src * model_.num_devices + dst)];
+    const int link = model_.link_of[static_cast<std::size_t>(src) * static_cast<std::size_t>(model_.num_devices) + static_cast<std::size_t>(dst)];
     if (link < 0) return fail(d, p, a, fmt::format("the cost model has no link from device {} to device {}", src, dst));
     if (send) {
       std::int32_t& sender = link_sender_[static_cast<std::size_t>(link)];

@@ -34,7 +34,8 @@ std::string summary(const SweepRow& r) {
       {"bubble", fmt::format("{:.1f}%", 100 * r.bubble_fraction)},
       {"peak memory", r.capacity_bytes > 0 ? fmt::format("{} on device {} (cap {})", format_bytes(r.peak_bytes),
                                                          r.peak_device, format_bytes(r.capacity_bytes))
-                                           : fmt::format("{} on device {}", format_bytes(r.peak_bytes), r.peak_device)},
+                                           : fmt::format("{} on device {} (capacity unknown: not checked)",
+                                                         format_bytes(r.peak_bytes), r.peak_device)},
   };
   std::string out;
   for (const auto& [key, value] : lines) out += fmt::format("  {:<14}{}\n", key, value);

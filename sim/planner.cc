@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "sched/units_text.h"
 #include "sim/sweep_table.h"
 
 namespace pipeworks::sim {
@@ -139,9 +140,15 @@ std::string explain_loss(const SweepRow& loser, const SweepRow& best) {
                        format_bytes(loser.capacity_bytes));
   }
   if (loser.samples_per_s >= best.samples_per_s) {
-    return fmt::format("as fast ({} samples/s) but needs more memory ({} vs {})",
-                       format_samples_per_s(loser.samples_per_s), format_bytes(loser.peak_bytes),
-                       format_bytes(best.peak_bytes));
+    // Ranked after the best with equal throughput: by its peak memory, or by sweep order on a
+    // full tie. Rounded figures can look equal, so the difference is printed in bytes.
+    if (loser.peak_bytes <= best.peak_bytes) {
+      return fmt::format("ties with the best ({} samples/s, {} peak); the best comes first in sweep order",
+                         format_samples_per_s(loser.samples_per_s), format_bytes(loser.peak_bytes));
+    }
+    return fmt::format("as fast ({} samples/s) but needs {} more memory ({} vs {})",
+                       format_samples_per_s(loser.samples_per_s), sched::counted(loser.peak_bytes - best.peak_bytes, "byte"),
+                       format_bytes(loser.peak_bytes), format_bytes(best.peak_bytes));
   }
   // T = W x f with W = M x c (see planner.h); compare the two factors on a log scale.
   const auto work = [](const SweepRow& r) {

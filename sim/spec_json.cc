@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -67,6 +68,49 @@ std::size_t nesting_depth(std::string_view text) {
 
 constexpr std::size_t kMaxDepth = 64;
 
+// A SAX pass that finds the first duplicate key, in time linear in the text (nlohmann's
+// callback parser rescans a container on every value it closes: quadratic in a spec's layers).
+struct DuplicateKeys {
+  std::vector<Frame> frames;
+  std::optional<std::string> duplicate;
+
+  void value() {
+    if (!frames.empty() && frames.back().is_array) ++frames.back().next_index;
+  }
+  bool open(bool is_array) {
+    value();
+    frames.push_back(Frame{is_array, 0, {}, {}});
+    return true;
+  }
+  bool close() {
+    if (!frames.empty()) frames.pop_back();
+    return true;
+  }
+  bool null() { return value(), true; }
+  bool boolean(bool) { return value(), true; }
+  bool number_integer(Json::number_integer_t) { return value(), true; }
+  bool number_unsigned(Json::number_unsigned_t) { return value(), true; }
+  bool number_float(Json::number_float_t, const Json::string_t&) { return value(), true; }
+  bool string(Json::string_t&) { return value(), true; }
+  bool binary(Json::binary_t&) { return value(), true; }
+  bool start_object(std::size_t) { return open(false); }
+  bool end_object() { return close(); }
+  bool start_array(std::size_t) { return open(true); }
+  bool end_array() { return close(); }
+  bool key(Json::string_t& name) {
+    if (frames.empty()) return true;
+    Frame& frame = frames.back();
+    frame.key = name;
+    if (!frame.keys.insert(frame.key).second) {
+      duplicate = frames_pointer(frames);
+      return false;  // the first one is reported
+    }
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) { return false; }
+};
+
+
 }  // namespace
 
 sched::Result<Json> parse_spec_json(std::string_view text, std::string_view source) {
@@ -74,29 +118,9 @@ sched::Result<Json> parse_spec_json(std::string_view text, std::string_view sour
     return sched::Error{fmt::format("{}: invalid JSON: nested deeper than {} levels", source, kMaxDepth),
                         std::nullopt};
   }
-  std::vector<Frame> frames;
-  std::optional<std::string> duplicate;
-  const Json::parser_callback_t callback = [&](int /*depth*/, Json::parse_event_t event,
-                                               Json& parsed) {
-    using Event = Json::parse_event_t;
-    const bool starts = event == Event::object_start || event == Event::array_start;
-    if ((starts || event == Event::value) && !frames.empty() && frames.back().is_array) {
-      ++frames.back().next_index;
-    }
-    if (starts) {
-      frames.push_back(Frame{event == Event::array_start, 0, {}, {}});
-    } else if (event == Event::object_end || event == Event::array_end) {
-      if (!frames.empty()) frames.pop_back();
-    } else if (event == Event::key && !frames.empty() && parsed.is_string()) {
-      Frame& frame = frames.back();
-      frame.key = parsed.get<std::string>();
-      if (!frame.keys.insert(frame.key).second && !duplicate) duplicate = frames_pointer(frames);
-    }
-    return true;
-  };
   Json json;
   try {
-    json = Json::parse(text.begin(), text.end(), callback);
+    json = Json::parse(text.begin(), text.end());
   } catch (const Json::exception& e) {
     std::string what = e.what();
     if (const auto end = what.find("] "); what.rfind("[json.exception", 0) == 0 && end != std::string::npos) {
@@ -104,8 +128,10 @@ sched::Result<Json> parse_spec_json(std::string_view text, std::string_view sour
     }
     return sched::Error{fmt::format("{}: invalid JSON: {}", source, what), std::nullopt};
   }
-  if (duplicate) {
-    return sched::Error{fmt::format("{}: {}: duplicate key (ambiguous)", source, *duplicate),
+  DuplicateKeys keys;
+  Json::sax_parse(text.begin(), text.end(), &keys);
+  if (keys.duplicate) {
+    return sched::Error{fmt::format("{}: {}: duplicate key (ambiguous)", source, *keys.duplicate),
                         std::nullopt};
   }
   return json;
@@ -189,7 +215,20 @@ std::string SpecReader::string(const Json& object, std::string_view pointer, std
     fail(pointer_child(pointer, key), value, "expected a string");
     return fallback.value_or("");
   }
-  return value->get<std::string>();
+  // Names and descriptions reach terminals, tables and reports: a control character (an escape
+  // sequence, a carriage return) is refused here, where every spec string is read.
+  std::string text = value->get<std::string>();
+  const auto control = std::find_if(text.begin(), text.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u == 0x7f;
+  });
+  if (control != text.end()) {
+    fail(pointer_child(pointer, key), value,
+         fmt::format("control character U+{:04X} at offset {} (names and descriptions are printed)",
+                     static_cast<unsigned char>(*control), control - text.begin()));
+    return fallback.value_or("");
+  }
+  return text;
 }
 
 std::int64_t SpecReader::integer(const Json& object, std::string_view pointer, std::string_view key,

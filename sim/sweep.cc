@@ -62,6 +62,9 @@ sched::Status check_sweep_spec(const SweepSpec& spec) {
     auto status = check_positive(*values, what);
     if (!status) return status;
   }
+  for (const int devices : spec.stage_counts) {
+    if (auto size = check_cost_model_devices(devices); !size) return sched::Error{"sweep: " + size.error().message};
+  }
   if (spec.schedules.empty()) return sched::Error{"sweep: no schedules given"};
   if (spec.recompute_modes.empty()) return sched::Error{"sweep: no recompute modes given"};
   const double combinations = static_cast<double>(spec.batch_sizes.size()) * static_cast<double>(spec.stage_counts.size()) *

@@ -103,15 +103,16 @@ TEST_CASE("presets resize from the command line as from Python, with run's flag 
                                       "-M 2 --batch 2 --comm blocking");
   CHECK_THAT(slower.output, Catch::Contains("layer0..layer1  16.0"));
   const CliRun wrong = run_pipeworks("plan --model uniform --model-width 512 --cluster dgx-h100 --batch 8 --devices 2");
-  CHECK(wrong.exit_code == 1);
+  // A preset size flag the preset lacks, a malformed one or one beside a spec file: bad usage.
+  CHECK(wrong.exit_code == 2);
   CHECK_THAT(wrong.output, Catch::Contains("--model-width does not apply to model preset 'uniform'"));
   const CliRun bad = run_pipeworks("sweep --model uniform --layer-forward 3 --cluster dgx-h100 --batch 8 --stages 2 "
                                    "--microbatches 2");
-  CHECK(bad.exit_code == 1);
+  CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.output, Catch::Contains("--layer-forward: "));
   const auto [model, cluster] = write_specs();
   const CliRun spec = run_pipeworks("simulate --model-spec " + model + " --layers 4");
-  CHECK(spec.exit_code == 1);
+  CHECK(spec.exit_code == 2);
   CHECK_THAT(spec.output, Catch::Contains("resize a model preset; a spec file is taken as written"));
   fs::remove_all(kScratch);
 }

@@ -82,7 +82,7 @@ TEST_CASE("comm modes parse strictly") {
 }
 
 TEST_CASE("a node's contention factor round-trips and reaches every device of the cost model") {
-  constexpr const char* kCpu = R"({"name": "cpu", "devices": 2, "device": {"memory_bytes": "0B"},
+  constexpr const char* kCpu = R"({"name": "cpu", "devices": 2, "device": {"memory_bytes": "unknown"},
     "devices_per_node": 2, "intra_node": {"bandwidth_bytes_per_s": 1e15}, "contention": 1.5})";
   auto spec = parse_cluster_spec(kCpu, "cpu.json");
   REQUIRE(spec.ok());
@@ -91,7 +91,7 @@ TEST_CASE("a node's contention factor round-trips and reaches every device of th
   REQUIRE(again.ok());
   CHECK(*again == *spec);
   for (const char* bad : {"0.5", "0", "1001", "\"2\""}) {
-    const std::string text = std::string(R"({"name": "c", "devices": 1, "device": {"memory_bytes": "0B"}, "contention": )") + bad + "}";
+    const std::string text = std::string(R"({"name": "c", "devices": 1, "device": {"memory_bytes": "unknown"}, "contention": )") + bad + "}";
     auto refused = parse_cluster_spec(text, "c.json");
     REQUIRE_FALSE(refused.ok());
     CHECK(refused.error().message.find("/contention") != std::string::npos);

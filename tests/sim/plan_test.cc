@@ -12,7 +12,8 @@ namespace {
 
 using namespace pipeworks;
 using sim::SweepRow;
-constexpr sim::Bytes kGiB = 1024LL * 1024 * 1024;
+constexpr sim::Bytes kMiB = 1024LL * 1024;
+constexpr sim::Bytes kGiB = 1024 * kMiB;
 
 sim::PlanRequest gpt_request() {
   sim::PlanRequest request;
@@ -140,7 +141,17 @@ TEST_CASE("a loss is put down to the bubble or to compute, whichever factor is l
   CHECK(sim::explain_loss(big, best) == "does not fit: device 2 needs 3.00 GiB, 1.00 GiB over its 2.00 GiB cap");
   SweepRow tie = row(16, 1'000'000, 20'000'000, 0.2);
   tie.peak_bytes = 2048;
-  CHECK(sim::explain_loss(tie, best) == "as fast (3200.0 samples/s) but needs more memory (2.00 KiB vs 1.00 KiB)");
+  CHECK(sim::explain_loss(tie, best) == "as fast (3200.0 samples/s) but needs 1024 bytes more memory (2.00 KiB vs 1.00 KiB)");
+  // Rounding must not hide the reason: 768 MiB + 1 byte prints as 768.00 MiB on both sides.
+  SweepRow a_byte_more = tie;
+  SweepRow best_768 = best;
+  best_768.peak_bytes = 768 * kMiB;
+  a_byte_more.peak_bytes = 768 * kMiB + 1;
+  CHECK(sim::explain_loss(a_byte_more, best_768) ==
+        "as fast (3200.0 samples/s) but needs 1 byte more memory (768.00 MiB vs 768.00 MiB)");
+  a_byte_more.peak_bytes = best_768.peak_bytes;
+  CHECK(sim::explain_loss(a_byte_more, best_768) ==
+        "ties with the best (3200.0 samples/s, 768.00 MiB peak); the best comes first in sweep order");
 }
 
 TEST_CASE("the plan report names the best configuration and every family") {
