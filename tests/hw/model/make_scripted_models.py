@@ -84,6 +84,27 @@ class HasList(nn.Module):
         return x
 
 
+class TwiceInside(nn.Module):
+    """One Linear applied twice inside one child: sharing a stage never cuts."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(torch.tanh(self.fc(x)))
+
+
+class SumAll(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.sum()
+
+
+class MeanOverBatch(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.mean(0)
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
@@ -101,6 +122,16 @@ def main(out):
         embed=nn.Embedding(20, 8), ff=nn.Linear(8, 8), act=nn.GELU(), head=nn.Linear(8, 20))),
         "tokens.pt")  # --input-shape 6 --input-dtype int64 --input-high 20, cross_entropy
     save(nn.Sequential(OrderedDict(fc1=nn.Linear(8, 8), drop=nn.Dropout(0.1), fc2=nn.Linear(8, 4))), "dropout.pt")
+
+    save(nn.Sequential(OrderedDict(block=TwiceInside(), head=nn.Linear(8, 4))), "shared_inside_child.pt")
+    shared = nn.Linear(8, 8)
+    save(nn.Sequential(shared, nn.Tanh(), shared, nn.Tanh(), nn.Linear(8, 4)), "tied_module.pt")
+    embed, head = nn.Embedding(20, 8), nn.Linear(8, 20)
+    head.weight = embed.weight  # tied input and output embeddings
+    save(nn.Sequential(OrderedDict(embed=embed, act=nn.GELU(), head=head)), "tied_embedding.pt")
+    save(nn.Sequential(OrderedDict(fc=nn.Linear(8, 4), total=SumAll())), "scalar_output.pt")
+    save(nn.Sequential(OrderedDict(fc=nn.Linear(8, 4), mean=MeanOverBatch(), head=nn.Linear(4, 4))),
+         "loses_batch.pt")
 
     with open(os.path.join(out, "not_torchscript.pt"), "wb") as f:
         f.write(b"not a zip archive\n" * 16)
