@@ -63,6 +63,31 @@ TEST_CASE("run --predict: a JSON report with both timelines and the stage replay
   fs::remove_all(dir);
 }
 
+TEST_CASE("run --predict --model-spec: a spec of another model is refused before any step runs") {
+  const fs::path dir = fs::temp_directory_path() / "pipeworks_run_predict_spec_cli_test";
+  fs::create_directories(dir);
+  const std::string spec = (dir / "mlp_4x16.json").string();
+  const test::CliRun profiled = test::run_pipeworks("profile --model mlp --depth 4 --width 16 --microbatch-sizes 8 "
+                                                    "--warmup 0 --repetitions 1 --no-machine --intra-op-threads 1 "
+                                                    "-o " + spec);
+  INFO(profiled.output);
+  REQUIRE(profiled.exit_code == 0);
+  const std::string predict = "run --predict --model mlp -K 2 -M 2 --batch 16 --steps 2 --intra-op-threads 1 "
+                              "--no-stage-replay --model-spec " + spec;
+  const test::CliRun deeper = test::run_pipeworks(predict + " --depth 5 --width 16");
+  CHECK(deeper.exit_code != 0);
+  CHECK_THAT(deeper.output, Catch::Contains("--model-spec describes 'mlp' with 5 layers; the model to run (mlp) has 6"));
+  const test::CliRun wider = test::run_pipeworks(predict + " --depth 4 --width 32");
+  CHECK(wider.exit_code != 0);
+  CHECK_THAT(wider.output, Catch::Contains("--model-spec describes 'mlp' with 1360 parameters; the model to run (mlp) "
+                                           "has 5280"));
+  for (const test::CliRun* refused : {&deeper, &wider}) CHECK_THAT(refused->output, !Catch::Contains("step  "));
+  const test::CliRun same = test::run_pipeworks(predict + " --depth 4 --width 16");
+  INFO(same.output);
+  CHECK(same.exit_code == 0);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("run --predict: bad replay rounds are refused with a message") {
   const test::CliRun run = test::run_pipeworks(kTiny + " --replay-rounds 0");
   CHECK(run.exit_code != 0);
