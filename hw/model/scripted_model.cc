@@ -18,6 +18,7 @@
 
 #include "hw/model/data_file.h"
 #include "hw/model/scripted_layer.h"
+#include "hw/model/torch_archive.h"
 #include "hw/model/torch_compat.h"
 #include "hw/model/torch_errors.h"
 
@@ -48,6 +49,7 @@ sched::Result<torch::jit::Module> load_module(const std::string& path) {
   if (!std::ifstream(path, std::ios::binary)) {
     return sched::Error{fmt::format("cannot read '{}': {}", path, std::strerror(errno))};
   }
+  if (auto archive = check_torch_archive(path, "TorchScript module"); !archive) return archive.error();
   try {
     return torch::jit::load(path, torch::kCPU);
   } catch (const std::exception& e) {

@@ -105,6 +105,23 @@ class MeanOverBatch(nn.Module):
         return x.mean(0)
 
 
+def inflating_copy(source, target, megabytes):
+    """`source`'s records, plus one compressed record of `megabytes` MiB of zeros (a zip bomb:
+    the file stays small, LibTorch would inflate the record in full)."""
+    import zipfile
+    with zipfile.ZipFile(source) as src, zipfile.ZipFile(target, "w") as dst:
+        prefix = src.namelist()[0].split("/")[0]
+        for info in src.infolist():
+            dst.writestr(info, src.read(info.filename))
+        bomb = zipfile.ZipInfo(prefix + "/data/999")
+        bomb.compress_type = zipfile.ZIP_DEFLATED
+        bomb._compresslevel = 1  # fastest: the size inflated is what counts
+        with dst.open(bomb, "w", force_zip64=True) as record:
+            zeros = bytes(1 << 20)
+            for _ in range(megabytes):
+                record.write(zeros)
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
@@ -155,6 +172,8 @@ def main(out):
     data("data_float_classes.pt", inputs=torch.randn(12, 3, 8, 8), targets=torch.randn(12, 5))
     data("data_class_7.pt", inputs=torch.randn(12, 3, 8, 8), targets=torch.full((12,), 7))
     torch.save([torch.randn(10, 8), torch.randn(10, 4)], os.path.join(out, "data_list.pt"))
+    inflating_copy(os.path.join(out, "mlp.pt"), os.path.join(out, "inflates.pt"), 300)
+    inflating_copy(os.path.join(out, "mlp_data.pt"), os.path.join(out, "data_inflates.pt"), 300)
 
 
 if __name__ == "__main__":

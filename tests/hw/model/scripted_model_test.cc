@@ -153,6 +153,9 @@ TEST_CASE("files that are not a sequence of one-tensor layers are refused, namin
       {"scalar_output.pt", {8}, {"child 'total' (SumAll) turns a (2, 4) tensor (a batch of 2) into a () tensor",
                                  "keep the batch as its first dimension"}},
       {"loses_batch.pt", {8}, {"child 'mean' (MeanOverBatch) turns a (2, 4) tensor (a batch of 2) into a (4)"}},
+      // a zip bomb: refused from its directory before LibTorch inflates the record
+      {"inflates.pt", {8}, {"compressed records inflate to more than 256 MiB (at record 'mlp/data/999')",
+                            "not a TorchScript module torch wrote"}},
   };
   for (const Refusal& r : corpus) {
     ModelConfig c = scripted(r.file, r.shape);
@@ -209,6 +212,7 @@ TEST_CASE("data files that do not fit the model are refused, naming the file and
       {"data_list.pt", "holds no dict"},
       {"mlp.pt", "is not a torch.save file"},
       {"missing.pt", "cannot read data file"},
+      {"data_inflates.pt", "compressed records inflate to more than 256 MiB (at record 'mlp_data/data/999')"},
   };
   for (const auto& [file, expected] : corpus) {
     ModelConfig c = scripted("mlp.pt", {});
