@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hw/exec/cpu_affinity.h"
+
 #define PIPEWORKS_EXE (std::string(PIPEWORKS_BINARY_DIR) + "/cli/pipeworks")
 #include "cli/run_pipeworks.h"
 
@@ -112,10 +114,13 @@ TEST_CASE("run --pin-workers: the plan is printed and reported, a bad value or a
   const test::CliRun bad = test::run_pipeworks(one + " --pin-workers maybe");
   CHECK(bad.exit_code == 2);
   CHECK(bad.output.find("--pin-workers: worker pinning 'maybe' is not one of off, auto, on") != std::string::npos);
-  const test::CliRun too_many = test::run_pipeworks(one + " --pin-workers on --intra-op-threads 256");  // the most allowed
+  // One thread more than the usable cores: within what a run accepts (run_resources.h), beyond
+  // what pinning can place.
+  const std::string threads = std::to_string(hw::usable_cpus().size() + 1);
+  const test::CliRun too_many = test::run_pipeworks(one + " --pin-workers on --intra-op-threads " + threads);
   INFO(too_many.output);
   CHECK(too_many.exit_code != 0);
-  CHECK(too_many.output.find("cannot pin 1 workers x 256 threads") != std::string::npos);
+  CHECK(too_many.output.find("cannot pin 1 workers x " + threads + " threads") != std::string::npos);
   fs::remove_all(dir);
 }
 
