@@ -2,7 +2,9 @@
 // `pipeworks simulate` reads (and, with --cluster-out, this machine as a cluster spec).
 #include "cli/profile_report.h"
 
+#include <algorithm>
 #include <iostream>
+#include <limits>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -16,6 +18,7 @@
 #include "hw/exec/threads.h"
 #include "hw/model/scripted_model.h"
 #include "hw/run/run_limits.h"
+#include "hw/run/run_resources.h"
 #include "sched/text_file.h"
 #include "sched/units_text.h"
 #include "sim/units.h"
@@ -92,6 +95,11 @@ int run_profile(ProfileCommandOptions& o) {
       return kExitInvalid;
     }
   }
+  if (o.profile.microbatch_sizes.empty()) return fail_usage("--microbatch-sizes needs at least one size");
+  const int largest = *std::max_element(o.profile.microbatch_sizes.begin(), o.profile.microbatch_sizes.end());
+  if (auto fits = hw::check_profile_fits(o.profile.model, largest, o.device, hw::this_machine_resources()); !fits) {
+    return fail_usage(fits.error().message);
+  }
   o.profile.threads = hw::resolve_threads_per_worker(o.profile.threads, o.profile.workers);
   o.profile.measure_machine = !o.no_machine;
   fmt::print("pipeworks profile: {} on {}, micro-batch sizes {}, {} warm-up + {} repetitions x {}, {} "
@@ -160,6 +168,13 @@ void add_profile_command(CLI::App& app, CommandContext& context) {
                      "LibTorch intra-op threads while timing (0: max(1, cores / workers))", [](CLI::Option& opt) {
                        opt.check(integer_from(0, hw::kMaxThreadsPerWorker))->capture_default_str();
                      });
+  cmd->add_option("--range-layers", o->profile.max_range_layers,
+                  fmt::format("stage temporaries: measure layer ranges of up to this many layers (0: every range "
+                              "while that stays within {} layer runs per size; longer stages compose their layers' "
+                              "bytes)",
+                              hw::kRangeLayerBudget))
+      ->check(integer_from(0, std::numeric_limits<int>::max()))
+      ->capture_default_str();
   cmd->add_flag("--no-machine", o->no_machine, "skip hand-off, dispatch and contention measurements");
   cmd->add_option("-o,--output", o->output, "model spec to write (JSON)")->required();
   cmd->add_option("--cluster-out", o->cluster_out, "cluster spec of this machine to write (JSON)");

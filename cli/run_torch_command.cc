@@ -29,6 +29,7 @@
 #include "hw/run/layer_partition.h"
 #include "hw/run/run.h"
 #include "hw/run/run_config_check.h"
+#include "hw/run/run_resources.h"
 #include "hw/run/run_limits.h"
 #include "hw/run/run_report_json.h"
 #include "sched/limits.h"
@@ -157,6 +158,15 @@ sched::Status write_outputs(const hw::RunReport& report, const RunOptions& optio
   return sched::write_text_file(options.json, hw::run_report_json(options.config, report).dump(2) + "\n");
 }
 
+// The run's threads and memory against this machine (run_resources.h); a rank of a distributed
+// run holds its share of the stages.
+sched::Status check_fits_this_machine(const hw::RunConfig& config, bool distributed) {
+  auto schedule = hw::build_schedule(config);
+  if (!schedule) return schedule.error();
+  const double share = distributed ? 1.0 / schedule->num_devices() : 1.0;
+  return hw::check_run_fits(config, *schedule, hw::this_machine_resources(), share);
+}
+
 int run(RunOptions& options) {
   bool usage_error = false;
   if (auto status = take_schedule_file(options, usage_error); !status) {
@@ -181,6 +191,9 @@ int run(RunOptions& options) {
     auto env = hw::read_distributed_env();
     if (!env) return fail_usage(env.error().message);
     rank = env->rank;
+  }
+  if (auto status = check_fits_this_machine(options.config, distributed); !status) {
+    return fail_usage(status.error().message);
   }
   if (auto status = resolve_balanced_partition(options); !status) return fail(status.error().message);
   if (options.predict.enabled) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks that every project include points down the layers of DESIGN.md's folder table:
+# Checks that every project include points down the layers of docs/design.md's folder table:
 #   sched <- sim <- hw/model <- hw/exec <- hw/run <- hw/dist, hw/predict;  sched <- viz;
 #   python over sched, sim, viz;  cli, bench and tests over everything.
 # hw/cuda/ holds the CUDA pieces of the rooms it serves (exec, dist): it may include those, and any hw room may

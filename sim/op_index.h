@@ -31,7 +31,7 @@ inline std::size_t index_slot(std::size_t num_microbatches, int stage, int micro
 // Op id of every in-range action: one int32 per (stage, micro-batch, kind), -1 when absent. The
 // kinds of one (stage, micro-batch) sit together, so the look-ups of one op share cache lines.
 // (sched::ActionIndex answers the same questions through out-of-line calls; this is the inlined
-// copy for the simulator's hot loop, as DESIGN.md allows where measured faster: bench/README.md.)
+// copy for the simulator's hot loop, as docs/design.md allows where measured faster: bench/README.md.)
 class FlatIndex {
  public:
   FlatIndex(int num_stages, int num_microbatches)

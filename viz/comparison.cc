@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -27,19 +29,25 @@ sched::Result<Spread> spread_of(std::vector<std::int64_t> values) {
   return Spread{values.front(), values[(values.size() - 1) / 2], values.back()};
 }
 
-namespace {
-
-// Span index per action; an error naming the first duplicate.
-sched::Result<std::map<Action, std::size_t>> index_spans(const Timeline& timeline) {
-  std::map<Action, std::size_t> index;
-  for (std::size_t i = 0; i < timeline.spans.size(); ++i) {
-    const Action& a = timeline.spans[i].action;
-    if (!index.emplace(a, i).second) {
-      return sched::Error{fmt::format("{} timeline: action {} occurs twice", timeline.name, to_string(a))};
-    }
+std::vector<std::optional<std::size_t>> pair_spans(const Timeline& from, const Timeline& to) {
+  using Occurrence = std::pair<Action, int>;  // an action and how many times it came before
+  std::map<Occurrence, std::size_t> index;
+  std::map<Action, int> seen;
+  for (std::size_t i = 0; i < to.spans.size(); ++i) {
+    const Action& a = to.spans[i].action;
+    index.emplace(Occurrence{a, seen[a]++}, i);
   }
-  return index;
+  seen.clear();
+  std::vector<std::optional<std::size_t>> partners;
+  partners.reserve(from.spans.size());
+  for (const sched::Span& s : from.spans) {
+    const auto found = index.find(Occurrence{s.action, seen[s.action]++});
+    partners.push_back(found == index.end() ? std::nullopt : std::optional<std::size_t>(found->second));
+  }
+  return partners;
 }
+
+namespace {
 
 sched::Status check_peaks(const std::vector<sched::Bytes>& peaks, int num_devices, const char* which) {
   if (!peaks.empty() && static_cast<int>(peaks.size()) != num_devices) {
@@ -59,23 +67,20 @@ sched::Result<Comparison> compare_timelines(const Timeline& predicted, const Tim
   const int devices = predicted.num_devices;
   if (auto s = check_peaks(options.predicted_peak_bytes, devices, "predicted"); !s) return s.error();
   if (auto s = check_peaks(options.measured_peak_bytes, devices, "measured"); !s) return s.error();
-  auto predicted_index = index_spans(predicted);
-  if (!predicted_index) return predicted_index.error();
-  auto measured_index = index_spans(measured);
-  if (!measured_index) return measured_index.error();
-
   Comparison out;
-  for (const sched::Span& p : predicted.spans) {
-    const auto found = measured_index->find(p.action);
-    if (found == measured_index->end()) {
+  const std::vector<std::optional<std::size_t>> partners = pair_spans(predicted, measured);
+  for (std::size_t i = 0; i < predicted.spans.size(); ++i) {
+    const sched::Span& p = predicted.spans[i];
+    if (!partners[i]) {
       out.only_predicted.push_back(p.action);
       continue;
     }
-    const sched::Span& m = measured.spans[found->second];
+    const sched::Span& m = measured.spans[*partners[i]];
     out.actions.push_back(ActionDeviation{p.action, p.device, p.lane, p.duration_ns(), m.duration_ns()});
   }
-  for (const sched::Span& m : measured.spans) {
-    if (!predicted_index->contains(m.action)) out.only_measured.push_back(m.action);
+  const std::vector<std::optional<std::size_t>> back = pair_spans(measured, predicted);
+  for (std::size_t i = 0; i < measured.spans.size(); ++i) {
+    if (!back[i]) out.only_measured.push_back(measured.spans[i].action);
   }
 
   const sched::TimelineStats ps = sched::compute_stats(predicted);

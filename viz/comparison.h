@@ -79,8 +79,14 @@ struct ComparisonOptions {
   std::vector<sched::Bytes> measured_peak_bytes;   // empty: max of the measured memory samples
 };
 
-// Fails when the timelines disagree on the device count, a peak list has the wrong length, or an
-// action occurs twice in one timeline (identity is stage x kind x micro-batch).
+// The one rule that pairs a span of one timeline with a span of another: by identity (stage x
+// kind x micro-batch) and occurrence, the n-th time an action appears in `from` with the n-th
+// time in `to` (a file may repeat an action, e.g. UNSHARD once per round; both timelines follow
+// each device's program order). Per span of `from`, its partner's index in `to`, if any.
+std::vector<std::optional<std::size_t>> pair_spans(const sched::Timeline& from, const sched::Timeline& to);
+
+// Fails when the timelines disagree on the device count or a peak list has the wrong length;
+// actions pair as pair_spans does.
 sched::Result<Comparison> compare_timelines(const sched::Timeline& predicted, const sched::Timeline& measured,
                                             const ComparisonOptions& options = {});
 

@@ -11,6 +11,7 @@
 #include <torch/serialize.h>
 #include <torch/torch.h>
 
+#include "hw/model/torch_archive.h"
 #include "hw/model/torch_compat.h"
 #include "hw/model/torch_errors.h"
 
@@ -46,6 +47,9 @@ sched::Result<torch::Tensor> tensor_entry(const c10::Dict<c10::IValue, c10::IVal
 sched::Result<DataFile> parse(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return sched::Error{fmt::format("cannot read data file '{}'", path)};
+  if (auto archive = check_torch_archive(path, "torch.save file"); !archive) {
+    return sched::Error{"data file " + archive.error().message};
+  }
   const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   c10::IValue value;
   try {

@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "hw/model/zoo_shapes.h"
+
 namespace pipeworks::hw {
 namespace {
 
@@ -24,14 +26,13 @@ sched::Status within(std::string_view name, int value, int high) {
 }
 
 double convnet_parameters(const ModelConfig& c) {
+  double total = 0;
   double channels = 3;
   double size = c.image_size;
-  double total = 0;
-  for (int i = 0; i < c.conv_blocks; ++i) {
-    const double out = i == 0 ? c.channels : (i >= 2 ? channels * 2 : channels);
-    if (i >= 2) size = std::floor(size / 2);
-    total += 9 * channels * out + out;
-    channels = out;
+  for (const ConvBlockShape& b : convnet_blocks(c)) {
+    total += 9 * b.in_channels * b.out_channels + b.out_channels;
+    channels = b.out_channels;
+    size = b.size;
   }
   return total + channels * size * size * c.classes;
 }

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -16,6 +18,7 @@
 
 #include "hw/model/data_file.h"
 #include "hw/model/scripted_layer.h"
+#include "hw/model/torch_archive.h"
 #include "hw/model/torch_compat.h"
 #include "hw/model/torch_errors.h"
 
@@ -46,6 +49,7 @@ sched::Result<torch::jit::Module> load_module(const std::string& path) {
   if (!std::ifstream(path, std::ios::binary)) {
     return sched::Error{fmt::format("cannot read '{}': {}", path, std::strerror(errno))};
   }
+  if (auto archive = check_torch_archive(path, "TorchScript module"); !archive) return archive.error();
   try {
     return torch::jit::load(path, torch::kCPU);
   } catch (const std::exception& e) {
@@ -95,6 +99,41 @@ bool draws_random_numbers(const torch::jit::Module& child) {
     if (!m.hasattr("p") || m.attr("p").toDouble() > 0) return true;
   }
   return false;
+}
+
+// The storage a tensor views: two children that hold views of one storage share weights.
+const void* storage_key(const torch::Tensor& t) { return t.storage().unsafeGetStorageImpl(); }
+
+// Each stage trains its own copy of its layers' tensors, so a parameter or buffer that two
+// children hold (tied weights, one module used twice) would be trained as two independent
+// tensors and the model the user saved would not be the model trained: such files are refused,
+// naming both holders. Sharing inside one child is kept (a child is never cut).
+sched::Status check_no_shared_tensors(const std::string& path, const torch::jit::Module& module) {
+  std::map<const void*, std::string> holder;  // storage -> "child 'c' tensor 'name'"
+  for (const auto& child : module.named_children()) {
+    std::set<const void*> own;
+    auto visit = [&](const std::string& name, const torch::Tensor& t, const char* what) -> sched::Status {
+      if (!t.defined() || !t.has_storage()) return sched::Ok{};
+      const void* key = storage_key(t);
+      const std::string here = fmt::format("child '{}' {} '{}'", child.name, what, name);
+      if (own.count(key) != 0) return sched::Ok{};
+      own.insert(key);
+      const auto [at, fresh] = holder.emplace(key, here);
+      if (fresh) return sched::Ok{};
+      return sched::Error{fmt::format(
+          "'{}': {} is the same tensor as {} (tied weights or one module used twice); each stage trains its own "
+          "copy of its layers, so they would be trained untied: untie them before saving, or make the layers "
+          "that share it one child",
+          path, here, at->second)};
+    };
+    for (const auto& p : child.value.named_parameters(/*recurse=*/true)) {
+      if (auto s = visit(p.name, p.value, "parameter"); !s) return s;
+    }
+    for (const auto& b : child.value.named_buffers(/*recurse=*/true)) {
+      if (auto s = visit(b.name, b.value, "buffer"); !s) return s;
+    }
+  }
+  return sched::Ok{};
 }
 
 torch::Tensor sample_inputs(const ScriptedModelConfig& c, int batch_size, at::Generator& generator) {
@@ -162,6 +201,12 @@ sched::Status probe(ScriptedModelConfig& c, torch::jit::Module& module) {
                                       sample_shape_text(c.input_shape), input_dtype_name(c.input_dtype), c.path,
                                       child.name, type_name(child.value), got, torch_error_message(e))};
     }
+    if (x.dim() == 0 || x.size(0) != input.size(0)) {
+      return sched::Error{fmt::format("'{}': child '{}' ({}) turns a {} tensor (a batch of 2) into a {} tensor; every "
+                                      "child must keep the batch as its first dimension (pipeworks splits a batch "
+                                      "into micro-batches there and the loss averages over it)",
+                                      c.path, child.name, type_name(child.value), got, shape_text(x))};
+    }
   }
   if (auto s = compare_with_forward(c.path, module, input, x); !s) return s;
   if (auto s = check_output(c, x); !s) return s;
@@ -202,6 +247,7 @@ sched::Status load_scripted_model(ModelConfig& config) {
     c.layer_names.push_back(child.name);
     if (draws_random_numbers(child.value)) c.random_layers.push_back(child.name);
   }
+  if (auto s = check_no_shared_tensors(c.path, *module); !s) return s;
   if (c.layer_names.empty()) {
     return sched::Error{fmt::format("'{}' ({}) has no child modules to cut into stages; save an nn.Sequential "
                                     "(pipeworks.torch_models.flatten makes one)",

@@ -326,12 +326,17 @@ sched::Result<sim::ScaledBytes> scaled_over_sizes(const std::vector<int>& sizes,
 }
 
 // Every contiguous range's temporaries at every size (stage_memory.h), as spec entries.
-sched::Result<std::vector<sim::StageTemporaries>> stage_temporaries(const ProfileOptions& options,
-                                                                    const ComputeDevices& where) {
+sched::Result<std::vector<sim::StageTemporaries>> stage_temporaries(
+    const ProfileOptions& options, const ComputeDevices& where, const std::function<void(const std::string&)>& say) {
   constexpr int kRepetitions = 2;
+  const int layers = num_model_layers(options.model);
+  const int max_layers = measured_range_layers(layers, options.max_range_layers);
   std::vector<std::vector<RangeExtraBytes>> per_size;
   for (int size : options.microbatch_sizes) {
-    auto ranges = measure_range_extra_bytes(options.model, size, kRepetitions, where);
+    const auto progress = [&](std::int64_t done, std::int64_t total) {
+      say(fmt::format("stage temporaries at size {}: {:.0f}% of {} layer runs", size, 100.0 * done / total, total));
+    };
+    auto ranges = measure_range_extra_bytes(options.model, size, kRepetitions, where, max_layers, progress);
     if (!ranges) return ranges.error();
     per_size.push_back(std::move(ranges).value());
   }
@@ -397,8 +402,16 @@ sched::Result<Profile> profile_model(const ProfileOptions& options,
   }
   if (options.measure_stage_temporaries) {
     const auto t1 = ProfileClock::now();
-    auto temporaries = stage_temporaries(options, where);
+    auto temporaries = stage_temporaries(options, where, say);
     if (!temporaries) return sched::Error{"profile: " + temporaries.error().message};
+    const int model_layers = num_model_layers(options.model);
+    if (const int w = measured_range_layers(model_layers, options.max_range_layers); w < model_layers) {
+      profile.notes.push_back(fmt::format(
+          "stage temporaries measured for ranges of up to {} of the {} layers ({} runs of a layer per size at most); "
+          "a longer stage composes its layers' bytes (--range-layers measures longer ranges, in time growing as "
+          "layers x range^2)",
+          w, model_layers, kRangeLayerBudget));
+    }
     spec.stage_temporaries = std::move(temporaries).value();
     say(fmt::format("stage temporaries: {} layer ranges x {} sizes in {:.1f} s", spec.stage_temporaries.size(),
                     options.microbatch_sizes.size(), static_cast<double>(elapsed_ns_since(t1)) / 1e9));

@@ -53,8 +53,10 @@ struct ProfileOptions {
   // running at once is measured (machine_profile.h).
   int workers = 2;
   bool measure_machine = true;  // hand-off, dispatch overhead, contention
-  // Every contiguous range of layers' temporaries at every size (sim::StageTemporaries).
+  // Every contiguous range of layers' temporaries at every size (sim::StageTemporaries), ranges
+  // of up to `max_range_layers` layers (0: as many as stage_memory.h's budget allows).
   bool measure_stage_temporaries = true;
+  int max_range_layers = 0;
 };
 
 // One layer at one micro-batch size.

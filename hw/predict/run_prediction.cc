@@ -1,6 +1,8 @@
 // run_with_prediction (see run_prediction.h): plan, costs, measurement, prediction, in that order.
 #include "hw/predict/run_prediction.h"
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 
 #include <fmt/format.h>
@@ -20,12 +22,36 @@ namespace {
 // Temporaries of each stage measured on the stage as a whole, at this partition and size.
 constexpr int kStageMemoryRepetitions = 3;
 
+// A given model spec must describe the model about to run: its layer count (the partition cuts
+// both alike) and its parameters (the spec's bytes in its dtype, against the model's count, which
+// is within a few percent for the zoo: estimated_parameters). Checked before any step runs.
+constexpr double kParameterTolerance = 0.05;
+
+sched::Status check_spec_matches(const RunConfig& c, const sim::ModelSpec& spec) {
+  const std::string model = model_display_name(c.model);
+  if (spec.num_layers() != num_model_layers(c.model)) {
+    return sched::Error{fmt::format("--model-spec describes '{}' with {} layers; the model to run ({}) has {}: give "
+                                    "the spec `pipeworks profile` wrote for this model",
+                                    spec.name, spec.num_layers(), model, num_model_layers(c.model))};
+  }
+  const double spec_params =
+      static_cast<double>(spec.total_param_bytes()) / sim::dtype_bytes(spec.param_dtype);
+  const double params = estimated_parameters(c.model);
+  if (std::abs(spec_params - params) > kParameterTolerance * std::max(params, 1.0)) {
+    return sched::Error{fmt::format("--model-spec describes '{}' with {:.4g} parameters; the model to run ({}) has "
+                                    "{:.4g}: give the spec `pipeworks profile` wrote for this model",
+                                    spec.name, spec_params, model, params)};
+  }
+  return sched::Ok{};
+}
+
 sched::Status check_settings(const RunConfig& c, const PredictionSettings& s) {
   if (auto size = sim::microbatch_size(c.batch_size, c.num_microbatches); !size) return size.error();
   if (s.warmup < 0 || s.repetitions < 1 || s.replay_rounds < 1) {
     return sched::Error{"--warmup must be >= 0, --profile-repetitions and --replay-rounds >= 1"};
   }
-  return check_model_config(c.model);
+  if (auto status = check_model_config(c.model); !status) return status;
+  return s.model_spec ? check_spec_matches(c, *s.model_spec) : sched::Ok{};
 }
 
 sched::Result<PredictionPlan> make_plan(const RunConfig& c) {

@@ -123,10 +123,24 @@ sched::Result<std::vector<StageExtraBytes>> measure_stage_extra_bytes(const Mode
   return extra;
 }
 
-sched::Result<std::vector<RangeExtraBytes>> measure_range_extra_bytes(const ModelConfig& config, int microbatch_size,
-                                                                       int repetitions, const ComputeDevices& where) {
-  if (microbatch_size < 1 || repetitions < 1) {
-    return sched::Error{"stage memory: micro-batch size and repetitions must be >= 1"};
+std::int64_t range_layer_runs(int layers, int max_layers) {
+  std::int64_t runs = 0;
+  for (std::int64_t n = 1; n <= std::min(layers, max_layers); ++n) runs += (layers - n + 1) * n;
+  return runs;
+}
+
+int measured_range_layers(int layers, int requested) {
+  if (requested > 0) return std::min(requested, layers);
+  int w = 1;
+  while (w < layers && range_layer_runs(layers, w + 1) <= kRangeLayerBudget) ++w;
+  return w;
+}
+
+sched::Result<std::vector<RangeExtraBytes>> measure_range_extra_bytes(
+    const ModelConfig& config, int microbatch_size, int repetitions, const ComputeDevices& where, int max_layers,
+    const std::function<void(std::int64_t, std::int64_t)>& progress) {
+  if (microbatch_size < 1 || repetitions < 1 || max_layers < 1) {
+    return sched::Error{"stage memory: micro-batch size, repetitions and range length must be >= 1"};
   }
   auto model = model_on(config, where);
   if (!model) return model.error();
@@ -135,12 +149,20 @@ sched::Result<std::vector<RangeExtraBytes>> measure_range_extra_bytes(const Mode
   batch.inputs = batch.inputs.to(on);
   batch.targets = batch.targets.to(on);
   const int layers = static_cast<int>(model->layers.size());
+  const std::int64_t total = range_layer_runs(layers, max_layers);
+  std::int64_t done = 0;
+  std::int64_t next_report = total / 10;
   std::vector<RangeExtraBytes> out;
   try {
     torch::Tensor input = batch.inputs;  // the output of layers [0, begin)
     for (int begin = 0; begin < layers; ++begin) {
-      for (int end = begin + 1; end <= layers; ++end) {
+      for (int end = begin + 1; end <= std::min(layers, begin + max_layers); ++end) {
         out.push_back({begin, end, measure_layers(*model, where, input, batch.targets, begin, end, repetitions)});
+        done += end - begin;
+      }
+      if (progress && done >= next_report && done < total) {
+        progress(done, total);
+        next_report = done + total / 10;
       }
       const torch::NoGradGuard no_grad;
       input = forward_layers(*model, begin, begin + 1, input, batch.targets, false);

@@ -17,6 +17,8 @@
 //                                    forward_no_grad = peak during F - live after F
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -58,7 +60,20 @@ struct RangeExtraBytes {
   int end = 0;
   StageExtraBytes bytes;
 };
-sched::Result<std::vector<RangeExtraBytes>> measure_range_extra_bytes(const ModelConfig& config, int microbatch_size,
-                                                                       int repetitions, const ComputeDevices& where);
+// Ranges of at most `max_layers` layers (measured_range_layers); `progress` hears (ranges done,
+// ranges to do) about every tenth of the work.
+sched::Result<std::vector<RangeExtraBytes>> measure_range_extra_bytes(
+    const ModelConfig& config, int microbatch_size, int repetitions, const ComputeDevices& where, int max_layers,
+    const std::function<void(std::int64_t, std::int64_t)>& progress = {});
+
+// Measuring the ranges of up to W of L layers runs sum_{n=1..W} (L - n + 1) * n layers per pass,
+// which for every range (W = L) grows as L^3. A profile measures every range while that work
+// stays within kRangeLayerBudget layer runs per micro-batch size (every range of up to 48
+// layers, the zoo's and ResNet-50's included), else the
+// longest W that fits (longer stages compose their layers' bytes, prediction.h); `requested` > 0
+// asks for exactly min(requested, L).
+inline constexpr std::int64_t kRangeLayerBudget = 20'000;
+std::int64_t range_layer_runs(int layers, int max_layers);
+int measured_range_layers(int layers, int requested);
 
 }  // namespace pipeworks::hw

@@ -84,6 +84,44 @@ class HasList(nn.Module):
         return x
 
 
+class TwiceInside(nn.Module):
+    """One Linear applied twice inside one child: sharing a stage never cuts."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(torch.tanh(self.fc(x)))
+
+
+class SumAll(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.sum()
+
+
+class MeanOverBatch(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.mean(0)
+
+
+def inflating_copy(source, target, megabytes):
+    """`source`'s records, plus one compressed record of `megabytes` MiB of zeros (a zip bomb:
+    the file stays small, LibTorch would inflate the record in full)."""
+    import zipfile
+    with zipfile.ZipFile(source) as src, zipfile.ZipFile(target, "w") as dst:
+        prefix = src.namelist()[0].split("/")[0]
+        for info in src.infolist():
+            dst.writestr(info, src.read(info.filename))
+        bomb = zipfile.ZipInfo(prefix + "/data/999")
+        bomb.compress_type = zipfile.ZIP_DEFLATED
+        bomb._compresslevel = 1  # fastest: the size inflated is what counts
+        with dst.open(bomb, "w", force_zip64=True) as record:
+            zeros = bytes(1 << 20)
+            for _ in range(megabytes):
+                record.write(zeros)
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
@@ -101,6 +139,16 @@ def main(out):
         embed=nn.Embedding(20, 8), ff=nn.Linear(8, 8), act=nn.GELU(), head=nn.Linear(8, 20))),
         "tokens.pt")  # --input-shape 6 --input-dtype int64 --input-high 20, cross_entropy
     save(nn.Sequential(OrderedDict(fc1=nn.Linear(8, 8), drop=nn.Dropout(0.1), fc2=nn.Linear(8, 4))), "dropout.pt")
+
+    save(nn.Sequential(OrderedDict(block=TwiceInside(), head=nn.Linear(8, 4))), "shared_inside_child.pt")
+    shared = nn.Linear(8, 8)
+    save(nn.Sequential(shared, nn.Tanh(), shared, nn.Tanh(), nn.Linear(8, 4)), "tied_module.pt")
+    embed, head = nn.Embedding(20, 8), nn.Linear(8, 20)
+    head.weight = embed.weight  # tied input and output embeddings
+    save(nn.Sequential(OrderedDict(embed=embed, act=nn.GELU(), head=head)), "tied_embedding.pt")
+    save(nn.Sequential(OrderedDict(fc=nn.Linear(8, 4), total=SumAll())), "scalar_output.pt")
+    save(nn.Sequential(OrderedDict(fc=nn.Linear(8, 4), mean=MeanOverBatch(), head=nn.Linear(4, 4))),
+         "loses_batch.pt")
 
     with open(os.path.join(out, "not_torchscript.pt"), "wb") as f:
         f.write(b"not a zip archive\n" * 16)
@@ -124,6 +172,8 @@ def main(out):
     data("data_float_classes.pt", inputs=torch.randn(12, 3, 8, 8), targets=torch.randn(12, 5))
     data("data_class_7.pt", inputs=torch.randn(12, 3, 8, 8), targets=torch.full((12,), 7))
     torch.save([torch.randn(10, 8), torch.randn(10, 4)], os.path.join(out, "data_list.pt"))
+    inflating_copy(os.path.join(out, "mlp.pt"), os.path.join(out, "inflates.pt"), 300)
+    inflating_copy(os.path.join(out, "mlp_data.pt"), os.path.join(out, "data_inflates.pt"), 300)
 
 
 if __name__ == "__main__":

@@ -145,6 +145,17 @@ TEST_CASE("files that are not a sequence of one-tensor layers are refused, namin
       {"mlp.pt", {9}, {"input shape 9 (float32) does not fit", "child '0' (linear.Linear) failed on a (2, 9) tensor",
                        "mat1 and mat2 shapes cannot be multiplied"}},
       {"convnet.pt", {1, 8, 8}, {"child 'conv1' (conv.Conv2d) failed on a (2, 1, 8, 8) tensor"}},
+      // tied weights: trained per stage they would be two tensors, not the model saved
+      {"tied_module.pt", {8}, {"child '2' parameter 'weight' is the same tensor as child '0' parameter 'weight'",
+                               "trained untied"}},
+      {"tied_embedding.pt", {6}, {"child 'head' parameter 'weight' is the same tensor as child 'embed' parameter"}},
+      // the batch dimension must survive every child (a 0-dim output under mse, a mean over it)
+      {"scalar_output.pt", {8}, {"child 'total' (SumAll) turns a (2, 4) tensor (a batch of 2) into a () tensor",
+                                 "keep the batch as its first dimension"}},
+      {"loses_batch.pt", {8}, {"child 'mean' (MeanOverBatch) turns a (2, 4) tensor (a batch of 2) into a (4)"}},
+      // a zip bomb: refused from its directory before LibTorch inflates the record
+      {"inflates.pt", {8}, {"compressed records inflate to more than 256 MiB (at record 'mlp/data/999')",
+                            "not a TorchScript module torch wrote"}},
   };
   for (const Refusal& r : corpus) {
     ModelConfig c = scripted(r.file, r.shape);
@@ -158,6 +169,14 @@ TEST_CASE("files that are not a sequence of one-tensor layers are refused, namin
   const sched::Status floats_into_embedding = load_scripted_model(tokens);
   REQUIRE_FALSE(floats_into_embedding);
   CHECK_THAT(floats_into_embedding.error().message, Catch::Contains("child 'embed'"));
+}
+
+TEST_CASE("a module used twice inside one child is one layer: it loads, its sharing is kept") {
+  const ModelConfig c = loaded(scripted("shared_inside_child.pt", {8}));
+  CHECK(c.scripted.layer_names == std::vector<std::string>{"block", "head"});
+  CHECK(c.scripted.parameters == 8 * 8 + 8 + 8 * 4 + 4);
+  const TensorDiff grads = pipelined_against_reference(c, lowered(sched::ScheduleKind::kGPipe, 2, 4, false));
+  CHECK(grads.exactly_equal);
 }
 
 TEST_CASE("a data file supplies the samples: shape and dtype from it, batches drawn from its rows by the seed") {
@@ -193,6 +212,7 @@ TEST_CASE("data files that do not fit the model are refused, naming the file and
       {"data_list.pt", "holds no dict"},
       {"mlp.pt", "is not a torch.save file"},
       {"missing.pt", "cannot read data file"},
+      {"data_inflates.pt", "compressed records inflate to more than 256 MiB (at record 'mlp_data/data/999')"},
   };
   for (const auto& [file, expected] : corpus) {
     ModelConfig c = scripted("mlp.pt", {});

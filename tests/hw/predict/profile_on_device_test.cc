@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "hw/exec/device_support.h"
 #include "hw/predict/machine_profile.h"
 #include "hw/predict/profiler.h"
@@ -59,10 +61,21 @@ TEST_CASE("profile on a device: bytes come from the device's meter, equal to the
     CHECK(d.backward_transient_bytes == c.backward_transient_bytes);
     CHECK(d.stash_bytes > 0);
   }
-  auto ranges = measure_range_extra_bytes(model, 2, 1, devices);
+  auto ranges = measure_range_extra_bytes(model, 2, 1, devices, num_model_layers(model));
   REQUIRE(ranges.ok());
   const int layers = num_model_layers(model);
   CHECK(ranges->size() == static_cast<std::size_t>(layers * (layers + 1) / 2));
+  // Bounded ranges: only those of up to 2 layers, with progress as the work goes.
+  std::vector<std::int64_t> heard;
+  auto short_ranges = measure_range_extra_bytes(model, 2, 1, devices, 2,
+                                                [&](std::int64_t done, std::int64_t total) {
+                                                  CHECK(total == range_layer_runs(layers, 2));
+                                                  heard.push_back(done);
+                                                });
+  REQUIRE(short_ranges.ok());
+  CHECK(short_ranges->size() == static_cast<std::size_t>(layers + layers - 1));
+  for (const RangeExtraBytes& r : *short_ranges) CHECK(r.end - r.begin <= 2);
+  CHECK(std::is_sorted(heard.begin(), heard.end()));
 }
 
 TEST_CASE("profile on a device: hand-off, dispatch and contention are measured on the device") {

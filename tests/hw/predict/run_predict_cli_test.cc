@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hw/exec/cpu_affinity.h"
+
 #define PIPEWORKS_EXE (std::string(PIPEWORKS_BINARY_DIR) + "/cli/pipeworks")
 #include "cli/run_pipeworks.h"
 
@@ -63,6 +65,31 @@ TEST_CASE("run --predict: a JSON report with both timelines and the stage replay
   fs::remove_all(dir);
 }
 
+TEST_CASE("run --predict --model-spec: a spec of another model is refused before any step runs") {
+  const fs::path dir = fs::temp_directory_path() / "pipeworks_run_predict_spec_cli_test";
+  fs::create_directories(dir);
+  const std::string spec = (dir / "mlp_4x16.json").string();
+  const test::CliRun profiled = test::run_pipeworks("profile --model mlp --depth 4 --width 16 --microbatch-sizes 8 "
+                                                    "--warmup 0 --repetitions 1 --no-machine --intra-op-threads 1 "
+                                                    "-o " + spec);
+  INFO(profiled.output);
+  REQUIRE(profiled.exit_code == 0);
+  const std::string predict = "run --predict --model mlp -K 2 -M 2 --batch 16 --steps 2 --intra-op-threads 1 "
+                              "--no-stage-replay --model-spec " + spec;
+  const test::CliRun deeper = test::run_pipeworks(predict + " --depth 5 --width 16");
+  CHECK(deeper.exit_code != 0);
+  CHECK_THAT(deeper.output, Catch::Contains("--model-spec describes 'mlp' with 5 layers; the model to run (mlp) has 6"));
+  const test::CliRun wider = test::run_pipeworks(predict + " --depth 4 --width 32");
+  CHECK(wider.exit_code != 0);
+  CHECK_THAT(wider.output, Catch::Contains("--model-spec describes 'mlp' with 1360 parameters; the model to run (mlp) "
+                                           "has 5280"));
+  for (const test::CliRun* refused : {&deeper, &wider}) CHECK_THAT(refused->output, !Catch::Contains("step  "));
+  const test::CliRun same = test::run_pipeworks(predict + " --depth 4 --width 16");
+  INFO(same.output);
+  CHECK(same.exit_code == 0);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("run --predict: bad replay rounds are refused with a message") {
   const test::CliRun run = test::run_pipeworks(kTiny + " --replay-rounds 0");
   CHECK(run.exit_code != 0);
@@ -87,10 +114,13 @@ TEST_CASE("run --pin-workers: the plan is printed and reported, a bad value or a
   const test::CliRun bad = test::run_pipeworks(one + " --pin-workers maybe");
   CHECK(bad.exit_code == 2);
   CHECK(bad.output.find("--pin-workers: worker pinning 'maybe' is not one of off, auto, on") != std::string::npos);
-  const test::CliRun too_many = test::run_pipeworks(one + " --pin-workers on --intra-op-threads 256");  // the most allowed
+  // One thread more than the usable cores: within what a run accepts (run_resources.h), beyond
+  // what pinning can place.
+  const std::string threads = std::to_string(hw::usable_cpus().size() + 1);
+  const test::CliRun too_many = test::run_pipeworks(one + " --pin-workers on --intra-op-threads " + threads);
   INFO(too_many.output);
   CHECK(too_many.exit_code != 0);
-  CHECK(too_many.output.find("cannot pin 1 workers x 256 threads") != std::string::npos);
+  CHECK(too_many.output.find("cannot pin 1 workers x " + threads + " threads") != std::string::npos);
   fs::remove_all(dir);
 }
 
