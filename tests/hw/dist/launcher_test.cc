@@ -267,6 +267,24 @@ TEST_CASE("launcher: a full standard output is reported with its own reason") {
   CHECK_THAT(errors, !Catch::Contains("No such process"));
 }
 
+TEST_CASE("launcher: ranks started with different configurations fail at the rendezvous naming the field") {
+  LaunchOptions options;
+  options.num_processes = 2;
+  options.command = {"sh", "-c",
+                     "M=2; if [ \"$RANK\" = 1 ]; then M=4; fi; exec " + pipeworks_exe() +
+                         " run --distributed --model mlp --depth 2 --width 8 -K 2 -M $M --batch 4 --steps 1 "
+                         "--intra-op-threads 1 --timeout 120"};
+  Lines lines;
+  const auto start = std::chrono::steady_clock::now();
+  auto result = launch(options, collect(lines));
+  REQUIRE(result.ok());
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(100));  // not the 120 s timeout
+  CHECK(result->exit_code == 1);
+  const std::string errors = joined(lines.err[0]) + joined(lines.err[1]);
+  INFO(errors);
+  CHECK_THAT(errors, Catch::Contains("the ranks were started with different configurations: -M (--microbatches) is "));
+}
+
 TEST_CASE("launcher: bad options are errors before anything starts") {
   LaunchOptions options;
   options.command = {};
