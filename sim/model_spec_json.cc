@@ -165,7 +165,9 @@ StageTemporaries read_temporaries(SpecReader& reader, const Json& object, const 
   const bool pair = range != object.end() && range->is_array() && range->size() == 2 &&
                     (*range)[0].is_number_integer() && (*range)[1].is_number_integer();
   if (reader.ok() && !pair) {
-    reader.fail(range_pointer, range == object.end() ? nullptr : &*range, "expected [first layer, one past the last]");
+    reader.fail(range_pointer, range == object.end() ? nullptr : &*range,
+                range == object.end() ? "missing required field ([first layer, one past the last])"
+                                      : "expected [first layer, one past the last]");
     return t;
   }
   if (!reader.ok()) return t;
