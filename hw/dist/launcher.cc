@@ -60,29 +60,39 @@ LineSink writer_sink(OutputWriter& out, OutputWriter& err) {
   };
 }
 
-// Hands the lines `chunk` completes to the sink; the unfinished rest waits in `pending`, which
-// goes out as a line of its own once it reaches kMaxForwardedLineBytes. Each byte is looked at
-// once, so a rank that never writes a newline costs linear time and bounded memory.
+// Appends `part` to the unfinished line in `pending`, handing each kMaxForwardedLineBytes piece
+// to the sink as a line of its own; true when a piece went out.
+bool append_capped(std::string& pending, std::string_view part, int rank, bool is_stderr, const LineSink& sink) {
+  bool sent = false;
+  while (!part.empty()) {
+    const std::size_t take = std::min(part.size(), kMaxForwardedLineBytes - pending.size());
+    pending.append(part.substr(0, take));
+    part.remove_prefix(take);
+    if (pending.size() == kMaxForwardedLineBytes) {
+      sink(rank, is_stderr, pending);
+      pending.clear();
+      sent = true;
+    }
+  }
+  return sent;
+}
+
+// Hands the lines `chunk` completes to the sink; the unfinished rest waits in `pending`. No line
+// handed over is longer than kMaxForwardedLineBytes (a longer one goes out in pieces), and each
+// byte is looked at once, so a rank that never writes a newline costs linear time and bounded
+// memory.
 void forward_chunk(std::string& pending, std::string_view chunk, int rank, bool is_stderr, const LineSink& sink) {
   for (std::size_t nl = chunk.find('\n'); nl != std::string_view::npos; nl = chunk.find('\n')) {
-    if (pending.empty()) {
+    if (pending.empty() && nl <= kMaxForwardedLineBytes) {
       sink(rank, is_stderr, chunk.substr(0, nl));
     } else {
-      pending.append(chunk.substr(0, nl));
-      sink(rank, is_stderr, pending);
+      const bool sent = append_capped(pending, chunk.substr(0, nl), rank, is_stderr, sink);
+      if (!pending.empty() || !sent) sink(rank, is_stderr, pending);  // the line's last piece
       pending.clear();
     }
     chunk.remove_prefix(nl + 1);
   }
-  while (!chunk.empty()) {
-    const std::size_t take = std::min(chunk.size(), kMaxForwardedLineBytes - pending.size());
-    pending.append(chunk.substr(0, take));
-    chunk.remove_prefix(take);
-    if (pending.size() == kMaxForwardedLineBytes) {
-      sink(rank, is_stderr, pending);
-      pending.clear();
-    }
-  }
+  append_capped(pending, chunk, rank, is_stderr, sink);
 }
 
 // At end of file: the unfinished rest, if any, as a last line.
