@@ -186,7 +186,8 @@ TEST_CASE("stage temporaries: one entry per measured range of layers, looked up 
   const std::pair<const char*, const char*> bad[] = {
       {R"("stage_temporaries": [{"layers": [0, 2]}]})", "/stage_temporaries/0/layers: [0,2]: not a range"},
       {R"("stage_temporaries": [{"layers": [0]}]})", "/stage_temporaries/0/layers: [0]: expected [first layer"},
-      {R"("stage_temporaries": [{"forward": "1B"}]})", "/stage_temporaries/0/layers: expected [first layer"},
+      {R"("stage_temporaries": [{"forward": "1B"}]})",
+       "/stage_temporaries/0/layers: missing required field ([first layer, one past the last])"},
       {R"("stage_temporaries": [{"layers": [0, 1]}, {"layers": [0, 1]}]})", "/stage_temporaries/1/layers: [0,1]: this range is given twice"},
       {R"("stage_temporaries": [{"layers": [0, 1], "backward": "1B"}]})", "/stage_temporaries/0/backward: unknown field"}};
   for (const auto& [tail, message] : bad) {
