@@ -125,6 +125,28 @@ std::vector<int> in_flight_microbatches(ScheduleKind kind, int num_stages, int n
   return counts;
 }
 
+namespace {
+
+// Of a device's stages, the one whose next action can run now (every dependency finished by the
+// step `finished_by` asks about), the furthest behind first; -1 when none can.
+template <class Finished>
+int ready_stage(const std::vector<int>& stages, const std::vector<Program>& stage_orders,
+                const std::vector<std::size_t>& next, const ActionIndex& index, int num_stages,
+                const Finished& finished_by) {
+  int best = -1;
+  for (int s : stages) {
+    const auto& order = stage_orders[static_cast<std::size_t>(s)];
+    const std::size_t pos = next[static_cast<std::size_t>(s)];
+    if (pos >= order.size()) continue;
+    const Dependencies deps = data_dependencies(order[pos], index, num_stages);
+    if (!std::all_of(deps.begin(), deps.end(), finished_by)) continue;
+    if (best < 0 || pos < next[static_cast<std::size_t>(best)]) best = s;
+  }
+  return best;
+}
+
+}  // namespace
+
 Result<Schedule> merge_stage_orders(int num_stages, int num_microbatches, const std::vector<int>& placement,
                                     const std::vector<Program>& stage_orders) {
   Schedule schedule;
@@ -180,16 +202,10 @@ Result<Schedule> merge_stage_orders(int num_stages, int num_microbatches, const 
       const int d = placement[static_cast<std::size_t>(s)];
       if (queued_for[static_cast<std::size_t>(d)] != step + 1) queued_for[static_cast<std::size_t>(d)] = step + 1, woken.push_back(d);
     };
+    const auto finished_now = [&](const Action& a) { return finished_by(a, step); };
     for (const int d : trying) {
-      int best = -1;
-      for (int s : stages_of[static_cast<std::size_t>(d)]) {
-        const auto& order = stage_orders[static_cast<std::size_t>(s)];
-        const std::size_t pos = next[static_cast<std::size_t>(s)];
-        if (pos >= order.size()) continue;
-        const Dependencies deps = data_dependencies(order[pos], *index, num_stages);
-        if (!std::all_of(deps.begin(), deps.end(), [&](const Action& a) { return finished_by(a, step); })) continue;
-        if (best < 0 || pos < next[static_cast<std::size_t>(best)]) best = s;
-      }
+      const int best =
+          ready_stage(stages_of[static_cast<std::size_t>(d)], stage_orders, next, *index, num_stages, finished_now);
       if (best < 0) continue;
       const std::size_t pos = next[static_cast<std::size_t>(best)]++;
       done[static_cast<std::size_t>(best)][pos] = step + 1;
