@@ -23,20 +23,8 @@ const std::string kSweep = "sweep --model gpt2-medium --cluster dgx-h100 --batch
 const std::string kPlan = "plan --model gpt2-medium --cluster dgx-h100 --batch 8 --devices 2 ";
 const std::string kData = PIPEWORKS_TEST_DATA_DIR;
 
-struct Case {
-  std::string arguments;
-  std::string expected;  // a part of the output
-};
-
-// Runs every case, expecting `exit_code` and the expected text in the output.
-void check_cases(const std::vector<Case>& cases, int exit_code) {
-  for (const Case& c : cases) {
-    const CliRun run = run_pipeworks(c.arguments);
-    INFO(c.arguments << "\n" << run.output);
-    CHECK(run.exit_code == exit_code);
-    CHECK_THAT(run.output, Catch::Contains(c.expected));
-  }
-}
+using Case = pipeworks::test::CliCase;
+constexpr auto check_cases = pipeworks::test::check_cli_cases;
 
 // A directory of its own, with "full.csv" and "full.json" naming /dev/full (a device whose
 // every write fails with ENOSPC) for commands that want an extension.

@@ -16,19 +16,8 @@ namespace {
 using pipeworks::test::CliRun;
 using pipeworks::test::run_pipeworks;
 
-struct Case {
-  std::string arguments;
-  std::string expected;  // a part of the output
-};
-
-void check_cases(const std::vector<Case>& cases, int exit_code) {
-  for (const Case& c : cases) {
-    const CliRun run = run_pipeworks(c.arguments);
-    INFO(c.arguments << "\n" << run.output);
-    CHECK(run.exit_code == exit_code);
-    CHECK_THAT(run.output, Catch::Contains(c.expected));
-  }
-}
+using Case = pipeworks::test::CliCase;
+constexpr auto check_cases = pipeworks::test::check_cli_cases;
 
 TEST_CASE("hostile CLI: work far beyond the shape asked for is refused with its estimate", "[cli][hostile]") {
   check_cases({{"schedule --schedule 1f1b -K 4096 -M 2",

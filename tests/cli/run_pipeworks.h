@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -32,6 +33,22 @@ inline CliRun run_pipeworks(const std::string& arguments, const std::string& red
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+// A command line and a part of the output it must print.
+struct CliCase {
+  std::string arguments;
+  std::string expected;
+};
+
+// Runs every case, expecting `exit_code` and the expected text in the output.
+inline void check_cli_cases(const std::vector<CliCase>& cases, int exit_code) {
+  for (const CliCase& c : cases) {
+    const CliRun run = run_pipeworks(c.arguments);
+    INFO(c.arguments << "\n" << run.output);
+    CHECK(run.exit_code == exit_code);
+    CHECK_THAT(run.output, Catch::Contains(c.expected));
+  }
 }
 
 }  // namespace pipeworks::test
