@@ -4,6 +4,7 @@
 //   layers  0 ........ i ........ j            best[s][j]: stages 0..s cover layers [0, j)
 //           |<- stages 0..s-1 ->|<- stage s ->|
 #include "sim/partition.h"
+#include "sim/partition_memo.h"
 
 #include <algorithm>
 #include <cmath>
@@ -42,6 +43,19 @@ struct Prepared {
     const I128 stashed = stash[sj] - stash[si];
     const I128 activations = recompute ? flight * input[si] + stashed : flight * stashed;
     return fixed[sj] - fixed[si] + activations;
+  }
+  // A lower bound on memory_of(s, i, j) that only grows as i decreases: memory without the
+  // recompute term's in-flight inputs (input[i] is not monotone in i); exact without recompute.
+  I128 memory_floor_of(int s, int i, int j) const {
+    if (!recompute) return memory_of(s, i, j);
+    const auto si = static_cast<std::size_t>(i);
+    const auto sj = static_cast<std::size_t>(j);
+    return fixed[sj] - fixed[si] + stash[sj] - stash[si];
+  }
+  // True when no stage starting at i or before (ending at j) fits stage s's capacity.
+  bool overflows_from(int s, int i, int j) const {
+    const Bytes cap = capacity[static_cast<std::size_t>(s)];
+    return cap > 0 && memory_floor_of(s, i, j) > cap;
   }
   // memory - capacity; -inf when the stage has no cap.
   double overflow_of(int s, int i, int j) const {
@@ -121,9 +135,12 @@ struct DpResult {
 };
 
 // Min over partitions of max over stages of cost(s, i, j), restricted to feasible(s, i, j).
-// `monotone`: cost grows as i decreases for fixed (s, j), so the scan over i can stop early.
-template <class Cost, class Feasible>
-DpResult minmax(const Prepared& p, Cost cost, Feasible feasible, bool monotone) {
+// The scan over i (the stage's first layer) goes from j - 1 down and stops at the first i where
+// stop(s, i, j, value) holds: `stop` must be true only when no smaller i can be feasible and
+// improve on `value` (a bound that only grows as i decreases), so stopping never changes the
+// result. With it the work is the feasible, competitive window of each cell, not all of [s, j).
+template <class Cost, class Feasible, class Stop>
+DpResult minmax(const Prepared& p, Cost cost, Feasible feasible, Stop stop) {
   const int L = p.num_layers;
   const int K = p.num_stages;
   const auto width = static_cast<std::size_t>(L + 1);
@@ -139,11 +156,10 @@ DpResult minmax(const Prepared& p, Cost cost, Feasible feasible, bool monotone) 
       double value = kInf;
       int arg = -1;
       for (int i = j - 1; i >= s; --i) {
-        const double c = cost(s, i, j);
-        if (monotone && c >= value) break;  // smaller i only cost more
+        if (stop(s, i, j, value)) break;
         const double prev = best[cell(s - 1, i)];
         if (prev == kInf || !feasible(s, i, j)) continue;
-        const double v = std::max(prev, c);
+        const double v = std::max(prev, cost(s, i, j));
         if (v < value) {
           value = v;
           arg = i;
@@ -163,6 +179,25 @@ DpResult minmax(const Prepared& p, Cost cost, Feasible feasible, bool monotone) 
     result.boundaries[static_cast<std::size_t>(s)] = j;
   }
   return result;
+}
+
+// The min-max partition without memory caps.
+Partition fastest_partition(const Prepared& p, const PartitionProblem& problem, PartitionMemo* memo) {
+  if (memo) {
+    if (auto known = memo->find(problem, p.num_stages)) return *std::move(known);
+  }
+  const auto time = [&](int s, int i, int j) { return p.time_of(s, i, j); };
+  const auto stop = [&](int s, int i, int j, double value) { return p.time_of(s, i, j) >= value; };
+  Partition partition{minmax(p, time, [](int, int, int) { return true; }, stop).boundaries};
+  if (memo) memo->remember(problem, p.num_stages, partition);
+  return partition;
+}
+
+bool fits_every_stage(const Prepared& p, const Partition& partition) {
+  for (int s = 0; s < partition.num_stages(); ++s) {
+    if (p.overflow_of(s, partition.begin(s), partition.end(s)) > 0) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -208,18 +243,27 @@ sched::Result<Partition> uniform_partition(int num_layers, int num_stages) {
   return partition;
 }
 
-sched::Result<Partition> balanced_partition(const PartitionProblem& problem, int num_stages) {
+sched::Result<Partition> balanced_partition(const PartitionProblem& problem, int num_stages, PartitionMemo* memo) {
   auto prepared = prepare(problem, num_stages);
   if (!prepared) return prepared.error();
   const Prepared& p = *prepared;
+  Partition fastest = fastest_partition(p, problem, memo);
+  if (fits_every_stage(p, fastest)) return fastest;
   const auto time = [&](int s, int i, int j) { return p.time_of(s, i, j); };
   const auto fits = [&](int s, int i, int j) { return p.overflow_of(s, i, j) <= 0; };
-  DpResult best = minmax(p, time, fits, true);
+  const auto time_stop = [&](int s, int i, int j, double value) {
+    return p.time_of(s, i, j) >= value || p.overflows_from(s, i, j);
+  };
+  DpResult best = minmax(p, time, fits, time_stop);
   if (best.value != kInf) return Partition{std::move(best.boundaries)};
 
   // Nothing fits: find the partition whose worst overflow is smallest and report it.
   const auto overflow = [&](int s, int i, int j) { return p.overflow_of(s, i, j); };
-  const DpResult least = minmax(p, overflow, [](int, int, int) { return true; }, !p.recompute);
+  const auto overflow_stop = [&](int s, int i, int j, double value) {
+    const Bytes cap = p.capacity[static_cast<std::size_t>(s)];
+    return cap > 0 && static_cast<double>(p.memory_floor_of(s, i, j) - cap) >= value;
+  };
+  const DpResult least = minmax(p, overflow, [](int, int, int) { return true; }, overflow_stop);
   const Partition partition{least.boundaries};
   int worst = 0;
   for (int s = 1; s < num_stages; ++s) {
@@ -289,10 +333,11 @@ sched::Result<PartitionProblem> partition_problem(const ModelSpec& spec, const B
   return problem;
 }
 
-sched::Result<Partition> balanced_partition(const ModelSpec& spec, int num_stages, const BalanceOptions& options) {
+sched::Result<Partition> balanced_partition(const ModelSpec& spec, int num_stages, const BalanceOptions& options,
+                                            PartitionMemo* memo) {
   auto problem = partition_problem(spec, options);
   if (!problem) return problem.error();
-  return balanced_partition(*problem, num_stages);
+  return balanced_partition(*problem, num_stages, memo);
 }
 
 }  // namespace pipeworks::sim

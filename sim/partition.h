@@ -53,14 +53,24 @@ struct PartitionProblem {
   std::vector<int> in_flight;              // K entries (empty: all 1)
 };
 
-// Exact: minimizes the slowest stage's time (DP over prefix sums, O(K L^2) worst case with
-// pruning) subject to every stage fitting its capacity; deterministic (ties keep the latest
-// cut found scanning backwards). When no partition fits, the error names the stage that
-// overflows most, by how much, in the partition with the smallest largest overflow. Stages that
-// share a device (virtual stages) are balanced as stages, not as device totals, so a device's
-// stages can add up to more than another's: interleaved 1F1B's critical path runs through every
-// stage, and levelling the device totals instead predicted slower (bench/README.md).
-sched::Result<Partition> balanced_partition(const PartitionProblem& problem, int num_stages);
+// Exact: minimizes the slowest stage's time (DP over prefix sums; each cell scans only the
+// first layers whose range can fit and still beat its best, so O(K L^2) only in the worst case,
+// e.g. one layer holding most of the time) subject to every stage fitting its capacity;
+// deterministic (ties keep the latest cut found scanning backwards). When no partition fits,
+// the error names the stage that overflows most, by how much, in the partition with the
+// smallest largest overflow. Stages that share a device (virtual stages) are balanced as
+// stages, not as device totals, so a device's stages can add up to more than another's:
+// interleaved 1F1B's critical path runs through every stage, and levelling the device totals
+// instead predicted slower (bench/README.md).
+//
+// The partition without caps comes first (from `memo` when given and known): when it fits every
+// stage it is the capped answer too, the same cut for cut. On its path each cell's chosen first
+// layer i* is feasible, and the capped prefix through i* costs what the uncapped one does; every
+// other candidate costs at least as much capped as uncapped, and one that tied i* uncapped from a
+// later i would have been chosen instead; so each cell keeps i*.
+class PartitionMemo;
+sched::Result<Partition> balanced_partition(const PartitionProblem& problem, int num_stages,
+                                            PartitionMemo* memo = nullptr);
 
 // The slowest stage's time and each stage's memory under `problem`, for a given partition.
 double bottleneck_time(const PartitionProblem& problem, const Partition& partition);
@@ -81,6 +91,6 @@ sched::Result<PartitionProblem> partition_problem(const ModelSpec& spec, const B
 
 // Shorthand: partition_problem + balanced_partition.
 sched::Result<Partition> balanced_partition(const ModelSpec& spec, int num_stages,
-                                            const BalanceOptions& options);
+                                            const BalanceOptions& options, PartitionMemo* memo = nullptr);
 
 }  // namespace pipeworks::sim

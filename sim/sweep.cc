@@ -9,6 +9,7 @@
 
 #include "sim/batch_split.h"
 #include "sim/parallel_for.h"
+#include "sim/partition_memo.h"
 #include "sim/pareto.h"
 
 namespace pipeworks::sim {
@@ -132,8 +133,9 @@ sched::Result<SweepResult> run_sweep(const SweepSpec& spec, const SweepOptions& 
     return expected_cost(configs[a]) > expected_cost(configs[b]);
   });
   const std::size_t total = configs.size();
+  PartitionMemo memo;
   parallel_for(
-      total, options.threads, [&](std::size_t i) { result.rows[i] = evaluate_config(spec, configs[i]); },
+      total, options.threads, [&](std::size_t i) { result.rows[i] = evaluate_config(spec, configs[i], &memo); },
       [&](std::size_t done) {
         if (options.on_progress) options.on_progress(done, total);
       },

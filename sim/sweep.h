@@ -117,7 +117,9 @@ sched::Status check_sweep_spec(const SweepSpec& spec);
 std::vector<SweepConfig> sweep_configs(const SweepSpec& spec, SkipCounts& skipped);
 
 // Partitions, builds and simulates one configuration. Never fails: problems go into the row.
-SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config);
+// `memo` (sim/partition_memo.h), when given, shares uncapped partitions between configurations.
+class PartitionMemo;
+SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config, PartitionMemo* memo = nullptr);
 
 // Every configuration, on options.threads threads; rows are identical for any thread count.
 sched::Result<SweepResult> run_sweep(const SweepSpec& spec, const SweepOptions& options = {});

@@ -60,7 +60,7 @@ Nanoseconds slowest_stage_compute_ns(const CostModel& model, bool recompute) {
 // The balanced partition under the memory caps when one fits; else the uncapped one, with the
 // partitioner's reason in `note`.
 sched::Result<Partition> row_partition(const SweepSpec& spec, const SweepConfig& config, const sched::Schedule& generated,
-                                       const std::vector<int>& placement, std::string& note) {
+                                       const std::vector<int>& placement, PartitionMemo* memo, std::string& note) {
   BalanceOptions balance;
   balance.microbatch_size = config.microbatch_size();
   balance.optimizer = spec.optimizer;
@@ -71,16 +71,16 @@ sched::Result<Partition> row_partition(const SweepSpec& spec, const SweepConfig&
     balance.stage_speed.push_back(d.relative_speed);
     balance.capacity_bytes.push_back(effective_capacity(d.memory_bytes, spec.memory_cap_bytes));
   }
-  auto partition = balanced_partition(spec.model, config.num_stages, balance);
+  auto partition = balanced_partition(spec.model, config.num_stages, balance, memo);
   if (partition) return partition;
   note = "under the memory caps: " + partition.error().message;
   balance.capacity_bytes.clear();
-  return balanced_partition(spec.model, config.num_stages, balance);
+  return balanced_partition(spec.model, config.num_stages, balance, memo);
 }
 
 }  // namespace
 
-SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config) {
+SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config, PartitionMemo* memo) {
   SweepRow row;
   row.config = config;
   const auto fail = [&row](std::string_view step, const sched::Error& error) {
@@ -95,7 +95,7 @@ SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config) {
   auto placement = cluster_placement(*generated, config.num_devices(), spec.cluster);
   if (!placement) return fail("placement", placement.error());
 
-  auto partition = row_partition(spec, config, *generated, *placement, row.partition_note);
+  auto partition = row_partition(spec, config, *generated, *placement, memo, row.partition_note);
   if (!partition) return fail("partition", partition.error());
   row.partition = *partition;
 

@@ -8,6 +8,7 @@
 
 #include "sim/model_presets.h"
 #include "sim/partition.h"
+#include "sim/partition_memo.h"
 
 namespace pipeworks::sim {
 namespace {
@@ -116,6 +117,81 @@ TEST_CASE("balanced equals brute force on random small problems") {
   }
   CHECK(infeasible > 20);  // the generator exercises both outcomes
   CHECK(capped - infeasible > 20);
+}
+
+// The plain capped DP, without pruning, memo or the uncapped-first shortcut: every cell scans
+// every first layer from j - 1 down and keeps the first strict improvement, as balanced_partition
+// promises for its ties. The oracle for the cut-for-cut test below.
+std::vector<int> plain_capped_dp(const PartitionProblem& p, int K) {
+  const int L = static_cast<int>(p.layer_time_ns.size());
+  const double inf = std::numeric_limits<double>::infinity();
+  const auto at = [](const auto& v, int k) { return v[static_cast<std::size_t>(k)]; };
+  const auto fits = [&](int s, int i, int j) {  // partition.h's memory without recompute
+    Bytes fixed = 0, stash = 0;
+    for (int l = i; l < j; ++l) fixed += at(p.static_bytes, l), stash += at(p.stash_bytes, l);
+    return at(p.capacity_bytes, s) <= 0 || fixed + at(p.in_flight, s) * stash <= at(p.capacity_bytes, s);
+  };
+  const auto time = [&](int s, int i, int j) {
+    Nanoseconds sum = 0;
+    for (int l = i; l < j; ++l) sum += at(p.layer_time_ns, l);
+    return static_cast<double>(sum) / (p.stage_speed.empty() ? 1.0 : at(p.stage_speed, s));
+  };
+  std::vector<std::vector<double>> best(static_cast<std::size_t>(K), std::vector<double>(static_cast<std::size_t>(L) + 1, inf));
+  std::vector<std::vector<int>> choice(static_cast<std::size_t>(K), std::vector<int>(static_cast<std::size_t>(L) + 1, -1));
+  for (int j = 1; j <= L; ++j) best[0][static_cast<std::size_t>(j)] = fits(0, 0, j) ? time(0, 0, j) : inf;
+  for (int s = 1; s < K; ++s) {
+    for (int j = s + 1; j <= L; ++j) {
+      for (int i = j - 1; i >= s; --i) {
+        const double prev = best[static_cast<std::size_t>(s) - 1][static_cast<std::size_t>(i)];
+        if (prev == inf || !fits(s, i, j)) continue;
+        const double v = std::max(prev, time(s, i, j));
+        if (v < best[static_cast<std::size_t>(s)][static_cast<std::size_t>(j)]) {
+          best[static_cast<std::size_t>(s)][static_cast<std::size_t>(j)] = v;
+          choice[static_cast<std::size_t>(s)][static_cast<std::size_t>(j)] = i;
+        }
+      }
+    }
+  }
+  std::vector<int> boundaries(static_cast<std::size_t>(K) + 1, 0);
+  boundaries[static_cast<std::size_t>(K)] = L;
+  for (int s = K - 1, j = L; s > 0; --s) boundaries[static_cast<std::size_t>(s)] = j = choice[static_cast<std::size_t>(s)][static_cast<std::size_t>(j)];
+  return boundaries;
+}
+
+TEST_CASE("balanced partition is the plain capped DP cut for cut, with or without a shared memo") {
+  std::mt19937 rng(20261203);
+  auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  PartitionMemo memo;
+  int compared = 0;
+  int uncapped_fit = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const int L = uniform(1, 12);
+    const int K = uniform(1, L);
+    PartitionProblem p;
+    // Few distinct times, so ties are common and the memo is shared by problems that differ only
+    // in memory.
+    for (int l = 0; l < L; ++l) p.layer_time_ns.push_back(uniform(0, 3));
+    for (int l = 0; l < L; ++l) p.static_bytes.push_back(uniform(0, 20));
+    for (int l = 0; l < L; ++l) p.stash_bytes.push_back(uniform(0, 10));
+    if (trial % 3 == 0) {
+      for (int s = 0; s < K; ++s) p.stage_speed.push_back(uniform(1, 2));
+    }
+    for (int s = 0; s < K; ++s) p.capacity_bytes.push_back(uniform(0, 3) == 0 ? 0 : uniform(20, 120));
+    for (int s = 0; s < K; ++s) p.in_flight.push_back(uniform(0, 3));
+    INFO("trial " << trial << " L=" << L << " K=" << K);
+    auto alone = balanced_partition(p, K);
+    auto shared = balanced_partition(p, K, &memo);
+    REQUIRE(alone.ok() == shared.ok());
+    if (!alone.ok()) continue;
+    ++compared;
+    CHECK(alone->boundaries == shared->boundaries);
+    CHECK(alone->boundaries == plain_capped_dp(p, K));
+    PartitionProblem uncapped = p;
+    uncapped.capacity_bytes.clear();
+    uncapped_fit += balanced_partition(uncapped, K)->boundaries == alone->boundaries;
+  }
+  CHECK(compared > 150);
+  CHECK(compared - uncapped_fit > 20);  // the caps decide some of them
 }
 
 TEST_CASE("balanced partition of a known case") {
