@@ -43,11 +43,18 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
+// A stream's unfinished line; `pieces_sent` when kMaxForwardedLineBytes pieces of it already
+// went out (its newline then ends it without one more, empty, line).
+struct PendingLine {
+  std::string text;
+  bool pieces_sent = false;
+};
+
 struct Child {
   pid_t pid = -1;
   int out_fd = -1;  // read ends
   int err_fd = -1;
-  std::string out_buffer, err_buffer;
+  PendingLine out_buffer, err_buffer;
   bool running = false;
   bool signaled_by_us = false;
   RankExit exit;
@@ -61,34 +68,32 @@ LineSink writer_sink(OutputWriter& out, OutputWriter& err) {
 }
 
 // Appends `part` to the unfinished line in `pending`, handing each kMaxForwardedLineBytes piece
-// to the sink as a line of its own; true when a piece went out.
-bool append_capped(std::string& pending, std::string_view part, int rank, bool is_stderr, const LineSink& sink) {
-  bool sent = false;
+// to the sink as a line of its own.
+void append_capped(PendingLine& pending, std::string_view part, int rank, bool is_stderr, const LineSink& sink) {
   while (!part.empty()) {
-    const std::size_t take = std::min(part.size(), kMaxForwardedLineBytes - pending.size());
-    pending.append(part.substr(0, take));
+    const std::size_t take = std::min(part.size(), kMaxForwardedLineBytes - pending.text.size());
+    pending.text.append(part.substr(0, take));
     part.remove_prefix(take);
-    if (pending.size() == kMaxForwardedLineBytes) {
-      sink(rank, is_stderr, pending);
-      pending.clear();
-      sent = true;
+    if (pending.text.size() == kMaxForwardedLineBytes) {
+      sink(rank, is_stderr, pending.text);
+      pending.text.clear();
+      pending.pieces_sent = true;
     }
   }
-  return sent;
 }
 
 // Hands the lines `chunk` completes to the sink; the unfinished rest waits in `pending`. No line
 // handed over is longer than kMaxForwardedLineBytes (a longer one goes out in pieces), and each
 // byte is looked at once, so a rank that never writes a newline costs linear time and bounded
 // memory.
-void forward_chunk(std::string& pending, std::string_view chunk, int rank, bool is_stderr, const LineSink& sink) {
+void forward_chunk(PendingLine& pending, std::string_view chunk, int rank, bool is_stderr, const LineSink& sink) {
   for (std::size_t nl = chunk.find('\n'); nl != std::string_view::npos; nl = chunk.find('\n')) {
-    if (pending.empty() && nl <= kMaxForwardedLineBytes) {
+    if (pending.text.empty() && !pending.pieces_sent && nl <= kMaxForwardedLineBytes) {
       sink(rank, is_stderr, chunk.substr(0, nl));
     } else {
-      const bool sent = append_capped(pending, chunk.substr(0, nl), rank, is_stderr, sink);
-      if (!pending.empty() || !sent) sink(rank, is_stderr, pending);  // the line's last piece
-      pending.clear();
+      append_capped(pending, chunk.substr(0, nl), rank, is_stderr, sink);
+      if (!pending.text.empty() || !pending.pieces_sent) sink(rank, is_stderr, pending.text);  // the last piece
+      pending = PendingLine{};
     }
     chunk.remove_prefix(nl + 1);
   }
@@ -96,10 +101,9 @@ void forward_chunk(std::string& pending, std::string_view chunk, int rank, bool 
 }
 
 // At end of file: the unfinished rest, if any, as a last line.
-void flush_rest(std::string& pending, int rank, bool is_stderr, const LineSink& sink) {
-  if (pending.empty()) return;
-  sink(rank, is_stderr, pending);
-  pending.clear();
+void flush_rest(PendingLine& pending, int rank, bool is_stderr, const LineSink& sink) {
+  if (!pending.text.empty()) sink(rank, is_stderr, pending.text);
+  pending = PendingLine{};
 }
 
 std::string resolve_program(const std::string& program) {
@@ -143,7 +147,7 @@ std::string resolve_program(const std::string& program) {
   ::_exit(127);
 }
 
-void read_some(int& fd, std::string& buffer, int rank, bool is_stderr, const LineSink& sink) {
+void read_some(int& fd, PendingLine& buffer, int rank, bool is_stderr, const LineSink& sink) {
   char chunk[65536];
   const ssize_t n = ::read(fd, chunk, sizeof chunk);
   if (n > 0) {

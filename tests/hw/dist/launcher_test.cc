@@ -190,6 +190,21 @@ TEST_CASE("launcher: output without newlines is forwarded in pieces of at most k
   CHECK(bytes == 1000000);
 }
 
+TEST_CASE("launcher: a line of exactly one piece whose newline comes in a later read is one line") {
+  // The sleep makes the newline arrive after the piece went out (in one read the line goes out
+  // whole); either way the rank wrote two lines and two lines come out.
+  LaunchOptions options;
+  options.num_processes = 1;
+  options.command = {"sh", "-c",
+                     "head -c " + std::to_string(kMaxForwardedLineBytes) + " /dev/zero | tr '\\0' x; sleep 0.3; echo; echo next"};
+  Lines lines;
+  auto result = launch(options, collect(lines));
+  REQUIRE(result.ok());
+  REQUIRE(lines.out[0].size() == 2);
+  CHECK(lines.out[0][0] == std::string(kMaxForwardedLineBytes, 'x'));
+  CHECK(lines.out[0][1] == "next");
+}
+
 // `pipeworks launch` run by an outer launch through `sh -c script`, with $PW naming the binary.
 LaunchResult launch_script(const std::string& script, Lines& lines, std::vector<std::pair<std::string, std::string>> env = {}) {
   LaunchOptions outer;
