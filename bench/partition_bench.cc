@@ -2,8 +2,8 @@
 // (98 layers) into 2..64 stages, with and without a memory cap.
 #include <benchmark/benchmark.h>
 
-#include "sim/model_presets.h"
-#include "sim/partition.h"
+#include "sim/plan/partition.h"
+#include "sim/spec/model_presets.h"
 
 namespace {
 

@@ -5,7 +5,7 @@
 
 #include "sched/generators.h"
 #include "sched/passes.h"
-#include "sim/simulator.h"
+#include "sim/engine/simulator.h"
 
 namespace {
 

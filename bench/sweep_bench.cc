@@ -3,10 +3,10 @@
 // 1536 sequences, GPipe and 1F1B, re-materialization off and on -- in under 2 s on all cores.
 #include <benchmark/benchmark.h>
 
-#include "sim/cluster_presets.h"
-#include "sim/int_ranges.h"
-#include "sim/model_presets.h"
-#include "sim/sweep.h"
+#include "sim/plan/sweep.h"
+#include "sim/spec/cluster_presets.h"
+#include "sim/spec/int_ranges.h"
+#include "sim/spec/model_presets.h"
 
 namespace {
 

@@ -12,11 +12,11 @@
 #include "cli/planning_args.h"
 #include "cli/progress_bar.h"
 #include "sched/text_file.h"
-#include "sim/cost_model.h"
-#include "sim/int_ranges.h"
-#include "sim/plan_report.h"
-#include "sim/planner.h"
-#include "sim/sweep_table.h"
+#include "sim/engine/cost_model.h"
+#include "sim/plan/planner.h"
+#include "sim/plan/sweep_table.h"
+#include "sim/report/plan_report.h"
+#include "sim/spec/int_ranges.h"
 
 namespace pipeworks::cli {
 namespace {

@@ -8,11 +8,11 @@
 
 #include "cli/arg_checks.h"
 #include "cli/renamed_option.h"
-#include "sim/cluster_presets.h"
-#include "sim/int_ranges.h"
-#include "sim/model_presets.h"
-#include "sim/sweep.h"
-#include "sim/units.h"
+#include "sim/plan/sweep.h"
+#include "sim/spec/cluster_presets.h"
+#include "sim/spec/int_ranges.h"
+#include "sim/spec/model_presets.h"
+#include "sim/spec/units.h"
 
 namespace pipeworks::cli {
 namespace {

@@ -17,9 +17,9 @@
 #include "cli/shared_defaults.h"
 #include "sched/generators.h"
 #include "sched/result.h"
-#include "sim/cluster_spec.h"
-#include "sim/model_spec.h"
-#include "sim/optimizer.h"
+#include "sim/spec/cluster_spec.h"
+#include "sim/spec/model_spec.h"
+#include "sim/spec/optimizer.h"
 
 namespace pipeworks::cli {
 

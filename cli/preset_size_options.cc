@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "cli/arg_checks.h"
-#include "sim/model_presets.h"
-#include "sim/units.h"
+#include "sim/spec/model_presets.h"
+#include "sim/spec/units.h"
 
 namespace pipeworks::cli {
 namespace {

@@ -11,7 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "sched/result.h"
-#include "sim/model_spec.h"
+#include "sim/spec/model_spec.h"
 
 namespace pipeworks::cli {
 

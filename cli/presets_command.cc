@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "cli/command_list.h"
-#include "sim/cluster_presets.h"
-#include "sim/model_presets.h"
+#include "sim/spec/cluster_presets.h"
+#include "sim/spec/model_presets.h"
 
 namespace pipeworks::cli {
 namespace {

@@ -21,7 +21,7 @@
 #include "hw/run/run_resources.h"
 #include "sched/text_file.h"
 #include "sched/units_text.h"
-#include "sim/units.h"
+#include "sim/spec/units.h"
 
 namespace pipeworks::cli {
 

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/units.h"
+#include "sim/spec/units.h"
 
 namespace pipeworks::cli {
 namespace {

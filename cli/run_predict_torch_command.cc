@@ -24,7 +24,7 @@
 #include "hw/run/run_limits.h"
 #include "sched/text_file.h"
 #include "sched/units_text.h"
-#include "sim/units.h"
+#include "sim/spec/units.h"
 #include "viz/chrome_trace.h"
 #include "viz/comparison.h"
 #include "viz/comparison_table.h"

@@ -9,8 +9,8 @@
 
 #include "hw/exec/cpu_affinity.h"
 #include "sched/units_text.h"
-#include "sim/optimizer.h"
-#include "sim/partition.h"
+#include "sim/plan/partition.h"
+#include "sim/spec/optimizer.h"
 
 namespace pipeworks::cli {
 

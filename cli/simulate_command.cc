@@ -21,15 +21,15 @@
 #include "sched/limits.h"
 #include "sched/text_file.h"
 #include "sched/units_text.h"
-#include "sim/batch_split.h"
-#include "sim/cluster_presets.h"
-#include "sim/cluster_spec.h"
-#include "sim/cost_model.h"
-#include "sim/cost_model_builder.h"
-#include "sim/partition.h"
-#include "sim/partition_text.h"
-#include "sim/sim_report.h"
-#include "sim/simulator.h"
+#include "sim/engine/cost_model.h"
+#include "sim/engine/simulator.h"
+#include "sim/plan/cost_model_builder.h"
+#include "sim/plan/partition.h"
+#include "sim/plan/partition_text.h"
+#include "sim/report/sim_report.h"
+#include "sim/spec/batch_split.h"
+#include "sim/spec/cluster_presets.h"
+#include "sim/spec/cluster_spec.h"
 #include "viz/chrome_trace.h"
 #include "viz/svg_gantt.h"
 #include "viz/terminal_grid.h"
@@ -178,7 +178,8 @@ std::optional<Failure> run(const SimulateOptions& o) {
   if (!result) return invalid(fmt::format("simulation failed: {}", result.error().message));
 
   const sim::ReportInputs inputs{model.name, cluster.name, chosen->name, stages, microbatches, *split,
-                                 recompute, true, sim::stage_layers(*partition, model)};
+                                 recompute, true, sim::stage_layers(*partition, model),
+                                 request.file.empty() ? std::optional(kind) : std::nullopt};
   print_summary(o, *result, inputs, costs->comm_mode);
   return write_outputs(o, *result, inputs, *partition);
 }

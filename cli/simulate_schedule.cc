@@ -9,7 +9,7 @@
 #include "sched/passes.h"
 #include "sched/schedule_file.h"
 #include "sched/validate.h"
-#include "sim/cost_model_builder.h"
+#include "sim/plan/cost_model_builder.h"
 
 namespace pipeworks::cli {
 namespace {

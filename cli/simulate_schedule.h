@@ -10,7 +10,7 @@
 #include "cli/shared_defaults.h"
 #include "sched/result.h"
 #include "sched/schedule.h"
-#include "sim/cluster_spec.h"
+#include "sim/spec/cluster_spec.h"
 
 namespace pipeworks::cli {
 

@@ -13,10 +13,10 @@
 #include "cli/planning_args.h"
 #include "cli/progress_bar.h"
 #include "sched/text_file.h"
-#include "sim/cost_model.h"
-#include "sim/int_ranges.h"
-#include "sim/sweep.h"
-#include "sim/sweep_table.h"
+#include "sim/engine/cost_model.h"
+#include "sim/plan/sweep.h"
+#include "sim/plan/sweep_table.h"
+#include "sim/spec/int_ranges.h"
 
 namespace pipeworks::cli {
 namespace {

@@ -11,10 +11,10 @@
 #include "python/bindings.h"
 #include "python/convert.h"
 #include "python/without_gil.h"
-#include "sim/closed_form_bubble.h"
-#include "sim/cluster_spec.h"
-#include "sim/sim_report.h"
-#include "sim/simulator.h"
+#include "sim/engine/closed_form_bubble.h"
+#include "sim/engine/simulator.h"
+#include "sim/report/sim_report.h"
+#include "sim/spec/cluster_spec.h"
 
 namespace py = pybind11;
 
@@ -122,6 +122,8 @@ sim::ReportInputs report_inputs(const std::string& model, const std::string& clu
   in.microbatch_size = microbatch_size;
   in.recompute = recompute;
   in.comm_lowered = comm_lowered;
+  // A name that is no kind (a file's): GPipe's closed form is the reference, as for `simulate`.
+  if (auto kind = sched::parse_schedule_kind(schedule); kind.ok()) in.kind = *kind;
   return in;
 }
 
@@ -144,7 +146,8 @@ void bind_sim(py::module_& m) {
         "(K-1)/(M+K-1): GPipe's bubble with uniform stages and free communication.");
   m.def("closed_form_bubble",
         [](const std::string& schedule, int num_stages, int num_microbatches, int num_devices) -> std::optional<double> {
-          const auto form = sim::closed_form_bubble(schedule, num_stages, num_microbatches, num_devices);
+          const sched::ScheduleKind kind = unwrap(sched::parse_schedule_kind(schedule));
+          const auto form = sim::closed_form_bubble(kind, num_stages, num_microbatches, num_devices);
           if (!form) return std::nullopt;
           return form->fraction();
         },
@@ -152,7 +155,7 @@ void bind_sim(py::module_& m) {
         "The bubble a schedule kind has in closed form with uniform stages, free communication and\n"
         "F = I = W where the backward splits (what `simulate` prints beside its own); None where no\n"
         "closed form is known (dualpipe-v; zb-h1 with M < K; zb-h2 with M < 2K; zb-v with M < 2D;\n"
-        "interleaved-zb with M < D).");
+        "interleaved-zb with M < D). Raises pipeworks.Error for a name that is no schedule kind.");
   m.def("simulate_report_json",
         [](const SimResult& r, const std::string& model, const std::string& cluster, const std::string& schedule,
            int num_stages, int num_microbatches, int microbatch_size, bool recompute, bool comm_lowered) {

@@ -8,9 +8,9 @@
 
 #include "python/bindings.h"
 #include "python/convert.h"
-#include "sim/cluster_spec.h"
-#include "sim/cost_model.h"
-#include "sim/model_spec.h"
+#include "sim/engine/cost_model.h"
+#include "sim/spec/cluster_spec.h"
+#include "sim/spec/model_spec.h"
 
 namespace py = pybind11;
 

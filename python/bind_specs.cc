@@ -12,11 +12,11 @@
 #include "python/convert.h"
 #include "python/without_gil.h"
 #include "sched/limits.h"
-#include "sim/cluster_presets.h"
-#include "sim/cost_model_builder.h"
-#include "sim/model_presets.h"
-#include "sim/partition.h"
-#include "sim/units.h"
+#include "sim/plan/cost_model_builder.h"
+#include "sim/plan/partition.h"
+#include "sim/spec/cluster_presets.h"
+#include "sim/spec/model_presets.h"
+#include "sim/spec/units.h"
 
 namespace py = pybind11;
 

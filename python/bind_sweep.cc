@@ -11,11 +11,11 @@
 #include "python/columns.h"
 #include "python/convert.h"
 #include "python/without_gil.h"
-#include "sim/partition_text.h"
-#include "sim/plan_report.h"
-#include "sim/planner.h"
-#include "sim/sweep.h"
-#include "sim/sweep_table.h"
+#include "sim/plan/partition_text.h"
+#include "sim/plan/planner.h"
+#include "sim/plan/sweep.h"
+#include "sim/plan/sweep_table.h"
+#include "sim/report/plan_report.h"
 
 namespace py = pybind11;
 

@@ -10,13 +10,13 @@
 #include "python/bindings.h"
 #include "sched/generators.h"
 #include "sched/timeline.h"
-#include "sim/cluster_spec.h"
-#include "sim/cost_model.h"
-#include "sim/model_spec.h"
-#include "sim/planner.h"
-#include "sim/simulator.h"
-#include "sim/sweep.h"
-#include "sim/units.h"
+#include "sim/engine/cost_model.h"
+#include "sim/engine/simulator.h"
+#include "sim/plan/planner.h"
+#include "sim/plan/sweep.h"
+#include "sim/spec/cluster_spec.h"
+#include "sim/spec/model_spec.h"
+#include "sim/spec/units.h"
 
 namespace py = pybind11;
 

@@ -9,7 +9,7 @@
 #include "hw/model/layers.h"
 #include "hw/model/scripted_model.h"
 #include "hw/model/torch_compat.h"
-#include "sim/batch_split.h"
+#include "sim/spec/batch_split.h"
 
 namespace pipeworks::hw {
 namespace {

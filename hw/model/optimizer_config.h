@@ -1,7 +1,7 @@
 // Which optimizer a run uses (LibTorch-free, so the CLI and run.h can hold it).
 #pragma once
 
-#include "sim/optimizer.h"
+#include "sim/spec/optimizer.h"
 
 namespace pipeworks::hw {
 

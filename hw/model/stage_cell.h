@@ -11,7 +11,7 @@
 #include "hw/model/layers.h"
 #include "hw/model/model_zoo.h"
 #include "sched/schedule.h"
-#include "sim/partition.h"
+#include "sim/plan/partition.h"
 
 namespace pipeworks::hw {
 

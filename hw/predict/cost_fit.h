@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "sched/result.h"
-#include "sim/model_spec.h"
+#include "sim/spec/model_spec.h"
 
 namespace pipeworks::hw {
 

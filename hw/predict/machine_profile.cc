@@ -25,7 +25,7 @@
 #include "hw/run/layer_partition.h"
 #include "hw/run/run.h"
 #include "sched/units_text.h"
-#include "sim/partition_text.h"
+#include "sim/plan/partition_text.h"
 
 namespace pipeworks::hw {
 namespace {

@@ -22,8 +22,8 @@
 #include "hw/model/model_config.h"
 #include "hw/predict/cost_fit.h"
 #include "sched/result.h"
-#include "sim/cluster_spec.h"
-#include "sim/units.h"
+#include "sim/spec/cluster_spec.h"
+#include "sim/spec/units.h"
 
 namespace pipeworks::hw {
 

@@ -19,7 +19,7 @@
 #include "hw/predict/stage_memory.h"
 #include "sched/schedule.h"
 #include "sched/timeline.h"
-#include "sim/cost_model.h"
+#include "sim/engine/cost_model.h"
 
 namespace pipeworks::hw {
 

@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 
 #include "hw/predict/peak_memory_walk.h"
-#include "sim/batch_split.h"
-#include "sim/cost_model_builder.h"
-#include "sim/optimizer.h"
+#include "sim/plan/cost_model_builder.h"
+#include "sim/spec/batch_split.h"
+#include "sim/spec/optimizer.h"
 
 namespace pipeworks::hw {
 
@@ -188,7 +188,7 @@ void apply_replay(const ScheduleReplay& replay, const sched::Schedule& schedule,
   }
 }
 
-// The run simulated on `cluster` (the simulator applies its contention; sim/contention.h).
+// The run simulated on `cluster` (the simulator applies its contention; sim/engine/contention.h).
 sched::Result<Prediction> predict_on(const RunConfig& config, const sched::Schedule& schedule,
                                      const sim::Partition& partition, const sim::ModelSpec& spec,
                                      const sim::ClusterSpec& cluster, const Profile* profile,

@@ -4,7 +4,7 @@
 // temporaries inside the measured peak), simulates it and predicts each device's measured peak.
 // LibTorch-free header.
 //
-//   stage costs      = the spec's layers summed per stage (sim/cost_model_builder.h), or, given a ScheduleReplay of
+//   stage costs      = the spec's layers summed per stage (sim/plan/cost_model_builder.h), or, given a ScheduleReplay of
 //                      exactly this schedule, each stage's F, R, B measured in schedule order
 //                      (stage_replay.h)
 //   measured peak(d) = the simulated activations (executor attribution) walked with gradients,
@@ -23,11 +23,11 @@
 #include "hw/predict/stage_replay.h"
 #include "hw/run/run.h"
 #include "sched/schedule.h"
-#include "sim/cluster_spec.h"
-#include "sim/cost_model.h"
-#include "sim/model_spec.h"
-#include "sim/partition.h"
-#include "sim/simulator.h"
+#include "sim/engine/cost_model.h"
+#include "sim/engine/simulator.h"
+#include "sim/plan/partition.h"
+#include "sim/spec/cluster_spec.h"
+#include "sim/spec/model_spec.h"
 
 namespace pipeworks::hw {
 
@@ -49,7 +49,7 @@ void apply_executor_memory(sim::CostModel& costs, bool recompute);
 
 // Stage times, forwards without the graph and backward temporaries come from the spec; the
 // cluster must have at least as many devices as the schedule, and its contention factor slows
-// devices where they compute at once (sim/contention.h). `profile` (may be null) supplies
+// devices where they compute at once (sim/engine/contention.h). `profile` (may be null) supplies
 // each stage's temporaries measured on the stage as a whole when it measured exactly this
 // partition. `replay` (may be null; measured on this schedule and partition) replaces the stage
 // times and gives each device its own contention factor; its times are this machine's, so the

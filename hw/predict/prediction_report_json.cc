@@ -3,7 +3,7 @@
 
 #include "hw/model/model_config.h"
 #include "hw/predict/stage_replay_json.h"
-#include "sim/cluster_spec.h"
+#include "sim/spec/cluster_spec.h"
 
 namespace pipeworks::hw {
 namespace {

@@ -14,7 +14,7 @@
 //                         counting allocator on the CPU, the caching allocator on a GPU)
 //   fit:                  time(size) = fixed + per_sample * size   (least squares, clamped >= 0),
 //                         and the measured sizes as a table the spec interpolates, each time
-//                         table with the kernel block its sizes support (sim/size_table.h)
+//                         table with the kernel block its sizes support (sim/spec/size_table.h)
 #pragma once
 
 #include <functional>
@@ -26,8 +26,8 @@
 #include "hw/predict/machine_profile.h"
 #include "hw/predict/stage_memory.h"
 #include "sched/result.h"
-#include "sim/cluster_spec.h"
-#include "sim/model_spec.h"
+#include "sim/spec/cluster_spec.h"
+#include "sim/spec/model_spec.h"
 
 namespace pipeworks::hw {
 

@@ -18,7 +18,7 @@
 #include "hw/run/run.h"
 #include "sched/result.h"
 #include "sched/schedule.h"
-#include "sim/partition.h"
+#include "sim/plan/partition.h"
 
 namespace pipeworks::hw {
 

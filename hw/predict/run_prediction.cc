@@ -13,8 +13,8 @@
 #include "hw/predict/machine_profile.h"
 #include "hw/predict/replay_and_measure.h"
 #include "hw/predict/stage_memory.h"
-#include "sim/batch_split.h"
-#include "sim/partition_text.h"
+#include "sim/plan/partition_text.h"
+#include "sim/spec/batch_split.h"
 
 namespace pipeworks::hw {
 namespace {

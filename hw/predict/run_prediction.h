@@ -29,9 +29,9 @@
 #include "hw/run/measured_run.h"
 #include "hw/run/run.h"
 #include "sched/schedule.h"
-#include "sim/cluster_spec.h"
-#include "sim/model_spec.h"
-#include "sim/partition.h"
+#include "sim/plan/partition.h"
+#include "sim/spec/cluster_spec.h"
+#include "sim/spec/model_spec.h"
 
 namespace pipeworks::hw {
 

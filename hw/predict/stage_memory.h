@@ -25,7 +25,7 @@
 #include "hw/model/model_config.h"
 #include "sched/result.h"
 #include "sched/timeline.h"
-#include "sim/partition.h"
+#include "sim/plan/partition.h"
 
 namespace pipeworks::hw {
 

@@ -21,7 +21,7 @@
 #include "hw/model/torch_compat.h"
 #include "hw/model/torch_errors.h"
 #include "hw/run/run_setup.h"
-#include "sim/batch_split.h"
+#include "sim/spec/batch_split.h"
 
 namespace pipeworks::hw {
 namespace {

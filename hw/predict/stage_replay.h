@@ -34,7 +34,7 @@
 #include "sched/action.h"
 #include "sched/result.h"
 #include "sched/schedule.h"
-#include "sim/partition.h"
+#include "sim/plan/partition.h"
 
 namespace pipeworks::hw {
 

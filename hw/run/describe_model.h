@@ -4,7 +4,7 @@
 
 #include "hw/model/model_zoo.h"
 #include "sched/result.h"
-#include "sim/model_spec.h"
+#include "sim/spec/model_spec.h"
 
 namespace pipeworks::hw {
 

@@ -7,8 +7,8 @@
 #include <fmt/ranges.h>
 
 #include "hw/model/model_config.h"
-#include "sim/batch_split.h"
-#include "sim/partition_text.h"
+#include "sim/plan/partition_text.h"
+#include "sim/spec/batch_split.h"
 
 namespace pipeworks::hw {
 

@@ -10,9 +10,9 @@
 #include "sched/generators.h"
 #include "sched/result.h"
 #include "sched/schedule.h"
-#include "sim/model_spec.h"
-#include "sim/optimizer.h"
-#include "sim/partition.h"
+#include "sim/plan/partition.h"
+#include "sim/spec/model_spec.h"
+#include "sim/spec/optimizer.h"
 
 namespace pipeworks::hw {
 

@@ -12,7 +12,7 @@
 #include "hw/model/model_zoo.h"
 #include "hw/model/stage_cell.h"
 #include "hw/run/run_setup.h"
-#include "sim/batch_split.h"
+#include "sim/spec/batch_split.h"
 
 namespace pipeworks::hw {
 

@@ -10,7 +10,7 @@
 #include "hw/run/run.h"
 #include "sched/schedule.h"
 #include "sched/timeline.h"
-#include "sim/partition.h"
+#include "sim/plan/partition.h"
 
 namespace pipeworks::hw {
 

@@ -25,8 +25,8 @@
 #include "sched/generators.h"
 #include "sched/schedule.h"
 #include "sched/timeline.h"
-#include "sim/model_spec.h"
-#include "sim/partition.h"
+#include "sim/plan/partition.h"
+#include "sim/spec/model_spec.h"
 
 namespace pipeworks::hw {
 

@@ -9,8 +9,8 @@
 #include "hw/run/run_limits.h"
 #include "sched/generators.h"
 #include "sched/limits.h"
-#include "sim/batch_split.h"
-#include "sim/partition_text.h"
+#include "sim/plan/partition_text.h"
+#include "sim/spec/batch_split.h"
 
 namespace pipeworks::hw {
 namespace {

@@ -14,7 +14,7 @@
 #include "hw/model/zoo_shapes.h"
 #include "hw/run/run_limits.h"
 #include "sched/units_text.h"
-#include "sim/batch_split.h"
+#include "sim/spec/batch_split.h"
 
 namespace pipeworks::hw {
 namespace {

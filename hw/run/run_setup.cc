@@ -5,8 +5,8 @@
 
 #include "hw/run/describe_model.h"
 #include "hw/run/layer_partition.h"
-#include "sim/batch_split.h"
-#include "sim/partition_text.h"
+#include "sim/plan/partition_text.h"
+#include "sim/spec/batch_split.h"
 
 namespace pipeworks::hw {
 

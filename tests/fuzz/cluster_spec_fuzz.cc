@@ -1,4 +1,4 @@
-// Harness: cluster spec JSON (sim/cluster_spec.h). Properties: an error names the input
+// Harness: cluster spec JSON (sim/spec/cluster_spec.h). Properties: an error names the input
 // and, unless it reports a missing field or a duplicate key, a JSON pointer that exists in it;
 // what parses passes check_cluster_spec, writes (cluster_spec_to_json) and reads
 // back equal, and writing again gives the same text (spec_round_trip.h); and it goes through
@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "sim/cluster_spec.h"
+#include "sim/spec/cluster_spec.h"
 #include "tests/fuzz/spec_round_trip.h"
 #include "tests/fuzz/spec_simulation.h"
 

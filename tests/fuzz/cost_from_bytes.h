@@ -3,7 +3,7 @@
 // shared by several senders, as a node's egress link is), comm mode and dispatch overhead.
 #pragma once
 
-#include "sim/cost_model.h"
+#include "sim/engine/cost_model.h"
 #include "tests/fuzz/byte_source.h"
 
 namespace pipeworks::fuzz {

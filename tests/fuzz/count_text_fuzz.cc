@@ -1,6 +1,6 @@
 // Harness: the count texts people type on a command line: per-stage layer counts and
-// `--partition` (sim/partition_text.h: "7,6,6,7", "uniform"), integer lists and ranges
-// (sim/int_ranges.h: "8", "1..64", "pow2:1..512", "1,2,8..16") and name lists ("gpipe,1f1b").
+// `--partition` (sim/plan/partition_text.h: "7,6,6,7", "uniform"), integer lists and ranges
+// (sim/spec/int_ranges.h: "8", "1..64", "pow2:1..512", "1,2,8..16") and name lists ("gpipe,1f1b").
 // Properties: an error's column lies inside the text; layer counts are positive and, written
 // back with commas, parse the same; the partition they name has those counts (and a layer
 // total that differs is refused); an integer list is sorted, unique, at least its minimum and
@@ -16,8 +16,8 @@
 
 #include <fmt/format.h>
 
-#include "sim/int_ranges.h"
-#include "sim/partition_text.h"
+#include "sim/plan/partition_text.h"
+#include "sim/spec/int_ranges.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace {

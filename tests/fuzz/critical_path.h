@@ -1,5 +1,5 @@
 // The simulator's oracle: the longest chain of compute through a schedule, under the costs of a
-// CostModel, worked out here independently of sim/op_table.cc and sim/engine.cc.
+// CostModel, worked out here independently of sim/engine/op_table.cc and sim/engine/engine.cc.
 //
 // Nodes are the compute actions; edges are each device's program order of compute and the data
 // dependencies of sched/dependencies.h between compute actions (a SEND/RECV pair only carries
@@ -15,7 +15,7 @@
 #include <optional>
 
 #include "sched/schedule.h"
-#include "sim/cost_model.h"
+#include "sim/engine/cost_model.h"
 
 namespace pipeworks::fuzz {
 

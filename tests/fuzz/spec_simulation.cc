@@ -7,9 +7,9 @@
 
 #include "sched/generators.h"
 #include "sched/passes.h"
-#include "sim/cost_model_builder.h"
-#include "sim/partition_text.h"
-#include "sim/simulator.h"
+#include "sim/engine/simulator.h"
+#include "sim/plan/cost_model_builder.h"
+#include "sim/plan/partition_text.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace pipeworks::fuzz {

@@ -3,8 +3,8 @@
 // becomes an error value on the way or a sane simulation; the sanitizers catch an overflow.
 #pragma once
 
-#include "sim/cluster_spec.h"
-#include "sim/model_spec.h"
+#include "sim/spec/cluster_spec.h"
+#include "sim/spec/model_spec.h"
 
 namespace pipeworks::fuzz {
 

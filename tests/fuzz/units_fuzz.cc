@@ -1,4 +1,4 @@
-// Harness: the unit parser of sim/units.h ("1.5ms", "80GiB", "900GB/s", "989TFLOP/s").
+// Harness: the unit parser of sim/spec/units.h ("1.5ms", "80GiB", "900GB/s", "989TFLOP/s").
 // Properties: a parsed duration or size is non-negative and its exact spelling
 // (exact_duration_string / exact_bytes_string) parses back to the same value; rates are finite
 // and non-negative; and for any 64-bit value taken from the input, the exact spellings of its
@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/units.h"
+#include "sim/spec/units.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace {

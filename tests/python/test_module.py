@@ -114,6 +114,8 @@ class SimulateTest(unittest.TestCase):
         self.assertAlmostEqual(pw.closed_form_bubble("interleaved-1f1b", 8, 8, 4), 3 / 19, places=12)
         self.assertIsNone(pw.closed_form_bubble("dualpipe-v", 8, 8, 4))
         self.assertIsNone(pw.closed_form_bubble("zb-h2", 4, 7, 4))
+        with self.assertRaisesRegex(pw.Error, "schedule"):
+            pw.closed_form_bubble("my_schedule.csv", 4, 8, 4)
 
     def test_contention_slows_overlapping_compute(self):
         # GPipe K=2 M=2, F=1 B=2: each device overlaps half its compute; factor 3 -> slow-down 2.

@@ -14,7 +14,7 @@
 #include "gpipe_timeline.h"
 #include "sched/generators.h"
 #include "sched/passes.h"
-#include "sim/simulator.h"
+#include "sim/engine/simulator.h"
 #include "xml_checker.h"
 
 namespace pipeworks::viz {

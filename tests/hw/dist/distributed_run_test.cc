@@ -16,7 +16,7 @@
 #include "hw/model/stage_cell.h"
 #include "hw/run/layer_partition.h"
 #include "hw/run/run.h"
-#include "sim/partition_text.h"
+#include "sim/plan/partition_text.h"
 
 namespace pipeworks::hw {
 namespace {

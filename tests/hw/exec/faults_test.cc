@@ -13,7 +13,7 @@
 #include "hw/run/describe_model.h"
 #include "hw/run/layer_partition.h"
 #include "hw/run/run.h"
-#include "sim/partition_text.h"
+#include "sim/plan/partition_text.h"
 
 namespace pipeworks::hw {
 namespace {

@@ -13,9 +13,9 @@
 #include "hw/predict/stage_memory.h"
 #include "hw/run/layer_partition.h"
 #include "hw/run/measured_run.h"
-#include "sim/cost_model_builder.h"
-#include "sim/partition_text.h"
-#include "sim/simulator.h"
+#include "sim/engine/simulator.h"
+#include "sim/plan/cost_model_builder.h"
+#include "sim/plan/partition_text.h"
 #include "viz/comparison.h"
 
 namespace pipeworks::hw {

@@ -14,7 +14,7 @@
 #include "hw/run/layer_partition.h"
 #include "hw/run/measured_run.h"
 #include "hw/run/run.h"
-#include "sim/partition_text.h"
+#include "sim/plan/partition_text.h"
 
 namespace pipeworks::hw {
 namespace {

@@ -1,0 +1,420 @@
+// The discrete-event loop (see engine.h for the rules and the picture).
+#include "sim/engine/engine.h"
+
+#include <algorithm>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "sim/engine/event_queue.h"
+
+namespace pipeworks::sim {
+namespace {
+
+using sched::ActionKind;
+
+// An op's state (Engine::state_): what of its time is known. A separate byte per op rather than
+// a sentinel time: the times need no filling before the loop, which was one more pass over them.
+// (An enum, not a char type: stores of a char type may alias anything, which would make the
+// loop reload every member after each.)
+enum class OpState : std::uint8_t {
+  kPending,
+  kStarted,  // a blocking SEND/RECV reached: its start_ns holds when
+  kEnded,    // start_ns and end_ns hold the op's interval
+};
+using enum OpState;
+constexpr std::uint32_t kPhaseReady = 0;     // a transfer becomes ready (id = SEND op)
+constexpr std::uint32_t kPhaseDispatch = 1;  // a busy link frees up (id = link)
+
+class Engine {
+ public:
+  Engine(const OpTable& table, std::size_t num_links, CommMode mode, bool record_memory)
+      : t_(table),
+        ops_(table.ops.data()),
+        classes_(table.classes.data()),
+        blocking_(mode == CommMode::kBlocking),
+        eager_(mode == CommMode::kEager),
+        record_(record_memory) {
+    const std::size_t n = table.size();
+    const std::size_t d = table.device_begin.size() - 1;
+    out_.times.resize(n);  // uninitialized (UninitializedAllocator)
+    time_ = out_.times.data();
+    state_.assign(n, kPending);
+    out_.peak_activation_bytes.assign(d, 0);
+    out_.busy_ns.assign(d, 0);
+    last_compute_end_.assign(d, 0);
+    if (record_) {
+      out_.memory.resize(d);
+      for (std::size_t i = 0; i < d; ++i) {
+        out_.memory[i].push_back(sched::MemorySample{static_cast<int>(i), 0, table.static_memory[i].total_bytes()});
+      }
+    }
+    cursor_.assign(table.device_begin.begin(), table.device_begin.end() - 1);
+    stream_free_.assign(d, 0);
+    waiting_on_.assign(d, -1);
+    waiter_head_.assign(d, -1);
+    next_waiter_.assign(d, -1);
+    held_.assign(d, 0);
+    link_free_.assign(num_links, 0);
+    if (std::find(table.link_shared.begin(), table.link_shared.end(), 1) != table.link_shared.end()) {
+      next_pending_.assign(n, -1);
+      pending_head_.assign(num_links, -1);
+      pending_tail_.assign(num_links, -1);
+      dispatch_scheduled_.assign(num_links, 0);
+      queue_.reserve(d * 4 + 16);
+    }
+    worklist_.reserve(d);
+  }
+
+  void run() {
+    for (std::size_t d = table_devices(); d-- > 0;) worklist_.push_back(static_cast<std::int32_t>(d));
+    for (;;) {
+      while (!worklist_.empty()) {
+        const std::int32_t d = worklist_.back();
+        worklist_.pop_back();
+        advance(d);
+      }
+      if (queue_.empty()) break;
+      const Event e = queue_.pop();
+      const auto id = static_cast<std::int32_t>(EventQueue::id_of(e));
+      if (EventQueue::phase_of(e) == kPhaseReady) {
+        on_ready(id, e.time_ns);
+      } else {
+        on_dispatch(id, e.time_ns);
+      }
+    }
+  }
+
+  // Every program ran to its end and every transfer took place.
+  bool complete() const {
+    for (std::size_t d = 0; d < table_devices(); ++d) {
+      if (cursor_[d] < t_.device_begin[d + 1]) return false;
+    }
+    return transfers_done_ == t_.num_transfers;
+  }
+  // The latest end: every device's last op, or a transfer that ends after it.
+  Nanoseconds makespan() const {
+    Nanoseconds latest = latest_transfer_end_;
+    for (const Nanoseconds free : stream_free_) latest = std::max(latest, free);
+    return latest;
+  }
+  const std::vector<std::int32_t>& cursor() const { return cursor_; }
+  const std::vector<std::int32_t>& waiting_on() const { return waiting_on_; }
+  bool ended(std::size_t op) const { return state_[op] == kEnded; }
+  EngineOutput take() { return std::move(out_); }
+  const EngineOutput& output() const { return out_; }
+
+ private:
+  std::size_t table_devices() const { return t_.device_begin.size() - 1; }
+
+  // Device d stops until `op` has ended; it waits in the list of the device that owns `op`.
+  void wait_for(std::int32_t d, std::int32_t op) {
+    const auto owner = static_cast<std::size_t>(class_of(op).device);
+    waiting_on_[static_cast<std::size_t>(d)] = op;
+    next_waiter_[static_cast<std::size_t>(d)] = waiter_head_[owner];
+    waiter_head_[owner] = d;
+  }
+
+  // Some ops of `owner` have ended: wakes the devices that waited on one of them.
+  void wake_waiters_of(std::size_t owner) {
+    std::int32_t* link = &waiter_head_[owner];
+    while (*link >= 0) {
+      const auto w = static_cast<std::size_t>(*link);
+      if (state_[static_cast<std::size_t>(waiting_on_[w])] != kEnded) {
+        link = &next_waiter_[w];
+        continue;
+      }
+      *link = next_waiter_[w];
+      waiting_on_[w] = -1;
+      worklist_.push_back(static_cast<std::int32_t>(w));
+    }
+  }
+
+  void add_memory(std::size_t d, Nanoseconds at, Bytes delta) {
+    held_[d] += delta;
+    out_.peak_activation_bytes[d] = std::max(out_.peak_activation_bytes[d], held_[d]);
+    if (!record_) return;
+    auto& samples = out_.memory[d];
+    const Bytes bytes = t_.static_memory[d].total_bytes() + held_[d];
+    if (samples.back().time_ns == at) {
+      samples.back().bytes = bytes;
+    } else {
+      samples.push_back(sched::MemorySample{static_cast<int>(d), at, bytes});
+    }
+  }
+
+  // What advance() keeps of the device it runs while it runs it; written back when it stops.
+  struct DeviceRun {
+    std::int32_t p;                 // program position (op id)
+    Nanoseconds free;               // its stream is free from
+    Nanoseconds last_compute_end;   // end of its latest compute op
+    Nanoseconds busy;               // the sum of its compute ops' durations
+  };
+
+  // Runs device d's program from its cursor until it must wait.
+  void advance(std::int32_t d) {
+    const auto di = static_cast<std::size_t>(d);
+    const std::int32_t last = t_.device_begin[di + 1];
+    DeviceRun run{cursor_[di], stream_free_[di], last_compute_end_[di], out_.busy_ns[di]};
+    while (run.p < last) {
+      const Op op = ops_[static_cast<std::size_t>(run.p)];
+      const OpClass& c = classes_[static_cast<std::size_t>(op.op_class)];
+      const std::int32_t awaited = sched::is_compute(c.kind) ? run_compute(di, op, c, run)
+                                   : sched::is_comm(c.kind)  ? pass_transfer(op, c, run)
+                                                             : pass_no_op(run);
+      if (awaited >= 0) {
+        wait_for(d, awaited);
+        break;
+      }
+    }
+    cursor_[di] = run.p;
+    stream_free_[di] = run.free;
+    last_compute_end_[di] = run.last_compute_end;
+    out_.busy_ns[di] = run.busy;
+    prefetch_from(run.p, last);
+    wake_waiters_of(di);
+  }
+
+  // Runs the compute op at run.p and moves past it; or returns the dependency it waits for.
+  [[gnu::always_inline]] std::int32_t run_compute(std::size_t di, const Op& op, const OpClass& c, DeviceRun& run) {
+    Nanoseconds s = run.free;
+    if (op.dep >= 0) {
+      // The first dependency of an R, B, I or W is an op of its own stage (F, R or I), so of its
+      // own device; one earlier in the program ended by run.free, which never decreases. Not
+      // reading its time saves a cache miss per backward: its forward ran long before.
+      if (c.kind == ActionKind::kForward || op.dep >= run.p) {
+        if (state_[static_cast<std::size_t>(op.dep)] != kEnded) return op.dep;
+        s = std::max(s, time_[static_cast<std::size_t>(op.dep)].end_ns);
+      }
+      if (op.other >= 0) {
+        if (state_[static_cast<std::size_t>(op.other)] != kEnded) return op.other;
+        s = std::max(s, time_[static_cast<std::size_t>(op.other)].end_ns);
+      }
+    }
+    const Nanoseconds duration = c.duration_ns + (s > run.last_compute_end ? c.resume_ns : 0);
+    run.free = s + duration;
+    const auto pi = static_cast<std::size_t>(run.p);
+    time_[pi] = OpTime{s, run.free};
+    state_[pi] = kEnded;
+    run.last_compute_end = run.free;
+    run.busy += duration;
+    if (c.memory_delta_bytes != 0) add_memory(di, run.free, c.memory_delta_bytes);
+    ++run.p;
+    return -1;
+  }
+
+  // The stage-level op at run.p (UNSHARD, RESHARD, REDUCE_GRAD): no time at the stream's free
+  // point, and the device moves on. It is no compute: the next one's resume cost is as without it.
+  std::int32_t pass_no_op(DeviceRun& run) {
+    const auto pi = static_cast<std::size_t>(run.p);
+    time_[pi] = OpTime{run.free, run.free};
+    state_[pi] = kEnded;
+    ++run.p;
+    return -1;
+  }
+
+  // The SEND or RECV at run.p: moves past it when the device may (returns -1), else returns the op
+  // the device waits for (the producer, or the op itself until its transfer ends).
+  [[gnu::always_inline]] std::int32_t pass_transfer(const Op& op, const OpClass& c, DeviceRun& run) {
+    const std::int32_t p = run.p;
+    const auto pi = static_cast<std::size_t>(p);
+    OpTime& time = time_[pi];
+    OpState& state = state_[pi];
+    if (blocking_ && state == kEnded) {  // our rendezvous finished: the stream was held until its end
+      run.free = time.end_ns;
+      ++run.p;
+      return -1;
+    }
+    if (sched::is_send(c.kind)) {
+      if (state_[static_cast<std::size_t>(op.dep)] != kEnded) return op.dep;
+      const Nanoseconds produced = time_[static_cast<std::size_t>(op.dep)].end_ns;
+      if (!blocking_) {
+        post_ready(p, std::max(run.free, produced));
+        ++run.p;
+        return -1;
+      }
+      if (state == kPending) {
+        state = kStarted;
+        time.start_ns = std::max(run.free, produced);
+        const auto other = static_cast<std::size_t>(op.other);
+        if (state_[other] == kStarted) post_ready(p, std::max(time.start_ns, time_[other].start_ns));
+      }
+    } else {  // RECV
+      if (eager_) {  // the stream waits here until the data has arrived
+        if (state != kEnded) return p;
+        run.free = std::max(run.free, time.end_ns);
+        ++run.p;
+        return -1;
+      }
+      if (!blocking_) {
+        ++run.p;
+        return -1;
+      }
+      if (state == kPending) {
+        state = kStarted;
+        time.start_ns = run.free;
+        const auto other = static_cast<std::size_t>(op.other);
+        if (state_[other] == kStarted) post_ready(op.other, std::max(run.free, time_[other].start_ns));
+      }
+    }
+    if (state != kEnded) return p;
+    run.free = time.end_ns;  // placed at once (its link is not shared): held until its end
+    ++run.p;
+    return -1;
+  }
+
+  // The device resumes at `p` after other devices ran: its next records are brought into cache
+  // meanwhile (64 devices' programs are too many streams for the hardware prefetcher).
+  void prefetch_from(std::int32_t p, std::int32_t last) const {
+    constexpr std::int32_t kPerLine = 64 / sizeof(Op);
+    if (p >= last) return;
+    __builtin_prefetch(&ops_[static_cast<std::size_t>(p)]);
+    __builtin_prefetch(&time_[static_cast<std::size_t>(p)]);
+    if (p + kPerLine >= last) return;
+    __builtin_prefetch(&ops_[static_cast<std::size_t>(p + kPerLine)]);
+    __builtin_prefetch(&time_[static_cast<std::size_t>(p + kPerLine)]);
+  }
+
+  // The transfer of `send` may start at `ready` as far as its two ends are concerned.
+  void post_ready(std::int32_t send, Nanoseconds ready) {
+    const OpClass& c = class_of(send);
+    if (c.link_shared == 0) {
+      start_transfer(send, std::max(ready, link_free_[static_cast<std::size_t>(c.link)]));
+      return;
+    }
+    queue_.push(Event{ready, EventQueue::order_of(kPhaseReady, static_cast<std::uint32_t>(send))});
+  }
+
+  void on_ready(std::int32_t send, Nanoseconds now) {
+    const auto link = static_cast<std::size_t>(class_of(send).link);
+    if (pending_head_[link] < 0 && link_free_[link] <= now) {
+      start_transfer(send, now);
+      return;
+    }
+    if (pending_head_[link] < 0) {
+      pending_head_[link] = send;
+    } else {
+      next_pending_[static_cast<std::size_t>(pending_tail_[link])] = send;
+    }
+    pending_tail_[link] = send;
+    if (!dispatch_scheduled_[link]) {
+      dispatch_scheduled_[link] = 1;
+      queue_.push(Event{link_free_[link], EventQueue::order_of(kPhaseDispatch, static_cast<std::uint32_t>(link))});
+    }
+  }
+
+  void on_dispatch(std::int32_t link_id, Nanoseconds now) {
+    const auto link = static_cast<std::size_t>(link_id);
+    const std::int32_t send = pending_head_[link];
+    pending_head_[link] = next_pending_[static_cast<std::size_t>(send)];
+    if (pending_head_[link] < 0) pending_tail_[link] = -1;
+    start_transfer(send, now);
+    if (pending_head_[link] >= 0) {
+      queue_.push(Event{link_free_[link], EventQueue::order_of(kPhaseDispatch, static_cast<std::uint32_t>(link))});
+    } else {
+      dispatch_scheduled_[link] = 0;
+    }
+  }
+
+  void start_transfer(std::int32_t send, Nanoseconds now) {
+    const auto s = static_cast<std::size_t>(send);
+    const auto r = static_cast<std::size_t>(ops_[s].other);
+    const OpClass& c = class_of(send);
+    const Nanoseconds finish = now + c.duration_ns;
+    // Two stores of one value: `time_[s] = time_[r] = ...` reloaded time_[r] as one 16-byte
+    // load just after its two 8-byte stores, which the store buffer cannot forward.
+    const OpTime interval{now, finish};
+    time_[r] = interval;
+    time_[s] = interval;
+    state_[s] = state_[r] = kEnded;
+    link_free_[static_cast<std::size_t>(c.link)] = finish;
+    latest_transfer_end_ = std::max(latest_transfer_end_, finish);
+    ++transfers_done_;
+    wake_waiters_of(static_cast<std::size_t>(c.device));
+    wake_waiters_of(static_cast<std::size_t>(class_of(static_cast<std::int32_t>(r)).device));
+  }
+
+  const OpClass& class_of(std::int32_t op) const {
+    return classes_[static_cast<std::size_t>(ops_[static_cast<std::size_t>(op)].op_class)];
+  }
+
+  const OpTable& t_;
+  const Op* ops_;
+  const OpClass* classes_;
+  bool blocking_;
+  bool eager_;
+  bool record_;
+  EngineOutput out_;
+  OpTime* time_ = nullptr;
+  std::vector<OpState> state_;
+  std::vector<std::int32_t> cursor_;
+  std::vector<Nanoseconds> stream_free_;
+  std::vector<Nanoseconds> last_compute_end_;  // per device: end of its latest compute op (0 before)
+  std::vector<std::int32_t> waiting_on_;   // per device: the op it waits for, -1 when not waiting
+  std::vector<std::int32_t> waiter_head_;  // per device: first device waiting on one of its ops
+  std::vector<std::int32_t> next_waiter_;  // per device: next device in the same list
+  std::vector<Bytes> held_;
+  std::vector<Nanoseconds> link_free_;
+  Nanoseconds latest_transfer_end_ = 0;
+  std::int64_t transfers_done_ = 0;
+  // Only for shared links.
+  std::vector<std::int32_t> next_pending_;
+  std::vector<std::int32_t> pending_head_;
+  std::vector<std::int32_t> pending_tail_;
+  std::vector<char> dispatch_scheduled_;
+  std::vector<std::int32_t> worklist_;
+  EventQueue queue_;
+};
+
+// "3F2 on device 1" for an op id.
+std::string describe(const OpTable& table, const sched::Schedule& schedule, std::int32_t op) {
+  const auto it = std::upper_bound(table.device_begin.begin(), table.device_begin.end(), op);
+  const auto d = static_cast<std::size_t>(it - table.device_begin.begin() - 1);
+  const auto p = static_cast<std::size_t>(op - table.device_begin[d]);
+  return fmt::format("{} on device {}", sched::to_string(schedule.programs[d][p]), d);
+}
+
+std::string stuck_message(const Engine& engine, const OpTable& table, const sched::Schedule& schedule) {
+  std::string text;
+  for (std::size_t d = 0; d + 1 < table.device_begin.size(); ++d) {
+    const std::int32_t p = engine.cursor()[d];
+    if (p >= table.device_begin[d + 1]) continue;
+    const std::int32_t w = engine.waiting_on()[d];
+    const std::int32_t peer = table.peer(static_cast<std::size_t>(p));
+    std::string why;
+    if (w == p && peer >= 0) {
+      why = fmt::format("waits for its partner {}", describe(table, schedule, peer));
+    } else if (w >= 0) {
+      why = fmt::format("waits for {}", describe(table, schedule, w));
+    }
+    text += fmt::format("{}device {} blocked at position {} ({}) {}", text.empty() ? "" : "; ", d,
+                        p - table.device_begin[d], sched::to_string(schedule.programs[d][static_cast<std::size_t>(
+                                                                          p - table.device_begin[d])]),
+                        why);
+  }
+  if (text.empty()) {  // every program ran, but a posted transfer never found its partner
+    for (std::size_t i = 0; i < table.size(); ++i) {
+      if (!engine.ended(i)) {
+        text = fmt::format("the transfer of {} never started", describe(table, schedule, static_cast<std::int32_t>(i)));
+        break;
+      }
+    }
+  }
+  return text;
+}
+
+}  // namespace
+
+sched::Result<EngineOutput> run_engine(const OpTable& table, const sched::Schedule& schedule, std::size_t num_links,
+                                       CommMode mode, bool record_memory) {
+  Engine engine(table, num_links, mode, record_memory);
+  engine.run();
+  if (!engine.complete()) {
+    return sched::Error{fmt::format("schedule cannot progress: {}", stuck_message(engine, table, schedule))};
+  }
+  EngineOutput out = engine.take();
+  out.makespan_ns = engine.makespan();
+  return out;
+}
+
+}  // namespace pipeworks::sim

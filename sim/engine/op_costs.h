@@ -1,0 +1,33 @@
+// What one op costs, read from the cost model: a compute op's duration by kind (the usual one,
+// its stage's first of a step, after its device idled) and a transfer's bytes and time. Kept
+// apart from op_table.cc, which compiles ops into classes with these costs.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "sched/action.h"
+#include "sched/result.h"
+#include "sim/engine/cost_model.h"
+
+namespace pipeworks::sim {
+
+// Time of one transfer of `bytes` over `link`: latency + ceil(bytes * 1e9 / bandwidth), exact for
+// integral bandwidths. Fails when the result would exceed the simulator's time range.
+sched::Result<Nanoseconds> transfer_ns(const Link& link, Bytes bytes);
+
+namespace detail {
+
+// The simulator's time range: every time the engine computes stays within it (int64 / 4).
+inline constexpr std::int64_t kMaxTime = std::numeric_limits<std::int64_t>::max() / 4;
+
+Nanoseconds compute_cost(const StageCost& c, sched::ActionKind kind);
+// The cost of the stage's first action of `kind` in a step; 0: as the others.
+Nanoseconds first_cost(const StageCost& c, sched::ActionKind kind);
+// Added to an action of `kind` that starts after its device idled; 0: none.
+Nanoseconds resume_cost(const StageCost& c, sched::ActionKind kind);
+// Bytes a SEND/RECV carries: stage s's output forwards, the same-sized gradient backwards.
+Bytes transfer_bytes(const sched::Action& a, const CostModel& model);
+
+}  // namespace detail
+}  // namespace pipeworks::sim

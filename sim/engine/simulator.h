@@ -1,0 +1,70 @@
+// The discrete-event simulator: predicts when every action of a Schedule runs under a CostModel,
+// in integer nanoseconds, deterministically. The result is the "predicted" Timeline that viz
+// draws and hw runs are compared with, plus the numbers people ask for (makespan, bubble,
+// throughput, memory peak per device and whether it fits).
+//
+// A schedule without SEND/RECV runs with ideal communication (data is available on another
+// device the moment it is produced). A lowered schedule (sched::lower_comm) pays for every
+// transfer on its link, in CostModel::comm_mode (see engine.h for the exact rules). Devices with
+// a contention factor are slowed where they compute at the same time (contention.h).
+//
+// torch's stage-level actions (UNSHARD, RESHARD, REDUCE_GRAD) cost nothing: in one process they
+// are no-ops (the data-parallel issue gives them a cost). A composite `(0F3;3B1)OVERLAP_F_B` runs
+// as its two sub-actions back to back on its device: overlap is not modelled. The result counts
+// both, and the report says so where they appear.
+//
+//   GPipe K=2 M=2, F=1 B=2, ideal comm:      t: 0  1  2  3  4  5  6  7  8
+//                                           d0: F0 F1 .  .  .  B0 B0 B1 B1
+//                                           d1: .  F0 F1 B0 B0 B1 B1 .  .
+//   makespan (M+K-1)(F+B) = 9, bubble (K-1)/(M+K-1) = 1/3 on each device.
+#pragma once
+
+#include <vector>
+
+#include "sched/schedule.h"
+#include "sched/timeline.h"
+#include "sim/engine/cost_model.h"
+#include "sim/engine/memory_model.h"
+
+namespace pipeworks::sim {
+
+struct SimOptions {
+  // Build SimResult::timeline (spans, flows, memory samples). Sweeps that only need the numbers
+  // turn it off; the figures are the same either way.
+  bool build_timeline = true;
+};
+
+struct DeviceResult {
+  int device = 0;
+  std::vector<int> stages;  // stages placed on the device, ascending
+  Nanoseconds busy_ns = 0;  // compute lane only; time held by blocking SEND/RECV counts as idle
+  Nanoseconds idle_ns = 0;  // makespan - busy
+  double bubble_fraction = 0;
+  double contention_slowdown = 1;  // its compute ran this much slower for sharing (contention.h)
+  MemoryReport memory;
+};
+
+struct SimResult {
+  sched::Timeline timeline;  // name "predicted"; empty spans when SimOptions::build_timeline is off
+  Nanoseconds makespan_ns = 0;
+  double bubble_fraction = 0;  // idle compute time over devices x makespan
+  double throughput_samples_per_s = 0;  // M * microbatch_size / makespan
+  std::vector<DeviceResult> devices;
+  bool fits = true;  // every device's peak <= its capacity
+  std::int64_t num_actions = 0;
+  std::int64_t num_transfers = 0;
+  std::int64_t num_stage_level_actions = 0;  // UNSHARD, RESHARD, REDUCE_GRAD: simulated as no-ops
+  std::int64_t num_composites = 0;           // OVERLAP_F_B: simulated as their sub-actions back to back
+  int num_microbatches = 0;
+  int microbatch_size = 1;
+  CommMode comm_mode = CommMode::kOverlap;
+};
+
+// Fails, with a message, on an invalid cost model (check_cost_model), a schedule that does not
+// match it (stage counts, placement, missing partners or links, duplicate or out-of-range
+// actions, missing dependencies) and a schedule that cannot progress (each device's blocked
+// action and what it waits for). Succeeds only when every action of the schedule ran.
+sched::Result<SimResult> simulate(const sched::Schedule& schedule, const CostModel& model,
+                                  const SimOptions& options = {});
+
+}  // namespace pipeworks::sim

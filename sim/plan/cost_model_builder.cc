@@ -1,0 +1,182 @@
+// build_cost_model: sums layer costs per stage, scales them by device speed and lays out the
+// links of the two-level topology (rules in cost_model_builder.h).
+#include "sim/plan/cost_model_builder.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "sched/schedule.h"
+
+namespace pipeworks::sim {
+namespace {
+
+sched::Error error(std::string message) { return sched::Error{std::move(message), std::nullopt}; }
+
+// Sum over layers [begin, end) of `part(layer)` at the micro-batch size, overflow-checked.
+template <class Part>
+sched::Result<std::int64_t> sum_at(const ModelSpec& model, int begin, int end, int microbatch_size, Part part) {
+  std::int64_t total = 0;
+  for (int l = begin; l < end; ++l) {
+    const LayerSpec& layer = model.layers[static_cast<std::size_t>(l)];
+    auto value = part(layer).at(microbatch_size);
+    if (!value) return sched::Error{fmt::format("layer '{}': {}", layer.name, value.error().message), std::nullopt};
+    if (__builtin_add_overflow(total, *value, &total)) {
+      return error(fmt::format("stage costs for layers [{},{}) overflow 64 bits", begin, end));
+    }
+  }
+  return total;
+}
+
+sched::Result<Nanoseconds> scaled_by_speed(sched::Result<Nanoseconds> ns, double speed) {
+  if (!ns) return ns;
+  const double value = std::round(static_cast<double>(*ns) / speed);
+  if (!(value < 9.2e18)) return error("stage time overflows 64 bits after dividing by device speed");
+  return static_cast<Nanoseconds>(value);
+}
+
+// Layers [begin, end) forward without the graph (each layer's forward_no_grad, else its
+// forward); 0 when no layer of the stage states one (the simulator then uses forward_ns).
+sched::Result<Nanoseconds> no_grad_forward(const ModelSpec& model, int begin, int end, int m, double speed) {
+  bool stated = false;
+  for (int l = begin; l < end; ++l) stated = stated || model.layers[static_cast<std::size_t>(l)].forward_no_grad;
+  if (!stated) return Nanoseconds{0};
+  return scaled_by_speed(
+      sum_at(model, begin, end, m, [](const LayerSpec& l) { return l.forward_no_grad.value_or(l.forward); }), speed);
+}
+
+// Layers [begin, end) run as a whole backward (B), where some layer states what that costs
+// apart from its I and W (LayerSpec::whole_backward; the others count I + W); 0 when none does
+// (B is then the stage's I + W).
+sched::Result<Nanoseconds> whole_backward(const ModelSpec& model, int begin, int end, int m, double speed) {
+  bool stated = false;
+  for (int l = begin; l < end; ++l) stated = stated || model.layers[static_cast<std::size_t>(l)].whole_backward;
+  if (!stated) return Nanoseconds{0};
+  return scaled_by_speed(sum_at(model, begin, end, m, [](const LayerSpec& l) { return l.backward(); }), speed);
+}
+
+sched::Result<StageCost> stage_cost(const ModelSpec& model, int begin, int end, int m, double speed,
+                                    OptimizerKind optimizer) {
+  StageCost cost;
+  auto forward = scaled_by_speed(sum_at(model, begin, end, m, [](const LayerSpec& l) { return l.forward; }), speed);
+  auto input_grad =
+      scaled_by_speed(sum_at(model, begin, end, m, [](const LayerSpec& l) { return l.backward_input; }), speed);
+  auto weight_grad =
+      scaled_by_speed(sum_at(model, begin, end, m, [](const LayerSpec& l) { return l.backward_weight; }), speed);
+  auto whole = whole_backward(model, begin, end, m, speed);
+  auto stash = sum_at(model, begin, end, m, [](const LayerSpec& l) { return l.stash_bytes; });
+  auto input = begin == 0 ? model.input_bytes.at(m)
+                          : model.layers[static_cast<std::size_t>(begin - 1)].output_bytes.at(m);
+  auto output = model.layers[static_cast<std::size_t>(end - 1)].output_bytes.at(m);
+  for (const auto* r : {&forward, &input_grad, &weight_grad, &whole, &stash, &input, &output}) {
+    if (!*r) return r->error();
+  }
+  if (*whole > 0) {
+    cost.backward_ns = *whole;
+  } else if (__builtin_add_overflow(*input_grad, *weight_grad, &cost.backward_ns)) {
+    return error("backward time overflows");
+  }
+  cost.forward_ns = *forward;
+  cost.backward_input_ns = *input_grad;
+  cost.backward_weight_ns = *weight_grad;
+  if (begin == 0) {  // the model's input needs no gradient: a split backward's I has nothing to do, W is all of B
+    cost.backward_input_ns = 0;
+    cost.backward_weight_ns = cost.backward_ns;
+  }
+  cost.recompute_ns = *forward;
+  if (auto no_grad = no_grad_forward(model, begin, end, m, speed); !no_grad) {
+    return no_grad.error();
+  } else {
+    cost.forward_no_grad_ns = *no_grad;
+  }
+  cost.input_bytes = *input;
+  cost.output_bytes = *output;
+  cost.stash_bytes = *stash;
+  for (int l = begin; l < end; ++l) {
+    if (__builtin_add_overflow(cost.param_bytes, model.layers[static_cast<std::size_t>(l)].param_bytes,
+                               &cost.param_bytes)) {
+      return error(fmt::format("parameter bytes of layers [{},{}) overflow 64 bits", begin, end));
+    }
+  }
+  cost.grad_bytes = gradient_bytes(cost.param_bytes);
+  cost.optimizer_bytes = optimizer_state_bytes(cost.param_bytes, model.param_dtype, optimizer);
+  return cost;
+}
+
+}  // namespace
+
+sched::Result<CostModel> build_cost_model(const ModelSpec& model, const ClusterSpec& cluster,
+                                          const Partition& partition, const std::vector<int>& placement,
+                                          int microbatch_size, OptimizerKind optimizer) {
+  for (const auto& status : {check_model_spec(model), check_cluster_spec(cluster)}) {
+    if (!status) return status.error();
+  }
+  auto valid = explicit_partition(partition.boundaries, model.num_layers());
+  if (!valid) return error(fmt::format("partition does not fit model '{}': {}", model.name, valid.error().message));
+  if (microbatch_size < 1) return error(fmt::format("micro-batch size must be at least 1, got {}", microbatch_size));
+  const int K = partition.num_stages();
+  if (placement.size() != static_cast<std::size_t>(K)) {
+    return error(fmt::format("placement has {} entries for {} stages", placement.size(), K));
+  }
+  for (int s = 0; s < K; ++s) {
+    const int d = placement[static_cast<std::size_t>(s)];
+    if (d < 0 || d >= cluster.num_devices()) {
+      return error(fmt::format("stage {} is placed on device {}, but cluster '{}' has devices 0..{}", s, d,
+                               cluster.name, cluster.num_devices() - 1));
+    }
+  }
+  CostModel cost;
+  cost.microbatch_size = microbatch_size;
+  cost.comm_mode = cluster.comm_mode;
+  cost.per_action_overhead_ns = cluster.dispatch_overhead_ns;
+  for (int s = 0; s < K; ++s) {
+    const DeviceSpec& device = cluster.devices[static_cast<std::size_t>(placement[static_cast<std::size_t>(s)])];
+    auto stage = stage_cost(model, partition.begin(s), partition.end(s), microbatch_size, device.relative_speed,
+                            optimizer);
+    if (!stage) return sched::Error{fmt::format("stage {}: {}", s, stage.error().message), std::nullopt};
+    cost.stages.push_back(*stage);
+  }
+  const int D = *std::max_element(placement.begin(), placement.end()) + 1;
+  if (auto devices = check_cost_model_devices(D); !devices) return error(devices.error().message);
+  cost.num_devices = D;
+  for (int d = 0; d < D; ++d) cost.device_memory_bytes.push_back(cluster.devices[static_cast<std::size_t>(d)].memory_bytes);
+  if (cluster.contention_factor > 1.0) {
+    cost.contention_factor.assign(static_cast<std::size_t>(D), cluster.contention_factor);
+    for (int d = 0; d < D; ++d) cost.contention_group.push_back(cluster.node_of(d));
+  }
+
+  // Links in order of first use, scanning (a, b) row by row.
+  std::vector<int> egress(static_cast<std::size_t>(cluster.num_nodes()), -1);
+  cost.link_of.assign(static_cast<std::size_t>(D) * static_cast<std::size_t>(D), -1);
+  for (int a = 0; a < D; ++a) {
+    for (int b = 0; b < D; ++b) {
+      if (a == b) continue;
+      int& slot = cost.link_of[static_cast<std::size_t>(a) * static_cast<std::size_t>(D) + static_cast<std::size_t>(b)];
+      const int node = cluster.node_of(a);
+      if (node == cluster.node_of(b)) {
+        slot = static_cast<int>(cost.links.size());
+        cost.links.push_back(Link{cluster.intra_node.latency_ns, cluster.intra_node.bandwidth_bytes_per_s});
+      } else {
+        int& shared = egress[static_cast<std::size_t>(node)];
+        if (shared < 0) {
+          shared = static_cast<int>(cost.links.size());
+          cost.links.push_back(Link{cluster.inter_node.latency_ns, cluster.inter_node.bandwidth_bytes_per_s});
+        }
+        slot = shared;
+      }
+    }
+  }
+  return cost;
+}
+
+sched::Result<std::vector<int>> default_placement(int num_stages, const ClusterSpec& cluster) {
+  if (num_stages < 1) return error(fmt::format("need at least one stage, got {}", num_stages));
+  if (num_stages > cluster.num_devices()) {
+    return error(fmt::format("{} stages do not fit on cluster '{}' with {} devices (one stage per device)",
+                             num_stages, cluster.name, cluster.num_devices()));
+  }
+  return sched::identity_placement(num_stages);
+}
+
+}  // namespace pipeworks::sim

@@ -1,0 +1,50 @@
+// `--partition` text, one reading for every command: "uniform", "balanced" (the exact balanced
+// partitioner over the model's costs under the schedule's micro-batches in flight) or per-stage
+// layer counts such as "7,6,6,7", where "N*R" stands for R stages of N layers ("5,4*4,3,1*2").
+// Every command prints a partition's counts in that notation (layer_counts_text), so any printed
+// partition can be passed back to --partition.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sched/generators.h"
+#include "sched/result.h"
+#include "sim/plan/partition.h"
+#include "sim/spec/model_spec.h"
+#include "sim/spec/optimizer.h"
+
+namespace pipeworks::sim {
+
+// The counts of "7,6,6,7" or "7,6*2,7": comma-separated entries, each a positive integer N or
+// N*R (R >= 1 copies of N), at most sched::kMaxStages counts in all. The error's column points at
+// the bad entry.
+sched::Result<std::vector<int>> parse_layer_counts(std::string_view text);
+
+// A partition's layers per stage, "3,2,2,2,3"; `compact` folds runs of equal counts: "3,2*3,3".
+std::string layer_counts_text(const Partition& partition, bool compact);
+
+// "uniform" (uniform_partition) or layer counts naming exactly `num_stages` stages that sum to
+// `num_layers`. Errors quote the text.
+sched::Result<Partition> parse_partition(std::string_view text, int num_layers, int num_stages);
+
+// What "balanced" weighs besides the layers' costs: the schedule (its micro-batches in flight per
+// stage), the micro-batch size, the training state, and the device each stage runs on.
+struct PartitionContext {
+  sched::ScheduleKind schedule = sched::ScheduleKind::kOneFOneB;
+  int num_microbatches = 1;
+  int microbatch_size = 1;
+  OptimizerKind optimizer = OptimizerKind::kAdam;
+  bool recompute = false;
+  std::vector<double> stage_speed;    // per stage; empty: all 1
+  std::vector<Bytes> capacity_bytes;  // per stage; empty or 0: no cap
+  std::vector<int> in_flight;         // per stage, as a given schedule has it; empty: as `schedule` implies
+};
+
+// Any `--partition` text for `num_stages` stages of `model`: "balanced" balances `model`'s
+// costs under `context`; the rest is parse_partition.
+sched::Result<Partition> choose_partition(std::string_view text, const ModelSpec& model, int num_stages,
+                                          const PartitionContext& context);
+
+}  // namespace pipeworks::sim

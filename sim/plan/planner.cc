@@ -1,0 +1,190 @@
+// The planner (see planner.h): a sweep over the sensible configurations, the best fitting row,
+// and a verdict for each runner-up family.
+#include "sim/plan/planner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "sched/units_text.h"
+#include "sim/plan/sweep_table.h"
+
+namespace pipeworks::sim {
+namespace {
+
+// Ascending; O(sqrt n).
+std::vector<int> divisors(int n) {
+  std::vector<int> low;
+  std::vector<int> high;
+  for (int d = 1; static_cast<std::int64_t>(d) * d <= n; ++d) {
+    if (n % d != 0) continue;
+    low.push_back(d);
+    if (d != n / d) high.push_back(n / d);
+  }
+  low.insert(low.end(), high.rbegin(), high.rend());
+  return low;
+}
+
+std::string percent(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
+
+// The row standing for a family: its best fitting row in rank order, else its least overflowing.
+std::optional<std::size_t> family_row(const std::vector<SweepRow>& rows, const std::vector<std::size_t>& ranked,
+                                      const std::function<bool(const SweepConfig&)>& member) {
+  for (const std::size_t i : ranked) {
+    if (rows[i].fits && member(rows[i].config)) return i;
+  }
+  std::vector<SweepRow> members;
+  std::vector<std::size_t> index;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (member(rows[i].config)) {
+      members.push_back(rows[i]);
+      index.push_back(i);
+    }
+  }
+  const auto least = least_overflowing_row(members);
+  if (!least) return std::nullopt;
+  return index[*least];
+}
+
+RunnerUp verdict(std::string family, const std::vector<SweepRow>& rows, const std::vector<std::size_t>& ranked,
+                 const std::optional<std::size_t>& best, const std::function<bool(const SweepConfig&)>& member) {
+  RunnerUp up;
+  up.family = std::move(family);
+  up.row = family_row(rows, ranked, member);
+  up.contains_best = best && up.row == best;
+  if (!up.row) {
+    up.reason = "no configuration could be simulated";
+  } else if (up.contains_best) {
+    up.reason = "the best (shown above)";
+  } else if (!rows[*up.row].fits || !best) {
+    up.reason = explain_loss(rows[*up.row], rows[*up.row]);
+  } else {
+    up.reason = explain_loss(rows[*up.row], rows[*best]);
+  }
+  return up;
+}
+
+}  // namespace
+
+std::vector<sched::ScheduleKind> plan_schedules() {
+  using sched::ScheduleKind;
+  return {ScheduleKind::kGPipe, ScheduleKind::kOneFOneB, ScheduleKind::kZbH1, ScheduleKind::kZbH2};
+}
+
+sched::Result<SweepSpec> plan_sweep_spec(const PlanRequest& request) {
+  if (request.batch_size < 1) return sched::Error{fmt::format("plan: batch size must be >= 1, got {}", request.batch_size)};
+  if (request.num_devices < 1) return sched::Error{fmt::format("plan: devices must be >= 1, got {}", request.num_devices)};
+  if (request.num_devices > request.cluster.num_devices()) {
+    return sched::Error{fmt::format("plan: {} devices asked for, but cluster '{}' has {}", request.num_devices,
+                                    request.cluster.name, request.cluster.num_devices())};
+  }
+  SweepSpec spec;
+  spec.model = request.model;
+  spec.cluster = request.cluster;
+  spec.batch_sizes = {request.batch_size};
+  for (const int k : divisors(request.num_devices)) {
+    if (k <= request.model.num_layers()) spec.stage_counts.push_back(k);
+  }
+  spec.microbatch_counts = divisors(request.batch_size);
+  spec.schedules = request.schedules.empty() ? plan_schedules() : request.schedules;
+  if (!request.virtual_stage_counts.empty()) spec.virtual_stage_counts = request.virtual_stage_counts;
+  spec.recompute_modes = {false, true};
+  spec.memory_cap_bytes = request.memory_cap_bytes;
+  spec.optimizer = request.optimizer;
+  return spec;
+}
+
+sched::Result<Plan> make_plan(const PlanRequest& request, const SweepOptions& options) {
+  auto spec = plan_sweep_spec(request);
+  if (!spec) return spec.error();
+  auto sweep = run_sweep(*spec, options);
+  if (!sweep) return sweep.error();
+  Plan plan;
+  plan.spec = std::move(spec).value();
+  plan.sweep = std::move(sweep).value();
+  const auto& rows = plan.sweep.rows;
+  plan.best = best_fitting_row(rows);
+  const std::vector<std::size_t> ranked = rank_rows(rows);
+  for (const auto& variant : schedule_variants(plan.spec)) {
+    const sched::ScheduleKind schedule = variant.first;  // named copies: lambdas below capture them
+    const int v = variant.second;
+    const std::string name = schedule_text(SweepConfig{1, v, 1, schedule, false, v});
+    for (const bool recompute : plan.spec.recompute_modes) {
+      plan.runners_up.push_back(verdict(
+          fmt::format("{}, recompute {}", name, recompute_name(recompute)), rows, ranked, plan.best,
+          [=](const SweepConfig& c) { return c.schedule == schedule && c.virtual_stages == v && c.recompute == recompute; }));
+    }
+  }
+  // Families by pipeline depth: D devices (one stage each, or v stages each for the virtual
+  // kinds, when the family is named by its devices).
+  const auto variants = schedule_variants(plan.spec);
+  const bool virtual_kinds = std::any_of(variants.begin(), variants.end(), [](const auto& k) { return k.second > 1; });
+  for (const int devices : plan.spec.stage_counts) {
+    const std::string family = fmt::format("{} {}{}", devices, virtual_kinds ? "device" : "stage", devices == 1 ? "" : "s");
+    plan.runners_up.push_back(
+        verdict(family, rows, ranked, plan.best, [=](const SweepConfig& c) { return c.num_devices() == devices; }));
+  }
+  return plan;
+}
+
+std::string explain_loss(const SweepRow& loser, const SweepRow& best) {
+  if (!loser.simulated) return fmt::format("could not be simulated: {}", loser.note);
+  if (!loser.fits) {
+    return fmt::format("does not fit: device {} needs {}, {} over its {} cap", loser.peak_device,
+                       format_bytes(loser.peak_bytes), format_bytes(loser.overflow_bytes),
+                       format_bytes(loser.capacity_bytes));
+  }
+  if (loser.samples_per_s >= best.samples_per_s) {
+    // Ranked after the best with equal throughput: by its peak memory, or by sweep order on a
+    // full tie. Rounded figures can look equal, so the difference is printed in bytes.
+    if (loser.peak_bytes <= best.peak_bytes) {
+      return fmt::format("ties with the best ({} samples/s, {} peak); the best comes first in sweep order",
+                         format_samples_per_s(loser.samples_per_s), format_bytes(loser.peak_bytes));
+    }
+    return fmt::format("as fast ({} samples/s) but needs {} more memory ({} vs {})",
+                       format_samples_per_s(loser.samples_per_s), sched::counted(loser.peak_bytes - best.peak_bytes, "byte"),
+                       format_bytes(loser.peak_bytes), format_bytes(best.peak_bytes));
+  }
+  // T = W x f with W = M x c (see planner.h); compare the two factors on a log scale.
+  const auto work = [](const SweepRow& r) {
+    return static_cast<double>(r.config.num_microbatches) * static_cast<double>(r.stage_compute_ns);
+  };
+  if (work(loser) <= 0 || work(best) <= 0 || best.makespan_ns <= 0) {
+    return fmt::format("slower by {} ({} vs {} samples/s)", percent(1 - loser.samples_per_s / best.samples_per_s),
+                       format_samples_per_s(loser.samples_per_s), format_samples_per_s(best.samples_per_s));
+  }
+  const double compute_factor = work(loser) / work(best);
+  const double overhead_factor = (static_cast<double>(loser.makespan_ns) / work(loser)) /
+                                 (static_cast<double>(best.makespan_ns) / work(best));
+  const bool bubble = std::abs(std::log(overhead_factor)) >= std::abs(std::log(compute_factor));
+  return fmt::format(
+      "slower by {} ({} vs {} samples/s), mostly {}: bubble {} vs {} (overhead x{:.2f}); slowest stage computes "
+      "{} x {} vs {} x {} per micro-batch (x{:.2f})",
+      percent(1 - loser.samples_per_s / best.samples_per_s), format_samples_per_s(loser.samples_per_s),
+      format_samples_per_s(best.samples_per_s), bubble ? "bubble" : "compute", percent(loser.bubble_fraction),
+      percent(best.bubble_fraction), overhead_factor, loser.config.num_microbatches,
+      format_duration(loser.stage_compute_ns), best.config.num_microbatches, format_duration(best.stage_compute_ns),
+      compute_factor);
+}
+
+std::optional<std::size_t> least_overflowing_row(const std::vector<SweepRow>& rows) {
+  std::optional<std::size_t> least;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const SweepRow& r = rows[i];
+    if (!r.simulated) continue;
+    if (!least) {
+      least = i;
+      continue;
+    }
+    const SweepRow& l = rows[*least];
+    if (r.overflow_bytes < l.overflow_bytes ||
+        (r.overflow_bytes == l.overflow_bytes && r.samples_per_s > l.samples_per_s)) {
+      least = i;
+    }
+  }
+  return least;
+}
+
+}  // namespace pipeworks::sim

@@ -1,0 +1,66 @@
+// The planner: for a model, a cluster, a batch and a device budget, sweep every sensible
+// configuration and return the fastest one that fits, with one line per runner-up family
+// saying why it lost -- it does not fit (by how much), or it is slower (by how much, and
+// whether its bubble or its compute per micro-batch is to blame).
+//
+// Why a configuration is slower: with W = M x c the busy time of its slowest stage (c: that
+// stage's compute per micro-batch) its step takes T = W x f, where f = T / W >= 1 is the
+// pipeline's overhead factor (bubble, imbalance, transfers). So T_loser / T_best splits
+// exactly into (W_loser / W_best) x (f_loser / f_best); the larger factor names the cause:
+// "compute" (smaller, less efficient micro-batches or re-materialization) or "bubble".
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/plan/sweep.h"
+
+namespace pipeworks::sim {
+
+struct PlanRequest {
+  ModelSpec model;
+  ClusterSpec cluster;
+  int batch_size = 1;
+  int num_devices = 1;  // at most the cluster's; stage counts are the divisors of it
+  std::optional<Bytes> memory_cap_bytes;
+  OptimizerKind optimizer = OptimizerKind::kAdam;
+  // The schedules compared; empty: plan_schedules().
+  std::vector<sched::ScheduleKind> schedules;
+  // v searched for interleaved-1f1b, looped-bfs and interleaved-zb; empty: the sweep's default (2).
+  std::vector<int> virtual_stage_counts;
+};
+
+// What a plan compares unless told otherwise: the kinds with one stage per device, gpipe, 1f1b,
+// zb-h1, zb-h2 (the virtual-stage kinds are compared when named).
+std::vector<sched::ScheduleKind> plan_schedules();
+
+// A group of configurations the plan compares with the winner: one per schedule x recompute
+// pair ("1f1b, recompute on") and one per stage count ("16 stages").
+struct RunnerUp {
+  std::string family;
+  std::optional<std::size_t> row;  // its best fitting row, else its least overflowing row
+  bool contains_best = false;      // the winner belongs to this family
+  std::string reason;              // "the best (shown above)", "does not fit: ...", "slower by ..."
+};
+
+struct Plan {
+  SweepSpec spec;                    // what was swept
+  SweepResult sweep;
+  std::optional<std::size_t> best;   // the fastest fitting row; nullopt when nothing fits
+  std::vector<RunnerUp> runners_up;  // schedule x recompute families, then stage counts
+};
+
+// The sweep the planner runs: stages = divisors of num_devices (at most the number of layers),
+// micro-batches = divisors of batch_size, the request's schedules, recompute off and on.
+sched::Result<SweepSpec> plan_sweep_spec(const PlanRequest& request);
+
+sched::Result<Plan> make_plan(const PlanRequest& request, const SweepOptions& options = {});
+
+// Why `loser` lost to `best` (both simulated, `best` fits): see the file comment.
+std::string explain_loss(const SweepRow& loser, const SweepRow& best);
+
+// When nothing fits: the row that overflows its cap least, with its note.
+std::optional<std::size_t> least_overflowing_row(const std::vector<SweepRow>& rows);
+
+}  // namespace pipeworks::sim

@@ -1,0 +1,181 @@
+// Sweep enumeration, the parallel run over configurations, and the orderings read off its rows.
+// evaluate_config (one configuration) lives in sweep_eval.cc.
+#include "sim/plan/sweep.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "sim/engine/cost_model.h"
+#include "sim/plan/parallel_for.h"
+#include "sim/plan/pareto.h"
+#include "sim/plan/partition_memo.h"
+#include "sim/spec/batch_split.h"
+
+namespace pipeworks::sim {
+namespace {
+
+sched::Status check_positive(const std::vector<int>& values, std::string_view what) {
+  if (values.empty()) return sched::Error{fmt::format("sweep: no {} given", what)};
+  for (const int v : values) {
+    if (v < 1) return sched::Error{fmt::format("sweep: {} must be >= 1, got {}", what, v)};
+  }
+  return sched::Ok{};
+}
+
+// Rough cost of simulating a configuration (its number of actions), to start the big ones first.
+double expected_cost(const SweepConfig& c) {
+  return static_cast<double>(c.num_stages) * c.num_microbatches * (c.recompute ? 3.0 : 2.0);
+}
+
+}  // namespace
+
+std::vector<std::pair<sched::ScheduleKind, int>> schedule_variants(const SweepSpec& spec) {
+  std::vector<std::pair<sched::ScheduleKind, int>> out;
+  for (const sched::ScheduleKind kind : spec.schedules) {
+    if (sched::is_v_shaped(kind)) {
+      out.emplace_back(kind, 2);
+    } else if (sched::has_virtual_stages(kind)) {
+      for (const int v : spec.virtual_stage_counts) out.emplace_back(kind, v);
+    } else {
+      out.emplace_back(kind, 1);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string_view> sweepable_schedule_names() { return sched::schedule_kind_names(); }
+
+std::string schedule_text(const SweepConfig& config) {
+  const std::string_view name = sched::schedule_kind_name(config.schedule);
+  if (!sched::has_virtual_stages(config.schedule) || sched::is_v_shaped(config.schedule)) return std::string(name);
+  return fmt::format("{} v={}", name, config.virtual_stages);
+}
+
+sched::Status check_sweep_spec(const SweepSpec& spec) {
+  for (const int v : spec.virtual_stage_counts) {
+    if (v < 2) return sched::Error{fmt::format("sweep: virtual stages per device must be >= 2, got {}", v)};
+  }
+  if (spec.virtual_stage_counts.empty()) return sched::Error{"sweep: no virtual stage counts given"};
+  for (const auto& [values, what] : {std::pair{&spec.batch_sizes, "batch sizes"},
+                                      std::pair{&spec.stage_counts, "stage counts"},
+                                      std::pair{&spec.microbatch_counts, "micro-batch counts"}}) {
+    auto status = check_positive(*values, what);
+    if (!status) return status;
+  }
+  for (const int devices : spec.stage_counts) {
+    if (auto size = check_cost_model_devices(devices); !size) return sched::Error{"sweep: " + size.error().message};
+  }
+  if (spec.schedules.empty()) return sched::Error{"sweep: no schedules given"};
+  if (spec.recompute_modes.empty()) return sched::Error{"sweep: no recompute modes given"};
+  const double combinations = static_cast<double>(spec.batch_sizes.size()) * static_cast<double>(spec.stage_counts.size()) *
+                              static_cast<double>(spec.microbatch_counts.size()) *
+                              static_cast<double>(schedule_variants(spec).size()) *
+                              static_cast<double>(spec.recompute_modes.size());
+  if (combinations > static_cast<double>(kMaxSweepCombinations)) {
+    return sched::Error{fmt::format("sweep: {:.0f} combinations is more than the {} a sweep may enumerate", combinations,
+                                    kMaxSweepCombinations)};
+  }
+  if (spec.memory_cap_bytes && *spec.memory_cap_bytes <= 0) {
+    return sched::Error{fmt::format("sweep: memory cap must be positive, got {} bytes", *spec.memory_cap_bytes)};
+  }
+  if (auto model = check_model_spec(spec.model); !model) {
+    return sched::Error{fmt::format("sweep: model '{}': {}", spec.model.name, model.error().message)};
+  }
+  if (auto cluster = check_cluster_spec(spec.cluster); !cluster) {
+    return sched::Error{fmt::format("sweep: cluster '{}': {}", spec.cluster.name, cluster.error().message)};
+  }
+  return sched::Ok{};
+}
+
+std::vector<SweepConfig> sweep_configs(const SweepSpec& spec, SkipCounts& skipped) {
+  skipped = {};
+  std::vector<SweepConfig> configs;
+  const auto variants = schedule_variants(spec);
+  const std::size_t modes = spec.recompute_modes.size();
+  for (const int batch : spec.batch_sizes) {
+    for (const int devices : spec.stage_counts) {
+      for (const int microbatches : spec.microbatch_counts) {
+        if (devices > spec.cluster.num_devices()) {
+          skipped.more_stages_than_devices += variants.size() * modes;
+          continue;
+        }
+        for (const auto& [schedule, v] : variants) {
+          const std::int64_t stages = static_cast<std::int64_t>(devices) * v;
+          if (stages > spec.model.num_layers()) {
+            skipped.more_stages_than_layers += modes;
+          } else if (!microbatch_size(batch, microbatches)) {
+            skipped.microbatches_not_dividing_batch += modes;
+          } else {
+            for (const bool recompute : spec.recompute_modes) {
+              configs.push_back({batch, static_cast<int>(stages), microbatches, schedule, recompute, v});
+            }
+          }
+        }
+      }
+    }
+  }
+  return configs;
+}
+
+sched::Result<SweepResult> run_sweep(const SweepSpec& spec, const SweepOptions& options) {
+  if (auto status = check_sweep_spec(spec); !status) return status.error();
+  if (options.threads < 0 || options.threads > kMaxSweepThreads) {
+    return sched::Error{fmt::format("sweep: threads must be from 0 to {}, got {}", kMaxSweepThreads, options.threads)};
+  }
+  SweepResult result;
+  const std::vector<SweepConfig> configs = sweep_configs(spec, result.skipped);
+  result.rows.resize(configs.size());
+  // Largest first so that no big configuration is left alone at the end; slots keep the order.
+  std::vector<std::size_t> order(configs.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return expected_cost(configs[a]) > expected_cost(configs[b]);
+  });
+  const std::size_t total = configs.size();
+  PartitionMemo memo;
+  parallel_for(
+      total, options.threads, [&](std::size_t i) { result.rows[i] = evaluate_config(spec, configs[i], &memo); },
+      [&](std::size_t done) {
+        if (options.on_progress) options.on_progress(done, total);
+      },
+      &order);
+  return result;
+}
+
+std::vector<std::size_t> rank_rows(const std::vector<SweepRow>& rows) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].simulated) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const SweepRow& x = rows[a];
+    const SweepRow& y = rows[b];
+    if (x.fits != y.fits) return x.fits;
+    if (x.samples_per_s != y.samples_per_s) return x.samples_per_s > y.samples_per_s;
+    return x.peak_bytes < y.peak_bytes;
+  });
+  return order;
+}
+
+std::optional<std::size_t> best_fitting_row(const std::vector<SweepRow>& rows) {
+  const std::vector<std::size_t> order = rank_rows(rows);
+  if (order.empty() || !rows[order.front()].fits) return std::nullopt;
+  return order.front();
+}
+
+std::vector<std::size_t> pareto_rows(const std::vector<SweepRow>& rows) {
+  std::vector<std::size_t> simulated;
+  std::vector<ParetoPoint> points;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (!rows[i].simulated) continue;
+    simulated.push_back(i);
+    points.push_back({rows[i].samples_per_s, rows[i].peak_bytes});
+  }
+  std::vector<std::size_t> frontier = pareto_frontier(points);
+  for (std::size_t& i : frontier) i = simulated[i];
+  return frontier;
+}
+
+}  // namespace pipeworks::sim

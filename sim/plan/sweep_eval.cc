@@ -1,0 +1,141 @@
+// One sweep configuration end to end: balanced partition (under the memory cap when one fits),
+// cost model, schedule (generated, re-materialized, comm-lowered), simulation without a Timeline.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sched/generators.h"
+#include "sched/limits.h"
+#include "sched/passes.h"
+#include "sim/engine/simulator.h"
+#include "sim/plan/cost_model_builder.h"
+#include "sim/plan/sweep.h"
+
+namespace pipeworks::sim {
+namespace {
+
+// Device memory and the sweep's cap, whichever is smaller (0: no limit).
+Bytes effective_capacity(Bytes device_bytes, const std::optional<Bytes>& cap) {
+  if (!cap) return device_bytes;
+  return device_bytes == 0 ? *cap : std::min(device_bytes, *cap);
+}
+
+// The generated schedule, before recompute and comm lowering: its placement says which of the
+// pipeline's devices each stage runs on.
+sched::Result<sched::Schedule> generated_schedule(const SweepConfig& c) {
+  return sched::generate(c.schedule, {c.num_stages, c.num_microbatches, {}}, c.virtual_stages);
+}
+
+sched::Result<sched::Schedule> lowered_schedule(sched::Schedule schedule, bool recompute) {
+  if (recompute) {
+    auto recomputed = sched::add_recompute(schedule);
+    if (!recomputed) return recomputed.error();
+    schedule = std::move(recomputed).value();
+  }
+  return sched::lower_comm(schedule);
+}
+
+// Per stage, the cluster device it runs on: the schedule's device d is the cluster's d-th of
+// the pipeline's devices.
+sched::Result<std::vector<int>> cluster_placement(const sched::Schedule& schedule, int num_devices,
+                                                  const ClusterSpec& cluster) {
+  auto devices = default_placement(num_devices, cluster);
+  if (!devices) return devices.error();
+  std::vector<int> placement;
+  for (const int d : schedule.placement) placement.push_back((*devices)[static_cast<std::size_t>(d)]);
+  return placement;
+}
+
+Nanoseconds slowest_stage_compute_ns(const CostModel& model, bool recompute) {
+  Nanoseconds slowest = 0;
+  const int actions = recompute ? 3 : 2;
+  for (const StageCost& stage : model.stages) {
+    const Nanoseconds t = stage.forward_ns + stage.backward_ns + (recompute ? stage.recompute_ns : 0) +
+                          actions * model.per_action_overhead_ns;
+    slowest = std::max(slowest, t);
+  }
+  return slowest;
+}
+
+// The balanced partition under the memory caps when one fits; else the uncapped one, with the
+// partitioner's reason in `note`.
+sched::Result<Partition> row_partition(const SweepSpec& spec, const SweepConfig& config, const sched::Schedule& generated,
+                                       const std::vector<int>& placement, PartitionMemo* memo, std::string& note) {
+  BalanceOptions balance;
+  balance.microbatch_size = config.microbatch_size();
+  balance.optimizer = spec.optimizer;
+  balance.recompute = config.recompute;
+  balance.in_flight = sched::peak_in_flight(generated);
+  for (const int device : placement) {
+    const DeviceSpec& d = spec.cluster.devices[static_cast<std::size_t>(device)];
+    balance.stage_speed.push_back(d.relative_speed);
+    balance.capacity_bytes.push_back(effective_capacity(d.memory_bytes, spec.memory_cap_bytes));
+  }
+  auto partition = balanced_partition(spec.model, config.num_stages, balance, memo);
+  if (partition) return partition;
+  note = "under the memory caps: " + partition.error().message;
+  balance.capacity_bytes.clear();
+  return balanced_partition(spec.model, config.num_stages, balance, memo);
+}
+
+}  // namespace
+
+SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config, PartitionMemo* memo) {
+  SweepRow row;
+  row.config = config;
+  const auto fail = [&row](std::string_view step, const sched::Error& error) {
+    row.note = fmt::format("{}: {}", step, error.message);
+    return row;
+  };
+  if (auto size = sched::check_schedule_size(config.num_stages, config.num_microbatches); !size) {
+    return fail("too large to simulate", size.error());
+  }
+  auto generated = generated_schedule(config);
+  if (!generated) return fail("schedule", generated.error());
+  auto placement = cluster_placement(*generated, config.num_devices(), spec.cluster);
+  if (!placement) return fail("placement", placement.error());
+
+  auto partition = row_partition(spec, config, *generated, *placement, memo, row.partition_note);
+  if (!partition) return fail("partition", partition.error());
+  row.partition = *partition;
+
+  auto costs = build_cost_model(spec.model, spec.cluster, *partition, *placement, config.microbatch_size(),
+                                spec.optimizer);
+  if (!costs) return fail("cost model", costs.error());
+  for (Bytes& device_bytes : costs->device_memory_bytes) device_bytes = effective_capacity(device_bytes, spec.memory_cap_bytes);
+  row.stage_compute_ns = slowest_stage_compute_ns(*costs, config.recompute);
+
+  auto schedule = lowered_schedule(std::move(generated).value(), config.recompute);
+  if (!schedule) return fail("schedule", schedule.error());
+  SimOptions options;
+  options.build_timeline = false;
+  auto result = simulate(*schedule, *costs, options);
+  if (!result) return fail("simulation", result.error());
+
+  row.simulated = true;
+  row.makespan_ns = result->makespan_ns;
+  row.samples_per_s = result->makespan_ns > 0 ? config.batch_size * 1e9 / static_cast<double>(result->makespan_ns) : 0;
+  row.bubble_fraction = result->bubble_fraction;
+  row.fits = result->fits;
+  // The fullest device, and for the note the one that overflows its cap most.
+  const auto by_peak = [](const DeviceResult& a, const DeviceResult& b) { return a.memory.peak_bytes < b.memory.peak_bytes; };
+  const auto fullest = std::max_element(result->devices.begin(), result->devices.end(), by_peak);
+  if (fullest != result->devices.end()) {
+    row.peak_device = fullest->device;
+    row.peak_bytes = fullest->memory.peak_bytes;
+    row.capacity_bytes = fullest->memory.capacity_bytes;
+  }
+  if (!row.fits) {
+    const auto overflow = [](const DeviceResult& d) {
+      return d.memory.capacity_bytes > 0 ? d.memory.peak_bytes - d.memory.capacity_bytes : Bytes{0};
+    };
+    const auto worst = std::max_element(result->devices.begin(), result->devices.end(),
+                                        [&](const auto& a, const auto& b) { return overflow(a) < overflow(b); });
+    row.overflow_bytes = overflow(*worst);
+    row.note = fmt::format("device {} needs {}, {} over its {} cap", worst->device, format_bytes(worst->memory.peak_bytes),
+                           format_bytes(row.overflow_bytes), format_bytes(worst->memory.capacity_bytes));
+  }
+  return row;
+}
+
+}  // namespace pipeworks::sim

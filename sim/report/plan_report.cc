@@ -1,0 +1,85 @@
+// Text of a plan (see plan_report.h); aligned with fmt widths.
+#include "sim/report/plan_report.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sim/plan/partition_text.h"
+#include "sim/plan/sweep_table.h"
+
+namespace pipeworks::sim {
+namespace {
+
+std::string skipped_line(const SkipCounts& s) {
+  return s.total() == 0 ? std::string("none skipped") : fmt::format("{} skipped as impossible", s.total());
+}
+
+// "K=16 M=64 1f1b rc=off"
+std::string config_label(const SweepConfig& c) {
+  return fmt::format("K={} M={} {} rc={}", c.num_stages, c.num_microbatches, schedule_text(c), recompute_name(c.recompute));
+}
+
+std::string summary(const SweepRow& r) {
+  const SweepConfig& c = r.config;
+  const std::vector<std::pair<std::string, std::string>> lines = {
+      {"stages", fmt::format("{}{} (layers per stage: {} = {})", c.num_stages,
+                              c.virtual_stages > 1 ? fmt::format(", {} per device on {} devices", c.virtual_stages, c.num_devices()) : "",
+                              layer_counts_text(r.partition, true), to_string(r.partition))},
+      {"micro-batches", fmt::format("{} of {} sample{}", c.num_microbatches, c.microbatch_size(),
+                                    c.microbatch_size() == 1 ? "" : "s")},
+      {"schedule", fmt::format("{}, recompute {}", schedule_text(c), recompute_name(c.recompute))},
+      {"step time", format_duration(r.makespan_ns)},
+      {"throughput", fmt::format("{} samples/s", format_samples_per_s(r.samples_per_s))},
+      {"bubble", fmt::format("{:.1f}%", 100 * r.bubble_fraction)},
+      {"peak memory", r.capacity_bytes > 0 ? fmt::format("{} on device {} (cap {})", format_bytes(r.peak_bytes),
+                                                         r.peak_device, format_bytes(r.capacity_bytes))
+                                           : fmt::format("{} on device {} (capacity unknown: not checked)",
+                                                         format_bytes(r.peak_bytes), r.peak_device)},
+  };
+  std::string out;
+  for (const auto& [key, value] : lines) out += fmt::format("  {:<14}{}\n", key, value);
+  return out;
+}
+
+}  // namespace
+
+std::string plan_report(const Plan& plan) {
+  const auto& rows = plan.sweep.rows;
+  std::string out = fmt::format("plan: {} on {}, batch {}: {} configurations simulated, {}\n", plan.spec.model.name,
+                                plan.spec.cluster.name, plan.spec.batch_sizes.front(), rows.size(),
+                                skipped_line(plan.sweep.skipped));
+  if (plan.best) {
+    const SweepRow& best = rows[*plan.best];
+    out += fmt::format("\nbest: {} stages, {} micro-batches, {}, recompute {}\n", best.config.num_stages,
+                       best.config.num_microbatches, schedule_text(best.config),
+                       recompute_name(best.config.recompute));
+    out += summary(best);
+  } else {
+    out += "\nno configuration fits in memory\n";
+    if (const auto closest = least_overflowing_row(rows)) {
+      const SweepRow& r = rows[*closest];
+      out += fmt::format("closest: {} stages, {} micro-batches, {}, recompute {}: {}\n", r.config.num_stages,
+                         r.config.num_microbatches, schedule_text(r.config),
+                         recompute_name(r.config.recompute), r.note);
+      if (!r.partition_note.empty()) out += fmt::format("partitioner: {}\n", r.partition_note);
+      out += summary(r);
+    }
+  }
+  std::size_t width = 0;
+  std::size_t label_width = 0;
+  std::vector<std::string> labels;
+  for (const RunnerUp& up : plan.runners_up) {
+    width = std::max(width, up.family.size());
+    labels.push_back(up.row ? config_label(rows[*up.row].config) : std::string("-"));
+    label_width = std::max(label_width, labels.back().size());
+  }
+  out += "\nrunners-up (best of each family):\n";
+  for (std::size_t i = 0; i < plan.runners_up.size(); ++i) {
+    const RunnerUp& up = plan.runners_up[i];
+    out += fmt::format("  {:<{}}  {:<{}}  {}\n", up.family, width, labels[i], label_width, up.reason);
+  }
+  return out;
+}
+
+}  // namespace pipeworks::sim

@@ -1,0 +1,184 @@
+// The simulate command's table and JSON report (see sim_report.h, docs/simulate_report.md).
+#include "sim/report/sim_report.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "sched/units_text.h"
+#include "sim/engine/closed_form_bubble.h"
+#include "sim/spec/cluster_spec.h"
+#include "sim/spec/units.h"
+
+namespace pipeworks::sim {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json memory_json(const MemoryReport& m) {
+  return Json{{"peak_bytes", m.peak_bytes},           {"peak_activation_bytes", m.peak_activation_bytes},
+              {"param_bytes", m.param_bytes},         {"grad_bytes", m.grad_bytes},
+              {"optimizer_bytes", m.optimizer_bytes}, {"capacity_bytes", m.capacity_bytes},
+              {"fits", m.fits}};
+}
+
+Json device_figures(const DeviceResult& d) {
+  Json j{{"device", d.device},   {"busy_ns", d.busy_ns},
+         {"idle_ns", d.idle_ns}, {"bubble_fraction", d.bubble_fraction}};
+  j.update(memory_json(d.memory));
+  return j;
+}
+
+// "[0,7) embedding..h5", or "[3,4) h2" for one layer, or "" when the layers are unknown.
+std::string layers_text(const ReportInputs& inputs, int stage) {
+  if (stage < 0 || static_cast<std::size_t>(stage) >= inputs.stages.size()) return "";
+  const StageLayers& l = inputs.stages[static_cast<std::size_t>(stage)];
+  std::string names = l.first_layer;
+  if (l.layer_end - l.layer_begin > 1) names += ".." + l.last_layer;
+  return fmt::format("[{},{}) {}", l.layer_begin, l.layer_end, names);
+}
+
+const DeviceResult* device_of_stage(const SimResult& result, int stage) {
+  for (const DeviceResult& d : result.devices) {
+    if (std::find(d.stages.begin(), d.stages.end(), stage) != d.stages.end()) return &d;
+  }
+  return nullptr;
+}
+
+std::string percent(double fraction) { return fmt::format("{:.1f}%", fraction * 100.0); }
+
+}  // namespace
+
+std::vector<StageLayers> stage_layers(const Partition& partition, const ModelSpec& model) {
+  std::vector<StageLayers> stages;
+  for (int s = 0; s < partition.num_stages(); ++s) {
+    const int b = partition.begin(s);
+    const int e = partition.end(s);
+    stages.push_back(StageLayers{b, e, model.layers[static_cast<std::size_t>(b)].name,
+                                 model.layers[static_cast<std::size_t>(e - 1)].name});
+  }
+  return stages;
+}
+
+
+std::vector<std::string> simulation_notes(const SimResult& result) {
+  std::vector<std::string> notes;
+  if (const std::int64_t n = result.num_stage_level_actions; n > 0) {
+    notes.push_back(fmt::format("{} (UNSHARD, RESHARD, REDUCE_GRAD) {}: in one process {} (the data-parallel "
+                                "issue gives them a cost)",
+                                sched::counted(n, "stage-level action"), n == 1 ? "costs nothing" : "cost nothing",
+                                n == 1 ? "it is a no-op" : "they are no-ops"));
+  }
+  if (const std::int64_t n = result.num_composites; n > 0) {
+    notes.push_back(fmt::format("{} {}: overlap is not modelled", sched::counted(n, "OVERLAP_F_B action"),
+                                n == 1 ? "runs as its forward then its backward" : "run as their forward then their backward"));
+  }
+  return notes;
+}
+
+double gpipe_closed_form_bubble(int num_stages, int num_microbatches) {
+  const auto form = closed_form_bubble(sched::ScheduleKind::kGPipe, num_stages, num_microbatches, num_stages);
+  return form ? form->fraction() : 0.0;
+}
+
+std::string report_json(const SimResult& result, const ReportInputs& inputs) {
+  Json stages = Json::array();
+  for (int s = 0; s < inputs.num_stages; ++s) {
+    const DeviceResult* d = device_of_stage(result, s);
+    if (d == nullptr) continue;
+    Json j{{"stage", s}};
+    if (static_cast<std::size_t>(s) < inputs.stages.size()) {
+      const StageLayers& l = inputs.stages[static_cast<std::size_t>(s)];
+      j["layer_begin"] = l.layer_begin;
+      j["layer_end"] = l.layer_end;
+      j["layers"] = layers_text(inputs, s);
+    }
+    j.update(device_figures(*d));
+    stages.push_back(std::move(j));
+  }
+  Json devices = Json::array();
+  for (const DeviceResult& d : result.devices) {
+    Json j = device_figures(d);
+    j["stages"] = d.stages;
+    devices.push_back(std::move(j));
+  }
+  const Json report{
+      {"schema", "pipeworks.simulate_report/1"},
+      {"model", inputs.model},
+      {"cluster", inputs.cluster},
+      {"schedule", inputs.schedule},
+      {"num_stages", inputs.num_stages},
+      {"num_microbatches", inputs.num_microbatches},
+      {"microbatch_size", inputs.microbatch_size},
+      {"batch_size", std::int64_t{inputs.num_microbatches} * inputs.microbatch_size},
+      {"recompute", inputs.recompute},
+      {"comm_lowered", inputs.comm_lowered},
+      {"comm_mode", comm_mode_name(result.comm_mode)},
+      {"makespan_ns", result.makespan_ns},
+      {"bubble_fraction", result.bubble_fraction},
+      {"gpipe_closed_form_bubble_fraction", gpipe_closed_form_bubble(inputs.num_stages, inputs.num_microbatches)},
+      {"throughput_samples_per_s", result.throughput_samples_per_s},
+      {"fits", result.fits},
+      {"num_actions", result.num_actions},
+      {"num_transfers", result.num_transfers},
+      {"num_stage_level_actions", result.num_stage_level_actions},
+      {"num_composites", result.num_composites},
+      {"notes", simulation_notes(result)},
+      {"stages", std::move(stages)},
+      {"devices", std::move(devices)},
+  };
+  return report.dump(2) + "\n";
+}
+
+std::string summary_table(const SimResult& result, const ReportInputs& inputs) {
+  const std::vector<std::string> header = {"stage", "device", "layers", "busy", "bubble", "peak memory", "capacity",
+                                           "fits"};
+  std::vector<std::vector<std::string>> rows;
+  for (int s = 0; s < inputs.num_stages; ++s) {
+    const DeviceResult* d = device_of_stage(result, s);
+    if (d == nullptr) continue;
+    const MemoryReport& m = d->memory;
+    rows.push_back({std::to_string(s), std::to_string(d->device), layers_text(inputs, s), format_duration(d->busy_ns),
+                    percent(d->bubble_fraction), format_bytes(m.peak_bytes),
+                    m.capacity_bytes > 0 ? format_bytes(m.capacity_bytes) : "-", m.fits ? "yes" : "NO"});
+  }
+  std::vector<std::size_t> width(header.size());
+  for (std::size_t c = 0; c < header.size(); ++c) {
+    width[c] = header[c].size();
+    for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
+  }
+  // Text columns (layers, fits) align left, numbers right.
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      const bool left = c == 2 || c == 7;
+      out += c == 0 ? "" : "  ";
+      out += left ? fmt::format("{:<{}}", cells[c], width[c]) : fmt::format("{:>{}}", cells[c], width[c]);
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string text = line(header);
+  for (const auto& row : rows) text += line(row);
+
+  const int k = inputs.num_stages;
+  const int m = inputs.num_microbatches;
+  const std::int64_t samples = std::int64_t{m} * inputs.microbatch_size;
+  text += "\n";
+  text += fmt::format("makespan     {}\n", format_duration(result.makespan_ns));
+  text += fmt::format("throughput   {:.1f} samples/s ({} per iteration)\n", result.throughput_samples_per_s,
+                      sched::counted(samples, "sample"));
+  text += fmt::format("bubble       {} simulated, {}\n", percent(result.bubble_fraction),
+                      closed_form_text(inputs.kind.value_or(sched::ScheduleKind::kGPipe), k, m, static_cast<int>(result.devices.size())));
+  std::size_t fitting = 0;
+  for (const DeviceResult& d : result.devices) fitting += d.memory.fits ? 1 : 0;
+  text += fmt::format("memory       {}\n", result.fits ? "fits on every device"
+                                                       : fmt::format("DOES NOT FIT on {} of {} devices",
+                                                                     result.devices.size() - fitting,
+                                                                     result.devices.size()));
+  for (const std::string& note : simulation_notes(result)) text += fmt::format("note         {}\n", note);
+  return text;
+}
+
+}  // namespace pipeworks::sim

@@ -1,0 +1,39 @@
+// Built-in cluster specs with their sources: this development machine (`cpu2`), one DGX H100
+// node (`dgx-h100`) and several of them over InfiniBand (`multinode`).
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "sched/result.h"
+#include "sim/spec/cluster_spec.h"
+#include "sim/spec/model_presets.h"
+
+namespace pipeworks::sim {
+
+// NVIDIA H100 Tensor Core GPU datasheet (H100 SXM): dense BF16 989 TFLOP/s (1,979 with
+// sparsity), 80 GB HBM3, NVLink 900 GB/s total = 450 GB/s per direction.
+inline constexpr double kH100PeakBf16FlopsPerS = 989e12;
+// Assumption: large transformer training sustains ~40% of peak (model FLOPs utilization of the
+// order reported for Megatron-LM); replace with a profiled number where one exists.
+inline constexpr double kSustainedFraction = 0.4;
+inline constexpr double kH100SustainedFlopsPerS = kH100PeakBf16FlopsPerS * kSustainedFraction;
+inline constexpr double kNvlink4BytesPerSPerDirection = 450e9;
+// NVIDIA ConnectX-7 datasheet: 400 Gb/s NDR InfiniBand per port; a DGX H100 has 8 of them,
+// one per GPU: 400e9 / 8 = 50 GB/s per direction.
+inline constexpr double kNdrBytesPerSPerPort = 400e9 / 8;
+
+inline constexpr int kMaxPresetNodes = 1024;
+
+struct ClusterPresetOptions {
+  std::optional<int> nodes;  // multinode only (default 4, at most kMaxPresetNodes)
+};
+
+// Every cluster preset, in a stable order, with descriptions citing sources.
+std::vector<PresetInfo> cluster_presets();
+
+sched::Result<ClusterSpec> cluster_preset(std::string_view name,
+                                          const ClusterPresetOptions& options = {});
+
+}  // namespace pipeworks::sim

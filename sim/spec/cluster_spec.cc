@@ -1,0 +1,200 @@
+// ClusterSpec checks and JSON I/O. Devices are given either as a count plus one "device"
+// object (identical devices) or as an array of device objects.
+#include "sim/spec/cluster_spec.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "sim/spec/spec_json.h"
+
+namespace pipeworks::sim {
+namespace {
+
+sched::Error error(std::string message) { return sched::Error{std::move(message), std::nullopt}; }
+
+constexpr const char* kMemoryKey = "memory_bytes";
+constexpr const char* kUnknownMemory = "unknown";  // a device's capacity not known: nothing is checked
+
+DeviceSpec read_device(SpecReader& reader, const Json& object, const std::string& pointer) {
+  DeviceSpec device;
+  if (!reader.expect_object(object, pointer)) return device;
+  reader.allow_keys(object, pointer, {"memory_bytes", "relative_speed", "flops_per_s"});
+  // "unknown" is the one way to leave the capacity unchecked (0 in DeviceSpec); a 0 written as
+  // a size would silently make every configuration fit.
+  const auto memory = object.find(kMemoryKey);
+  if (memory != object.end() && memory->is_string() && memory->get<std::string>() == kUnknownMemory) {
+    device.memory_bytes = 0;
+  } else {
+    device.memory_bytes = reader.bytes(object, pointer, kMemoryKey, std::nullopt);
+    if (reader.ok() && device.memory_bytes == 0) {
+      reader.fail(pointer_child(pointer, kMemoryKey), &*memory,
+                  fmt::format("0 bytes would make every configuration fit; write \"{}\" when the memory is not known "
+                              "(then no plan checks it)",
+                              kUnknownMemory));
+    }
+  }
+  device.relative_speed = reader.positive_number(object, pointer, "relative_speed", 1.0);
+  device.flops_per_s = object.contains("flops_per_s")
+                           ? reader.flop_rate(object, pointer, "flops_per_s", std::nullopt)
+                           : 0.0;
+  return device;
+}
+
+LinkSpec read_link(SpecReader& reader, const Json& root, std::string_view key) {
+  LinkSpec link;
+  const std::string pointer = pointer_child("", key);
+  const Json& object = root[std::string(key)];
+  if (!reader.expect_object(object, pointer)) return link;
+  reader.allow_keys(object, pointer, {"bandwidth_bytes_per_s", "latency", "latency_ns"});
+  link.bandwidth_bytes_per_s = reader.bandwidth(object, pointer, "bandwidth_bytes_per_s", std::nullopt);
+  link.latency_ns = reader.duration(object, pointer, "latency", Nanoseconds{0});
+  return link;
+}
+
+nlohmann::ordered_json device_json(const DeviceSpec& d) {
+  nlohmann::ordered_json out;
+  out[kMemoryKey] = d.memory_bytes == 0 ? std::string(kUnknownMemory) : exact_bytes_string(d.memory_bytes);
+  out["relative_speed"] = d.relative_speed;
+  if (d.flops_per_s > 0) out["flops_per_s"] = d.flops_per_s;
+  return out;
+}
+
+nlohmann::ordered_json link_json(const LinkSpec& l) {
+  return nlohmann::ordered_json{{"bandwidth_bytes_per_s", l.bandwidth_bytes_per_s},
+                                {"latency", exact_duration_string(l.latency_ns)}};
+}
+
+}  // namespace
+
+sched::Status check_cluster_spec(const ClusterSpec& spec) {
+  const std::string who = fmt::format("cluster '{}'", spec.name);
+  if (spec.devices.empty()) return error(who + ": needs at least one device");
+  if (spec.devices_per_node < 1 || spec.num_devices() % spec.devices_per_node != 0) {
+    return error(fmt::format("{}: devices_per_node ({}) must be >= 1 and divide the {} devices",
+                             who, spec.devices_per_node, spec.num_devices()));
+  }
+  for (std::size_t i = 0; i < spec.devices.size(); ++i) {
+    const DeviceSpec& d = spec.devices[i];
+    if (d.memory_bytes < 0 || !(std::isfinite(d.relative_speed) && d.relative_speed > 0) ||
+        !(std::isfinite(d.flops_per_s) && d.flops_per_s >= 0)) {
+      return error(fmt::format("{}: device {}: memory and FLOP/s must be non-negative, speed positive", who, i));
+    }
+  }
+  auto bad_link = [](const LinkSpec& l) {
+    return !(std::isfinite(l.bandwidth_bytes_per_s) && l.bandwidth_bytes_per_s > 0) || l.latency_ns < 0;
+  };
+  if (spec.devices_per_node > 1 && bad_link(spec.intra_node)) {
+    return error(who + ": intra_node link needs a positive bandwidth and a non-negative latency");
+  }
+  if (spec.num_nodes() > 1 && bad_link(spec.inter_node)) {
+    return error(who + ": inter_node link needs a positive bandwidth and a non-negative latency");
+  }
+  if (spec.dispatch_overhead_ns < 0) return error(who + ": dispatch overhead must not be negative");
+  if (!(spec.contention_factor >= 1.0 && spec.contention_factor <= 1000.0)) {
+    return error(fmt::format("{}: contention {} must be from 1 to 1000", who, spec.contention_factor));
+  }
+  return sched::Ok{};
+}
+
+sched::Result<ClusterSpec> parse_cluster_spec(std::string_view json_text, std::string_view source) {
+  auto parsed = parse_spec_json(json_text, source);
+  if (!parsed) return parsed.error();
+  const Json& root = *parsed;
+  SpecReader reader{std::string(source)};
+  ClusterSpec spec;
+  if (!reader.expect_object(root, "")) return reader.error();
+  reader.allow_keys(root, "", {"name", "description", "devices", "device", "devices_per_node",
+                               "intra_node", "inter_node", "comm_mode", "dispatch_overhead",
+                               "dispatch_overhead_ns", "contention"});
+  spec.name = reader.string(root, "", "name", std::nullopt);
+  spec.description = reader.string(root, "", "description", std::string());
+  if (reader.ok() && !root.contains("devices")) reader.fail("/devices", nullptr, "missing required field");
+  if (!reader.ok()) return reader.error();
+  const Json& devices = root["devices"];
+  if (devices.is_array()) {
+    if (root.contains("device")) reader.fail("/device", nullptr, "not allowed when 'devices' is an array");
+    if (devices.empty()) reader.fail("/devices", &devices, "needs at least one device");
+    for (std::size_t i = 0; i < devices.size() && reader.ok(); ++i) {
+      spec.devices.push_back(read_device(reader, devices[i], pointer_index("/devices", i)));
+    }
+  } else {
+    const std::int64_t count = reader.integer(root, "", "devices", 1, std::nullopt);
+    if (reader.ok() && count > 65536) reader.fail("/devices", &devices, "at most 65536 devices");
+    if (reader.ok() && !root.contains("device")) {
+      reader.fail("/device", nullptr, "missing required field (the properties of every device)");
+    }
+    if (!reader.ok()) return reader.error();
+    spec.devices.assign(static_cast<std::size_t>(count), read_device(reader, root["device"], "/device"));
+  }
+  if (!reader.ok()) return reader.error();
+  const auto per_node = reader.integer(root, "", "devices_per_node", 1, spec.num_devices());
+  if (reader.ok() && (per_node > spec.num_devices() || spec.num_devices() % per_node != 0)) {
+    reader.fail("/devices_per_node", &root["devices_per_node"],
+                fmt::format("must divide the number of devices ({})", spec.num_devices()));
+  }
+  spec.devices_per_node = static_cast<int>(per_node);
+  if (reader.ok() && spec.devices_per_node > 1) {
+    if (!root.contains("intra_node")) reader.fail("/intra_node", nullptr, "missing required field");
+    if (reader.ok()) spec.intra_node = read_link(reader, root, "intra_node");
+  }
+  if (reader.ok() && spec.num_nodes() > 1) {
+    if (!root.contains("inter_node")) reader.fail("/inter_node", nullptr, "missing required field");
+    if (reader.ok()) spec.inter_node = read_link(reader, root, "inter_node");
+  }
+  if (reader.ok()) {
+    for (const char* key : {"intra_node", "inter_node"}) {
+      const bool used = std::string_view(key) == "intra_node" ? spec.devices_per_node > 1 : spec.num_nodes() > 1;
+      if (!used && root.contains(key)) {
+        reader.fail(pointer_child("", key), nullptr,
+                    "given but never used with this topology (remove it or fix devices_per_node)");
+      }
+    }
+  }
+  const std::string mode = reader.string(root, "", "comm_mode", std::string("overlap"));
+  if (reader.ok()) {
+    auto parsed_mode = parse_comm_mode(mode);
+    if (parsed_mode) {
+      spec.comm_mode = *parsed_mode;
+    } else {
+      reader.fail("/comm_mode", &root["comm_mode"], "expected \"overlap\" or \"blocking\"");
+    }
+  }
+  spec.dispatch_overhead_ns = reader.duration(root, "", "dispatch_overhead", Nanoseconds{0});
+  spec.contention_factor = reader.positive_number(root, "", "contention", 1.0);
+  if (reader.ok() && !(spec.contention_factor >= 1.0 && spec.contention_factor <= 1000.0)) {
+    reader.fail("/contention", &root["contention"], "must be from 1 (no contention) to 1000");
+  }
+  if (!reader.ok()) return reader.error();
+  return spec;
+}
+
+sched::Result<ClusterSpec> load_cluster_spec(const std::string& path) {
+  auto text = read_spec_file(path);
+  if (!text) return text.error();
+  return parse_cluster_spec(*text, path);
+}
+
+std::string cluster_spec_to_json(const ClusterSpec& spec) {
+  nlohmann::ordered_json root;
+  root["name"] = spec.name;
+  if (!spec.description.empty()) root["description"] = spec.description;
+  bool identical = !spec.devices.empty();
+  for (const DeviceSpec& d : spec.devices) identical = identical && d == spec.devices.front();
+  if (identical) {
+    root["devices"] = spec.devices.size();
+    root["device"] = device_json(spec.devices.front());
+  } else {
+    root["devices"] = nlohmann::ordered_json::array();
+    for (const DeviceSpec& d : spec.devices) root["devices"].push_back(device_json(d));
+  }
+  root["devices_per_node"] = spec.devices_per_node;
+  if (spec.devices_per_node > 1) root["intra_node"] = link_json(spec.intra_node);
+  if (spec.num_nodes() > 1) root["inter_node"] = link_json(spec.inter_node);
+  root["comm_mode"] = std::string(comm_mode_name(spec.comm_mode));
+  root["dispatch_overhead"] = exact_duration_string(spec.dispatch_overhead_ns);
+  if (spec.contention_factor != 1.0) root["contention"] = spec.contention_factor;
+  return root.dump(2) + "\n";
+}
+
+}  // namespace pipeworks::sim

@@ -1,0 +1,63 @@
+// The hardware a plan runs on: devices (memory, relative speed, FLOP/s), a two-level topology
+// (devices grouped into nodes; one link kind inside a node, one between nodes), the comm mode
+// and a per-action dispatch overhead. JSON form documented in docs/model_spec.md.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sched/result.h"
+#include "sim/spec/comm_mode.h"
+#include "sim/spec/units.h"
+
+namespace pipeworks::sim {
+
+struct DeviceSpec {
+  Bytes memory_bytes = 0;     // capacity; 0 = unknown / unlimited
+  double relative_speed = 1;  // > 0; stage times from the model spec are divided by it
+  double flops_per_s = 0;     // sustained FLOP/s (for presets computed from FLOPs); 0 = unknown
+  friend bool operator==(const DeviceSpec&, const DeviceSpec&) = default;
+};
+
+struct LinkSpec {
+  double bandwidth_bytes_per_s = 0;  // one direction, > 0
+  Nanoseconds latency_ns = 0;
+  friend bool operator==(const LinkSpec&, const LinkSpec&) = default;
+};
+
+struct ClusterSpec {
+  std::string name;
+  std::string description;
+  std::vector<DeviceSpec> devices;
+  int devices_per_node = 1;  // divides devices.size(); device d is on node d / devices_per_node
+  LinkSpec intra_node;       // between two devices of one node (each ordered pair its own link)
+  LinkSpec inter_node;       // leaving a node (one egress link per node, shared by its devices)
+  CommMode comm_mode = CommMode::kOverlap;
+  Nanoseconds dispatch_overhead_ns = 0;  // added to every compute action
+  // Devices of one node that compute at the same time each run up to this factor slower (CPU
+  // workers sharing cores, caches and memory bandwidth); 1: independent devices (GPUs). The
+  // simulator applies it to the overlapping share only (contention.h).
+  double contention_factor = 1;
+
+  int num_devices() const { return static_cast<int>(devices.size()); }
+  int num_nodes() const {
+    return devices_per_node > 0 ? num_devices() / devices_per_node : 0;
+  }
+  int node_of(int device) const { return device / devices_per_node; }
+  friend bool operator==(const ClusterSpec&, const ClusterSpec&) = default;
+};
+
+// Checks >= 1 device, devices_per_node >= 1 dividing the count, positive speeds and
+// bandwidths (inter-node only when there are several nodes), non-negative sizes and times, a
+// contention factor in [1, 1000].
+sched::Status check_cluster_spec(const ClusterSpec& spec);
+
+// JSON in, errors with JSON pointers: "cluster.json: /intra_node/latency: \"3 parsecs\": ...".
+sched::Result<ClusterSpec> parse_cluster_spec(std::string_view json_text,
+                                              std::string_view source = "<cluster spec>");
+sched::Result<ClusterSpec> load_cluster_spec(const std::string& path);
+// JSON out; parse_cluster_spec reads it back unchanged.
+std::string cluster_spec_to_json(const ClusterSpec& spec);
+
+}  // namespace pipeworks::sim

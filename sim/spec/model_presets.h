@@ -1,0 +1,106 @@
+// Built-in model specs computed from published formulas, so plans can be made without a
+// profiler: `uniform` (equal layers), the GPT family (Megatron-LM FLOP and activation
+// formulas) and `amoeba` (an AmoebaNet-like model with very uneven layers).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sched/result.h"
+#include "sim/spec/model_spec.h"
+
+namespace pipeworks::sim {
+
+// The ranges model_preset enforces on its options (the CLI's --help shows the same): byte
+// counts stay within 64 bits, and every layer time within kMaxPresetLayerNs per sample.
+inline constexpr std::int64_t kMaxPresetHidden = 1'000'000;
+inline constexpr std::int64_t kMaxPresetSequence = 10'000'000;
+inline constexpr std::int64_t kMaxPresetVocab = 100'000'000;
+inline constexpr double kMaxPresetFlopsPerS = 1e21;
+// The longest a preset layer may take per sample (about 11.6 days): a lower --flops than that
+// allows is no device, and its times would overflow the simulator's clock.
+inline constexpr double kMaxPresetLayerNs = 1e15;
+
+// Overrides for a preset. Options that do not apply to the chosen preset are an error.
+struct PresetOptions {
+  std::optional<int> layers;                // uniform: layers; gpt*: blocks; amoeba: normal cells
+  std::optional<std::int64_t> hidden;       // gpt*: h
+  std::optional<std::int64_t> heads;        // gpt*: a (must divide h)
+  std::optional<std::int64_t> sequence;     // gpt*: s
+  std::optional<std::int64_t> vocab;        // gpt*: V
+  std::optional<double> flops_per_s;        // gpt*, amoeba: sustained device FLOP/s
+  std::optional<Nanoseconds> forward_ns;    // uniform: forward per sample per layer
+  std::optional<Nanoseconds> backward_ns;   // uniform: backward per sample per layer
+  std::optional<Bytes> output_bytes;        // uniform: boundary activation per sample
+  std::optional<Bytes> stash_bytes;         // uniform: stash per sample per layer
+  std::optional<Bytes> param_bytes;         // uniform: parameters per layer
+};
+
+struct PresetInfo {
+  std::string name;
+  std::string description;  // one line, with the source of its formulas
+};
+
+// Every model preset, in a stable order.
+std::vector<PresetInfo> model_presets();
+
+// The preset `name` with `options` applied; errors name unknown presets and misused options.
+sched::Result<ModelSpec> model_preset(std::string_view name, const PresetOptions& options = {});
+
+// ---- The GPT family ------------------------------------------------------------------------
+// Per transformer block, per sample (s sequence, h hidden, a heads), Narayanan et al. 2021
+// "Efficient Large-Scale Language Model Training on GPU Clusters" (Megatron-LM), sec. 5.1:
+//   forward FLOPs          24 s h^2 + 4 s^2 h
+//   backward FLOPs         2x forward, split I = 24 s h^2 + 8 s^2 h, W = 24 s h^2
+//                          (the attention score/value products have no weights)
+//   parameters             12 h^2 + 13 h, stored bf16 (2 bytes)
+//   stash (bytes)          s h (34 + 5 a s / h)  (Korthikanti et al. 2022, "Reducing Activation
+//                          Recomputation in Large Transformer Models", eq. 1, no parallelism)
+//   output (bytes)         2 s h (the bf16 hidden state crossing a stage boundary)
+// First layer "embedding": (V + s) h parameters (token + learned position tables), no FLOPs,
+//   stash 8 s (int64 token ids for the gradient scatter), output 2 s h. Model input 8 s bytes.
+// Last layer "lm_head": final layer norm + logits, forward 2 s h V FLOPs, backward 2x split
+//   evenly, parameters V h + 2 h (its own copy of the tied embedding, as Megatron keeps on the
+//   last stage), stash 2 s h + 4 s V (input + fp32 logits for the loss), output 2 s V (logits).
+// Time = FLOPs / flops_per_s, rounded to the nanosecond.
+struct GptConfig {
+  int layers = 12;
+  std::int64_t hidden = 768;
+  std::int64_t heads = 12;
+  std::int64_t sequence = 1024;
+  std::int64_t vocab = 50257;
+};
+
+inline constexpr GptConfig kGpt2Small{12, 768, 12, 1024, 50257};    // GPT-2 124M
+inline constexpr GptConfig kGpt2Medium{24, 1024, 16, 1024, 50257};  // GPT-2 350M
+inline constexpr GptConfig kGpt3Xl{24, 2048, 16, 2048, 50257};      // GPT-3 XL 1.3B (Brown et al. 2020, table 2.1)
+inline constexpr GptConfig kGpt3_175b{96, 12288, 96, 2048, 50257};  // GPT-3 175B (same table)
+
+// Parameters of the model as trained (embedding tied with the LM head, counted once):
+// (V + s) h + L (12 h^2 + 13 h) + 2 h.
+std::int64_t gpt_parameter_count(const GptConfig& config);
+
+ModelSpec gpt_model(std::string name, const GptConfig& config, double flops_per_s);
+
+// ---- AmoebaNet-like ------------------------------------------------------------------------
+// An illustrative (not measured) image model with strongly uneven layers, for partitioning
+// studies. N normal cells in 3 groups (sizes as equal as possible, earlier groups larger),
+// a reduction cell after groups 0 and 1, a stem before and a classifier head after; N + 4
+// layers in all. With F0 = 1 GFLOP, A0 = 56*56*256*4 bytes, P0 = 9*256^2*4 bytes, group g:
+//   normal cell k (k-th normal cell overall): forward F0 (1 + g/2) (1 + ((5k) mod 7) / 6)
+//       FLOPs, output A0 / 2^g, stash 8 A0 / 2^g, params P0 4^g
+//   reduction cell after group g: forward 3 F0 (1 + g/2), output A0 / 2^(g+1),
+//       stash 8 A0 / 2^g, params 2 P0 4^(g+1)
+//   stem: forward 2 F0, output A0, stash 4 A0, params 3*9*256*4; model input 224*224*3*4
+//   head: forward 2*1000*1024 FLOPs, output 4000, stash A0 / 4, params 1024*1000*4
+// Backward is 2x forward (split evenly); fp32 parameters. Time = FLOPs / flops_per_s.
+ModelSpec amoeba_model(int normal_cells, double flops_per_s);
+
+// Uniform: `layers` identical layers with the given per-sample costs (backward split evenly).
+ModelSpec uniform_model(int layers, Nanoseconds forward_ns, Nanoseconds backward_ns,
+                        Bytes output_bytes, Bytes stash_bytes, Bytes param_bytes);
+
+}  // namespace pipeworks::sim

@@ -1,0 +1,105 @@
+// Cluster spec JSON: both device forms, topology, defaults, round trip, and the checks.
+#include <catch2/catch.hpp>
+
+#include "sim/spec/cluster_presets.h"
+#include "sim/spec/cluster_spec.h"
+
+namespace pipeworks::sim {
+namespace {
+
+TEST_CASE("a uniform cluster loads") {
+  auto spec = parse_cluster_spec(R"({
+    "name": "two-nodes", "devices": 16,
+    "device": {"memory_bytes": "80GiB", "flops_per_s": "989TFLOP/s"},
+    "devices_per_node": 8,
+    "intra_node": {"bandwidth_bytes_per_s": "450GB/s", "latency": "3us"},
+    "inter_node": {"bandwidth_bytes_per_s": "400Gbit/s", "latency_ns": 5000},
+    "comm_mode": "blocking", "dispatch_overhead": "10us"})");
+  REQUIRE(spec.ok());
+  CHECK(spec->num_devices() == 16);
+  CHECK(spec->num_nodes() == 2);
+  CHECK(spec->node_of(7) == 0);
+  CHECK(spec->node_of(8) == 1);
+  CHECK(spec->devices[3] == DeviceSpec{80LL << 30, 1.0, 989e12});
+  CHECK(spec->intra_node == LinkSpec{450e9, 3000});
+  CHECK(spec->inter_node == LinkSpec{50e9, 5000});
+  CHECK(spec->comm_mode == CommMode::kBlocking);
+  CHECK(spec->dispatch_overhead_ns == 10'000);
+  CHECK(check_cluster_spec(*spec).ok());
+}
+
+TEST_CASE("devices may differ, one node needs no inter-node link") {
+  auto spec = parse_cluster_spec(R"({"name": "mixed", "devices": [
+      {"memory_bytes": "16GiB", "relative_speed": 2},
+      {"memory_bytes": 8589934592, "relative_speed": 0.5}],
+    "intra_node": {"bandwidth_bytes_per_s": 1e10}})");
+  REQUIRE(spec.ok());
+  CHECK(spec->devices_per_node == 2);
+  CHECK(spec->devices[0] == DeviceSpec{16LL << 30, 2.0, 0});
+  CHECK(spec->devices[1] == DeviceSpec{8LL << 30, 0.5, 0});
+  CHECK(spec->comm_mode == CommMode::kOverlap);
+  CHECK(spec->dispatch_overhead_ns == 0);
+  auto again = parse_cluster_spec(cluster_spec_to_json(*spec));
+  REQUIRE(again.ok());
+  CHECK(*again == *spec);
+}
+
+TEST_CASE("cluster presets round-trip and pass their checks") {
+  for (const PresetInfo& info : cluster_presets()) {
+    INFO(info.name);
+    auto spec = cluster_preset(info.name);
+    REQUIRE(spec.ok());
+    CHECK(check_cluster_spec(*spec).ok());
+    CHECK_FALSE(info.description.empty());
+    auto again = parse_cluster_spec(cluster_spec_to_json(*spec));
+    REQUIRE(again.ok());
+    CHECK(*again == *spec);
+  }
+}
+
+TEST_CASE("check_cluster_spec rejects inconsistent specs built in code") {
+  ClusterSpec spec;
+  spec.name = "x";
+  CHECK_THAT(check_cluster_spec(spec).error().message, Catch::Contains("at least one device"));
+  spec.devices.assign(4, DeviceSpec{1, 1, 0});
+  spec.devices_per_node = 3;
+  CHECK_THAT(check_cluster_spec(spec).error().message, Catch::Contains("divide"));
+  spec.devices_per_node = 2;
+  spec.intra_node = LinkSpec{1e9, 0};
+  CHECK_THAT(check_cluster_spec(spec).error().message, Catch::Contains("inter_node"));
+  spec.inter_node = LinkSpec{1e9, 0};
+  CHECK(check_cluster_spec(spec).ok());
+  spec.devices[1].relative_speed = 0;
+  CHECK_THAT(check_cluster_spec(spec).error().message, Catch::Contains("device 1"));
+}
+
+TEST_CASE("comm modes parse strictly") {
+  CHECK(*parse_comm_mode("overlap") == CommMode::kOverlap);
+  CHECK(*parse_comm_mode("blocking") == CommMode::kBlocking);
+  CHECK(*parse_comm_mode("eager") == CommMode::kEager);
+  CHECK(comm_mode_name(CommMode::kEager) == "eager");
+  CHECK_FALSE(parse_comm_mode("Overlap").ok());
+}
+
+TEST_CASE("a node's contention factor round-trips and reaches every device of the cost model") {
+  constexpr const char* kCpu = R"({"name": "cpu", "devices": 2, "device": {"memory_bytes": "unknown"},
+    "devices_per_node": 2, "intra_node": {"bandwidth_bytes_per_s": 1e15}, "contention": 1.5})";
+  auto spec = parse_cluster_spec(kCpu, "cpu.json");
+  REQUIRE(spec.ok());
+  CHECK(spec->contention_factor == 1.5);
+  auto again = parse_cluster_spec(cluster_spec_to_json(*spec), "again.json");
+  REQUIRE(again.ok());
+  CHECK(*again == *spec);
+  for (const char* bad : {"0.5", "0", "1001", "\"2\""}) {
+    const std::string text = std::string(R"({"name": "c", "devices": 1, "device": {"memory_bytes": "unknown"}, "contention": )") + bad + "}";
+    auto refused = parse_cluster_spec(text, "c.json");
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error().message.find("/contention") != std::string::npos);
+  }
+  ClusterSpec coded = *spec;
+  coded.contention_factor = 0.9;
+  CHECK_FALSE(check_cluster_spec(coded).ok());
+}
+
+}  // namespace
+}  // namespace pipeworks::sim

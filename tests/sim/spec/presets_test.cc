@@ -1,0 +1,119 @@
+// Model and cluster presets: published sizes, the formulas' exact values, and option handling.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "sim/spec/cluster_presets.h"
+#include "sim/spec/model_presets.h"
+
+namespace pipeworks::sim {
+namespace {
+
+TEST_CASE("GPT-3 175B has about 175e9 parameters") {
+  const double count = static_cast<double>(gpt_parameter_count(kGpt3_175b));
+  CHECK(std::fabs(count - 175e9) / 175e9 < 0.01);
+  auto spec = model_preset("gpt3-175b");
+  REQUIRE(spec.ok());
+  CHECK(spec->num_layers() == 98);  // embedding + 96 blocks + head
+  // The spec's bf16 bytes hold one more V*h copy (the head's) than the tied model.
+  const double spec_params = static_cast<double>(spec->total_param_bytes()) / 2;
+  CHECK(spec_params == count + 50257.0 * 12288);
+  CHECK(std::fabs(spec_params - 175e9) / 175e9 < 0.01);
+}
+
+TEST_CASE("GPT-2 small has about 124e6 parameters") {
+  const double count = static_cast<double>(gpt_parameter_count(kGpt2Small));
+  CHECK(std::fabs(count - 124.4e6) / 124.4e6 < 0.01);
+}
+
+TEST_CASE("GPT block costs follow the closed forms") {
+  PresetOptions options;
+  options.flops_per_s = 1e12;  // 1 TFLOP/s: 1 ns per 1000 FLOPs
+  options.layers = 2;
+  auto spec = model_preset("gpt", options);
+  REQUIRE(spec.ok());
+  const double s = 1024, h = 768, a = 12, v = 50257;
+  const LayerSpec& block = spec->layers[1];
+  CHECK(block.name == "block0");
+  CHECK(block.forward.per_sample_ns == std::llround((24 * s * h * h + 4 * s * s * h) / 1000));
+  CHECK(block.backward_input.per_sample_ns == std::llround((24 * s * h * h + 8 * s * s * h) / 1000));
+  CHECK(block.backward_weight.per_sample_ns == std::llround(24 * s * h * h / 1000));
+  CHECK(block.param_bytes == 2 * (12 * 768 * 768 + 13 * 768));
+  CHECK(block.stash_bytes.per_sample_bytes == std::llround(s * h * (34 + 5 * a * s / h)));
+  CHECK(block.output_bytes.per_sample_bytes == 2 * 1024 * 768);
+  CHECK(block.forward.fixed_ns == 0);
+  const LayerSpec& head = spec->layers.back();
+  CHECK(head.name == "lm_head");
+  CHECK(head.forward.per_sample_ns == std::llround(2 * s * h * v / 1000));
+  CHECK(spec->layers.front().param_bytes == 2 * (50257 + 1024) * 768);
+  CHECK(spec->param_dtype == ParamDtype::kBf16);
+}
+
+TEST_CASE("amoeba is deterministic and strongly uneven") {
+  auto a = model_preset("amoeba");
+  auto b = model_preset("amoeba");
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CHECK(*a == *b);
+  CHECK(a->num_layers() == 18 + 4);
+  Nanoseconds lo = a->layers[1].forward.per_sample_ns, hi = lo;
+  for (const LayerSpec& l : a->layers) {
+    if (l.name.rfind("normal", 0) != 0 && l.name.rfind("reduction", 0) != 0) continue;
+    lo = std::min(lo, l.forward.per_sample_ns);
+    hi = std::max(hi, l.forward.per_sample_ns);
+  }
+  CHECK(hi >= 4 * lo);
+  CHECK(a->layers[7].name == "reduction0");
+}
+
+TEST_CASE("uniform preset takes its options") {
+  PresetOptions options;
+  options.layers = 3;
+  options.forward_ns = 10;
+  options.backward_ns = 20;
+  auto spec = model_preset("uniform", options);
+  REQUIRE(spec.ok());
+  REQUIRE(spec->num_layers() == 3);
+  CHECK(spec->layers[2].forward == ScaledDuration{0, 10});
+  CHECK(spec->layers[2].backward() == ScaledDuration{0, 20});
+}
+
+TEST_CASE("preset errors name the problem") {
+  CHECK_THAT(model_preset("gpt5").error().message, Catch::Contains("unknown model preset 'gpt5'"));
+  PresetOptions options;
+  options.hidden = 100;
+  CHECK(model_preset("uniform", options).error().message == "option 'hidden' does not apply to model preset 'uniform'");
+  options.heads = 3;
+  CHECK_THAT(model_preset("gpt", options).error().message, Catch::Contains("heads (3) must divide hidden (100)"));
+  PresetOptions zero;
+  zero.layers = 0;
+  CHECK_FALSE(model_preset("amoeba", zero).ok());
+  CHECK_THAT(cluster_preset("tpu").error().message, Catch::Contains("unknown cluster preset 'tpu'"));
+  ClusterPresetOptions nodes;
+  nodes.nodes = 2;
+  CHECK_FALSE(cluster_preset("cpu2", nodes).ok());
+}
+
+TEST_CASE("cluster presets carry the datasheet numbers") {
+  auto dgx = cluster_preset("dgx-h100");
+  REQUIRE(dgx.ok());
+  CHECK(dgx->num_devices() == 8);
+  CHECK(dgx->num_nodes() == 1);
+  CHECK(dgx->devices[0].memory_bytes == 80LL << 30);
+  CHECK(dgx->intra_node.bandwidth_bytes_per_s == 450e9);
+  CHECK(dgx->devices[0].flops_per_s == 989e12 * 0.4);
+  ClusterPresetOptions options;
+  options.nodes = 2;
+  auto multi = cluster_preset("multinode", options);
+  REQUIRE(multi.ok());
+  CHECK(multi->num_devices() == 16);
+  CHECK(multi->inter_node.bandwidth_bytes_per_s == 50e9);
+  CHECK(cluster_preset("multinode")->num_devices() == 32);
+  auto cpu = cluster_preset("cpu2");
+  REQUIRE(cpu.ok());
+  CHECK(cpu->num_devices() == 2);
+  CHECK_THAT(cpu->description, Catch::Contains("ESTIMATES"));
+}
+
+}  // namespace
+}  // namespace pipeworks::sim
