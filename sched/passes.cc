@@ -8,6 +8,7 @@
 
 #include "sched/action_index.h"
 #include "sched/cells.h"
+#include "sched/placement.h"
 #include "sched/unit_timing.h"
 
 namespace pipeworks::sched {
@@ -67,17 +68,7 @@ std::int64_t flow_order(ActionKind send_kind, int producer_stage, int num_stages
 
 Status check_lowerable(const Schedule& schedule) {
   if (schedule.has_comm()) return Error{"lower_comm: the schedule already has SEND/RECV actions"};
-  if (static_cast<int>(schedule.placement.size()) != schedule.num_stages) {
-    return Error{fmt::format("lower_comm: placement names {} stages but the schedule has {}",
-                             schedule.placement.size(), schedule.num_stages)};
-  }
-  for (std::size_t s = 0; s < schedule.placement.size(); ++s) {
-    const int d = schedule.placement[s];
-    if (d < 0 || d >= schedule.num_devices()) {
-      return Error{fmt::format("lower_comm: stage {} is placed on device {}, outside 0..{}", s, d,
-                               schedule.num_devices() - 1)};
-    }
-  }
+  if (auto placed = check_placement(schedule); !placed) return Error{"lower_comm: " + placed.error().message};
   return Ok{};
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "sched/limits.h"
+#include "sched/placement.h"
 
 namespace pipeworks::sched {
 
@@ -57,20 +58,12 @@ std::vector<int> peak_in_flight(const Schedule& schedule) {
 Result<std::vector<int>> resolve_placement(const ScheduleShape& shape) {
   if (auto size = check_schedule_size(shape.num_stages, shape.num_microbatches); !size) return size.error();
   if (shape.placement.empty()) return identity_placement(shape.num_stages);
-  if (static_cast<int>(shape.placement.size()) != shape.num_stages) {
-    return Error{fmt::format("placement names {} stages but the schedule has {}", shape.placement.size(),
-                             shape.num_stages)};
-  }
-  std::vector<int> devices = shape.placement;
-  std::sort(devices.begin(), devices.end());
-  devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
-  if (devices.front() < 0) return Error{fmt::format("placement has a negative device index {}", devices.front())};
-  for (std::size_t d = 0; d < devices.size(); ++d) {
-    if (devices[d] != static_cast<int>(d)) {
-      return Error{fmt::format("placement leaves device {} without a stage (devices must be 0..{})", d,
-                               devices.back())};
-    }
-  }
+  // A shape's devices are the ones its placement names, 0 up to the largest, and K stages can
+  // keep at most K of them busy.
+  const int largest = *std::max_element(shape.placement.begin(), shape.placement.end());
+  const auto devices = std::min<std::int64_t>(std::int64_t{std::max(largest, 0)} + 1, shape.num_stages);
+  auto problems = placement_problems(shape.placement, shape.num_stages, static_cast<int>(devices));
+  if (!problems.empty()) return Error{std::move(problems.front().message)};
   return shape.placement;
 }
 

@@ -13,6 +13,7 @@
 #include "sched/composite_rules.h"
 #include "sched/deadlock.h"
 #include "sched/dependencies.h"
+#include "sched/placement.h"
 #include "sched/stage_actions.h"
 
 namespace pipeworks::sched {
@@ -86,33 +87,27 @@ class Checker {
   }
 
   void check_placement() {
+    using Rule = PlacementProblem::Rule;
     const int k = s_.num_stages;
     const int num_devices = s_.num_devices();
     stage_device_.assign(static_cast<std::size_t>(k), -1);
-    if (static_cast<int>(s_.placement.size()) != k) {
-      add(DiagnosticKind::kBadPlacement, -1, -1, -1,
-          fmt::format("placement names {} stages but the schedule has {}", s_.placement.size(), k));
-      return;
+    for (PlacementProblem& p : placement_problems(s_.placement, k, num_devices)) {
+      if (p.rule == Rule::kLength) {
+        add(DiagnosticKind::kBadPlacement, -1, -1, -1, std::move(p.message));
+        return;
+      }
+      if (p.rule == Rule::kIdleDevice) {
+        add(DiagnosticKind::kBadPlacement, p.device, -1, -1, std::move(p.message));
+      } else if (options_.placement_inferred && p.device < 0) {
+        add(DiagnosticKind::kBadPlacement, -1, -1, p.stage,
+            fmt::format("stage {} has no actions, so no device runs it", p.stage));
+      } else {
+        add(DiagnosticKind::kBadPlacement, -1, -1, p.stage, std::move(p.message));
+      }
     }
-    std::vector<bool> hosts_a_stage(static_cast<std::size_t>(num_devices), false);
     for (int stage = 0; stage < k; ++stage) {
       const int d = s_.placement[static_cast<std::size_t>(stage)];
-      if (d >= 0 && d < num_devices) {
-        stage_device_[static_cast<std::size_t>(stage)] = d;
-        hosts_a_stage[static_cast<std::size_t>(d)] = true;
-      } else if (options_.placement_inferred && d < 0) {
-        add(DiagnosticKind::kBadPlacement, -1, -1, stage,
-            fmt::format("stage {} has no actions, so no device runs it", stage));
-      } else {
-        add(DiagnosticKind::kBadPlacement, -1, -1, stage,
-            fmt::format("stage {} is placed on device {} but the schedule has {} device programs (0..{})", stage, d,
-                        num_devices, num_devices - 1));
-      }
-    }
-    for (int d = 0; d < num_devices; ++d) {
-      if (!hosts_a_stage[static_cast<std::size_t>(d)]) {
-        add(DiagnosticKind::kBadPlacement, d, -1, -1, fmt::format("device {} has a program but hosts no stage", d));
-      }
+      if (d >= 0 && d < num_devices) stage_device_[static_cast<std::size_t>(stage)] = d;
     }
   }
 

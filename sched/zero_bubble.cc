@@ -10,6 +10,7 @@
 
 #include "sched/generators.h"
 #include "sched/limits.h"
+#include "sched/placement.h"
 
 namespace pipeworks::sched {
 namespace {
@@ -100,15 +101,17 @@ Result<int> v_devices(const ScheduleShape& shape, std::string_view kind) {
   }
   const std::vector<int> v = v_placement(shape.num_stages);
   if (!shape.placement.empty() && shape.placement != v) {
+    auto problems = placement_problems(shape.placement, shape.num_stages, shape.num_stages / 2);
+    if (!problems.empty() && problems.front().rule == PlacementProblem::Rule::kLength) {
+      return Error{std::move(problems.front().message)};
+    }
     for (std::size_t s = 0; s < v.size(); ++s) {
-      if (s < shape.placement.size() && shape.placement[s] != v[s]) {
+      if (shape.placement[s] != v[s]) {
         return Error{fmt::format("{} places stages in a V (device r holds stages r and {}-r); the placement puts "
                                  "stage {} on {}, not {}",
                                  kind, shape.num_stages - 1, s, shape.placement[s], v[s])};
       }
     }
-    return Error{fmt::format("placement names {} stages but the schedule has {}", shape.placement.size(),
-                             shape.num_stages)};
   }
   return shape.num_stages / 2;
 }

@@ -19,6 +19,7 @@
 #include "hw/model/action_context.h"
 #include "hw/model/torch_errors.h"
 #include "sched/action_index.h"
+#include "sched/dependencies.h"
 
 namespace pipeworks::hw {
 
@@ -51,8 +52,10 @@ struct Executor::State {
   int threads = 1;
   std::vector<std::vector<int>> worker_cpus;  // per device; empty: not pinned
   Recorder recorder{0};
-  // Per (stage, micro-batch): does the schedule hold R / RECV_F / RECV_B for it.
-  std::vector<std::vector<char>> recompute, recv_f, recv_b;
+  // Where each action is: the dependency rule (sched/dependencies.h) routes the data with it.
+  std::optional<sched::ActionIndex> actions;
+  // Per (stage, micro-batch): does the schedule hold R for it (its forward keeps no graph).
+  std::vector<std::vector<char>> recompute;
   std::vector<int> local_devices;              // the devices this process runs, one worker each
   std::vector<std::vector<StageCell*>> own;    // per device, the cells its worker runs
   std::vector<WorkerPool::Job> step_phases;    // the pool's round for one step
@@ -75,6 +78,12 @@ struct Executor::State {
     return table[static_cast<std::size_t>(stage)][static_cast<std::size_t>(microbatch)] != 0;
   }
   StageCell& cell(int stage) { return cells[static_cast<std::size_t>(stage)]; }
+  // Whether B/I(s,m)'s output gradient is its RECV_B's (its data dependency), not stage s+1's on
+  // this device.
+  bool received_grad(const Action& a) const {
+    const sched::Dependencies from = sched::data_dependencies(a, *actions, schedule.num_stages);
+    return from.count > 1 && from.actions[1].kind == ActionKind::kRecvB;
+  }
 
   void fail(const std::string& message) {
     first_error.set(message);
@@ -108,7 +117,10 @@ void Executor::State::forward(const Action& a, int device) {
   if (s == 0) {
     input = batch->inputs[static_cast<std::size_t>(m)];
   } else {
-    if (has(recv_f, s, m)) {
+    // Its data dependency: RECV_F(s,m), which left the input in this slot, or F(s-1,m) on this
+    // device.
+    const sched::Dependencies from = sched::data_dependencies(a, *actions, schedule.num_stages);
+    if (from.count > 0 && from.actions[0].kind == ActionKind::kRecvF) {
       input = here.input;
       if (!input.defined()) throw ActionError{fmt::format("input of {} was not received", to_string(a))};
     } else {
@@ -159,7 +171,7 @@ torch::Tensor Executor::State::incoming_grad(const Action& a) {
   torch::Tensor grad;
   if (cell(s).is_last) {
     grad = torch::full_like(here.output, 1.0 / schedule.num_microbatches);
-  } else if (has(recv_b, s, m)) {
+  } else if (received_grad(a)) {
     grad = here.grad_output;
   } else {
     Slot& next = slot(s + 1, m);
@@ -338,8 +350,7 @@ sched::Result<std::unique_ptr<Executor>> Executor::create(sched::Schedule schedu
   auto index = sched::ActionIndex::build(schedule);
   if (!index) return index.error();
   state->recompute = action_table(*index, k, schedule.num_microbatches, ActionKind::kRecompute);
-  state->recv_f = action_table(*index, k, schedule.num_microbatches, ActionKind::kRecvF);
-  state->recv_b = action_table(*index, k, schedule.num_microbatches, ActionKind::kRecvB);
+  state->actions = std::move(index).value();
   state->threads = resolve_threads_per_worker(options.threads_per_worker, schedule.num_devices());
   auto cpus = plan_worker_cpus(options.pin_workers, schedule.num_devices(), state->threads, usable_cpus());
   if (!cpus) return sched::Error{"executor: " + cpus.error().message};

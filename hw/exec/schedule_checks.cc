@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "sched/action_index.h"
+#include "sched/placement.h"
 #include "sched/unit_timing.h"
 
 namespace pipeworks::hw {
@@ -48,16 +49,7 @@ sched::Status check_executable(const sched::Schedule& schedule) {
   const int k = schedule.num_stages;
   const int m = schedule.num_microbatches;
   if (k < 1 || m < 1) return sched::Error{fmt::format("schedule has {} stages and {} micro-batches", k, m)};
-  if (static_cast<int>(schedule.placement.size()) != k) {
-    return sched::Error{fmt::format("placement names {} stages, the schedule has {}", schedule.placement.size(), k)};
-  }
-  for (int s = 0; s < k; ++s) {
-    const int d = schedule.device_of(s);
-    if (d < 0 || d >= schedule.num_devices()) {
-      return sched::Error{fmt::format("stage {} is placed on device {} but there are {} programs", s, d,
-                                      schedule.num_devices())};
-    }
-  }
+  if (auto placed = sched::check_placement(schedule); !placed) return placed.error();
   auto index = sched::ActionIndex::build(schedule);
   if (!index) return index.error();
   for (std::size_t d = 0; d < schedule.programs.size(); ++d) {

@@ -1,4 +1,4 @@
-// The simulator's flat index of a schedule's actions and the dependency rules resolved against
+// The simulator's flat index of a schedule's actions and sched's dependency rule resolved against
 // it: pass 1 of building an op table (sim/engine/op_table.cc), kept apart so that each file holds one
 // step. Internal to sim/; nothing outside it includes this header.
 #pragma once
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sched/action.h"
+#include "sched/dependencies.h"
 #include "sched/schedule.h"
 
 namespace pipeworks::sim::detail {
@@ -77,74 +78,21 @@ struct IndexView {
   std::size_t slot(int stage, ActionKind kind, int m) const {
     return index_slot(num_microbatches, stage, m, static_cast<unsigned>(sched::kind_index(kind)));
   }
+  static bool present(std::int32_t op) { return op >= 0; }
 };
 
 inline IndexView view(const FlatIndex& index) {
   return IndexView{index.data(), static_cast<std::size_t>(index.num_microbatches())};
 }
 
-// One data dependency: the action the rules of sched::data_dependencies pick (for the message)
-// and its op id (-1: the schedule does not contain it).
-// (No member initializers: the compile loop declares two per op and fills what it uses.)
-struct Dep {
-  int stage;
-  ActionKind kind;
-  std::int32_t op;
-};
+// One data dependency: the action sched::resolve_dependencies picks (for the message) and its op
+// id (-1: the schedule does not contain it).
+using Dep = sched::ResolvedDependency<std::int32_t>;
 
-// (stage, kind) of micro-batch m: `preferred` when the schedule has it, else `fallback`.
-inline Dep either(IndexView index, int m, int stage, ActionKind kind, int fallback_stage,
-                  ActionKind fallback_kind) {
-  const std::int32_t op = index.find(stage, kind, m);
-  if (op >= 0) return {stage, kind, op};
-  return {fallback_stage, fallback_kind, index.find(fallback_stage, fallback_kind, m)};
-}
-
-// sched::data_dependencies (dependencies.h) resolved against the flat index, for every kind but
-// RECV (the simulator gives a RECV no dependency: it is paired with its SEND instead).
-// tests/sim/engine/op_table_test.cc checks that the two agree.
+// sched's dependency rule (dependencies.h) over the flat index, for every kind but RECV (the
+// simulator gives a RECV no dependency: it is paired with its SEND instead).
 inline int dependencies(IndexView index, const Action& a, int num_stages, std::array<Dep, 2>& out) {
-  const int s = a.stage;
-  const int m = a.microbatch;
-  const auto input_backward = [&](int stage) {
-    return either(index, m, stage, ActionKind::kBackward, stage, ActionKind::kBackwardInput);
-  };
-  const auto plain = [&](int stage, ActionKind kind) { return Dep{stage, kind, index.find(stage, kind, m)}; };
-  switch (a.kind) {
-    case ActionKind::kForward:
-      if (s == 0) return 0;
-      out[0] = either(index, m, s, ActionKind::kRecvF, s - 1, ActionKind::kForward);
-      return 1;
-    case ActionKind::kRecompute:
-    case ActionKind::kSendF:
-      out[0] = plain(s, ActionKind::kForward);
-      return 1;
-    case ActionKind::kBackward:
-    case ActionKind::kBackwardInput:
-      out[0] = either(index, m, s, ActionKind::kRecompute, s, ActionKind::kForward);
-      if (s + 1 >= num_stages) return 1;
-      out[1] = index.find(s, ActionKind::kRecvB, m) >= 0 ? plain(s, ActionKind::kRecvB) : input_backward(s + 1);
-      return 2;
-    case ActionKind::kBackwardWeight:
-      out[0] = plain(s, ActionKind::kBackwardInput);
-      return 1;
-    case ActionKind::kSendB:
-      out[0] = input_backward(s);
-      return 1;
-    default:
-      return 0;
-  }
-}
-
-// sched::comm_peer without the optional: SEND_F(s,m) <-> RECV_F(s+1,m), SEND_B(s,m) <-> RECV_B(s-1,m);
-// the stage may fall outside 0..K-1. Precondition: a SEND/RECV. (op_table_test checks the two agree.)
-inline Action partner(const Action& a) {
-  switch (a.kind) {
-    case ActionKind::kSendF: return {a.stage + 1, ActionKind::kRecvF, a.microbatch};
-    case ActionKind::kRecvF: return {a.stage - 1, ActionKind::kSendF, a.microbatch};
-    case ActionKind::kSendB: return {a.stage - 1, ActionKind::kRecvB, a.microbatch};
-    default: return {a.stage + 1, ActionKind::kSendB, a.microbatch};
-  }
+  return sched::resolve_dependencies(index, a, num_stages, out);
 }
 
 // Pass 1 of the compilation: where every action is (the first occurrence wins), which slots hold

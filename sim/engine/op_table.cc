@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "sched/limits.h"
+#include "sched/placement.h"
 #include "sim/engine/op_costs.h"
 #include "sim/engine/op_index.h"
 
@@ -27,7 +28,6 @@ using detail::kKinds;
 using detail::Located;
 using detail::dependencies;
 using detail::locate_actions;
-using detail::partner;
 using detail::compute_cost;
 using detail::first_cost;
 using detail::kMaxTime;
@@ -41,19 +41,10 @@ sched::Status check_shape(const sched::Schedule& schedule, const CostModel& mode
     return Error{fmt::format("the schedule has {} stages but the cost model has {}", schedule.num_stages,
                              model.stages.size())};
   }
-  if (static_cast<int>(schedule.placement.size()) != schedule.num_stages) {
-    return Error{fmt::format("the schedule's placement names {} stages but it has {}", schedule.placement.size(),
-                             schedule.num_stages)};
-  }
+  if (auto placed = sched::check_placement(schedule); !placed) return placed.error();
   if (schedule.num_devices() > model.num_devices) {
     return Error{fmt::format("the schedule uses {} devices but the cost model has {}", schedule.num_devices(),
                              model.num_devices)};
-  }
-  for (std::size_t s = 0; s < schedule.placement.size(); ++s) {
-    const int d = schedule.placement[s];
-    if (d < 0 || d >= schedule.num_devices()) {
-      return Error{fmt::format("stage {} is placed on device {}, outside 0..{}", s, d, schedule.num_devices() - 1)};
-    }
   }
   if (schedule.num_actions() >= static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
     return Error{fmt::format("the schedule has {} actions, more than the simulator handles", schedule.num_actions())};
@@ -162,10 +153,10 @@ class Compiler {
       }
       std::array<Dep, 2> deps;
       const int n = dependencies(ctx.index, a, ctx.num_stages, deps);
-      if (n > 0) op.dep = deps[0].op;
-      if (n > 1) op.other = deps[1].op;
-      if (n > 0 && deps[0].op < 0) return fail_dependency(d, p, a, deps[0]);
-      if (n > 1 && deps[1].op < 0) return fail_dependency(d, p, a, deps[1]);
+      if (n > 0) op.dep = deps[0].ref;
+      if (n > 1) op.other = deps[1].ref;
+      if (n > 0 && deps[0].ref < 0) return fail_dependency(d, p, a, deps[0]);
+      if (n > 1 && deps[1].ref < 0) return fail_dependency(d, p, a, deps[1]);
     }
     return true;
   }
@@ -239,7 +230,7 @@ class Compiler {
 
   // A SEND or RECV: its partner and the class of its transfer.
   bool compile_transfer(const Context& ctx, std::size_t d, std::size_t p, const Action& a, Op& op) {
-    const Action peer = partner(a);
+    const Action peer = sched::comm_partner(a);
     const bool peer_in_range = static_cast<unsigned>(peer.stage) < static_cast<unsigned>(ctx.num_stages);
     const std::int32_t peer_op = peer_in_range ? ctx.index.find(peer.stage, peer.kind, peer.microbatch) : -1;
     if (peer_op < 0) return fail_partner(d, p, a, peer, peer_in_range);

@@ -64,7 +64,7 @@ TEST_CASE("bad flags exit 2", "[cli][schedule][validate]") {
   CHECK(run("schedule --schedule gpipe --stages 2 --microbatches 2 --format svg").exit_code == 2);
   const Run placement = run("schedule --schedule gpipe --stages 2 --microbatches 2 --placement 0,2");
   CHECK(placement.exit_code == 2);
-  CHECK_THAT(placement.output, Catch::Contains("placement leaves device 1 without a stage"));
+  CHECK_THAT(placement.output, Catch::Contains("stage 1 is placed on device 2, outside 0..1"));
   CHECK(run("validate").exit_code == 2);
   CHECK(run("validate a.csv --max-errors -1").exit_code == 2);
   CHECK(run("frobnicate").exit_code == 2);

@@ -125,7 +125,8 @@ TEST_CASE("simulate --schedule-file and --placement: contradictions and bad file
       {"--schedule-file " + csv + " --schedule 1f1b", "--schedule and --schedule-file: give one"},
       {"--schedule-file " + csv + " --placement 0,0", "--placement and --schedule-file"},
       {"--schedule-file " + csv + " --partition 1,1,1", "--partition names 3 stages but the schedule has 2"},
-      {"-K 2 --placement 0,2", "placement leaves device 1 without a stage"}};
+      {"-K 2 --placement 0,2", "stage 1 is placed on device 2, outside 0..1"},
+      {"-K 3 --placement 0,2,2", "placement leaves device 1 without a stage (devices must be 0..2)"}};
   for (const auto& [arguments, expected] : usage) {
     const auto r = run_simulate(arguments);
     INFO(arguments << "\n" << r.output);

@@ -93,7 +93,7 @@ TEST_CASE("hostile run/profile/launch: usage errors exit 2 before any header", "
                {"run --threads -1", "--threads: must be an integer from 0 to 256, got '-1'"},
                {"run --timeout 0", "--timeout: must be a number in (0, 1e+06], got '0'"},
                {"run --dropout 1", "--dropout: must be a number in [0, 1), got '1'"},
-               {"run -K 2 --placement 0,5", "placement leaves device 1 without a stage"},
+               {"run -K 2 --placement 0,5", "stage 1 is placed on device 5, outside 0..1"},
                {"run --partition 3,3,3", "partition"},
                {"run --schedule 1f1b --virtual-stages 2", "--virtual-stages applies to interleaved-1f1b, looped-bfs and interleaved-zb, not 1f1b"},
                {"run --schedule interleaved-1f1b -K 3 -v 2", "3 stages cannot be cut into 2 virtual stages per device"},
