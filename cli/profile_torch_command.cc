@@ -14,7 +14,7 @@
 #include "cli/command_list.h"
 #include "cli/model_options.h"
 #include "cli/renamed_option.h"
-#include "hw/exec/device_support.h"
+#include "hw/run/device_support.h"
 #include "hw/exec/threads.h"
 #include "hw/model/scripted_model.h"
 #include "hw/run/run_limits.h"

@@ -24,7 +24,7 @@
 #include "hw/dist/distributed_env.h"
 #include "hw/dist/distributed_run.h"
 #include "hw/exec/cpu_affinity.h"
-#include "hw/exec/device_support.h"
+#include "hw/run/device_support.h"
 #include "hw/model/scripted_model.h"
 #include "hw/run/layer_partition.h"
 #include "hw/run/run.h"

@@ -3,8 +3,9 @@
 #   sched <- sim <- hw/model <- hw/exec <- hw/run <- hw/dist, hw/predict;  sched <- viz;
 #   inside sim: sim/spec <- sim/engine <- sim/plan <- sim/report;
 #   python over sched, sim, viz;  cli, bench and tests over everything.
-# hw/cuda/ holds the CUDA pieces of the rooms it serves (exec, dist): it may include those, and any hw room may
-# include it. Prints each include that points up as FILE:LINE: error: ... and exits 1.
+# hw/cuda/ holds the CUDA pieces of the rooms it serves (exec, dist): it may include those, and the rooms
+# above hw/exec/ may include it (hw/exec/ reaches the GPUs through hw/run/device_choice.h, never upward).
+# Prints each include that points up as FILE:LINE: error: ... and exits 1.
 # Usage: check_layering.sh [ROOT]   (default: the source tree this script lives in)
 set -euo pipefail
 root="${1:-$(cd "$(dirname "$0")/.." && pwd)}"
@@ -21,7 +22,7 @@ allowed_for() {
     viz) echo "sched" ;;
     hw/model) echo "sched $sim" ;;
     hw/cuda) echo "sched $sim hw/model hw/exec hw/run hw/dist" ;;
-    hw/exec) echo "sched $sim hw/model hw/cuda" ;;
+    hw/exec) echo "sched $sim hw/model" ;;
     hw/run) echo "sched $sim hw/model hw/exec hw/cuda" ;;
     hw/dist | hw/predict) echo "sched $sim hw/model hw/exec hw/run hw/cuda" ;;
     python) echo "sched $sim viz" ;;

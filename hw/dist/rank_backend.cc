@@ -25,7 +25,7 @@ sched::Status check_backend(const std::string& backend) {
 
 sched::Result<std::unique_ptr<ComputeDevices>> rank_compute_devices(const DistributedEnv& env,
                                                                     const std::string& backend) {
-  if (backend != "nccl") return make_compute_devices("cpu");
+  if (backend != "nccl") return cpu_devices();
 #if PIPEWORKS_HAVE_CUDA
   auto gpu = cuda::gpu_of_rank(env);
   if (!gpu) return gpu.error();

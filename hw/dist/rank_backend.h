@@ -18,7 +18,7 @@ namespace pipeworks::hw {
 // An error unless `backend` is gloo, or nccl in a build with CUDA.
 sched::Status check_backend(const std::string& backend);
 
-// gloo: every device on the CPU (make_compute_devices("cpu")). nccl: this rank's device on its
+// gloo: every device on the CPU (cpu_devices()). nccl: this rank's device on its
 // GPU (cuda::rank_gpu_devices), an error without a visible GPU.
 sched::Result<std::unique_ptr<ComputeDevices>> rank_compute_devices(const DistributedEnv& env,
                                                                     const std::string& backend);

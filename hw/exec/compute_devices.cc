@@ -1,20 +1,10 @@
-// The CPU's ComputeDevices, the choice by name, and the helpers every device shares (see
-// compute_devices.h). GPUs are hw/cuda/gpu_devices.h, compiled only with a CUDA LibTorch.
+// The CPU's ComputeDevices and the helpers every device shares (see compute_devices.h). GPUs are
+// hw/cuda/gpu_devices.h, compiled only with a CUDA LibTorch.
 #include "hw/exec/compute_devices.h"
 
 #include <algorithm>
 
-#include <fmt/format.h>
-
 #include "hw/exec/counting_allocator.h"
-#include "hw/exec/device_support.h"
-
-#ifndef PIPEWORKS_HAVE_CUDA
-#define PIPEWORKS_HAVE_CUDA 0  // set to 1 by hw/CMakeLists.txt when the LibTorch has CUDA
-#endif
-#if PIPEWORKS_HAVE_CUDA
-#include "hw/cuda/gpu_devices.h"
-#endif
 
 namespace pipeworks::hw {
 namespace {
@@ -37,19 +27,7 @@ class CpuDevices final : public ComputeDevices {
 
 }  // namespace
 
-sched::Result<std::unique_ptr<ComputeDevices>> make_compute_devices(const std::string& name) {
-  if (auto known = check_device_name(name); !known) return known.error();
-  if (name == "cpu") return std::unique_ptr<ComputeDevices>(std::make_unique<CpuDevices>());
-  if (name == "cuda") {
-#if PIPEWORKS_HAVE_CUDA
-    return cuda::gpu_devices();
-#else
-    return sched::Error{"--device cuda: this pipeworks was built against a LibTorch without CUDA; rebuild against a "
-                        "CUDA LibTorch (e.g. the one inside a CUDA PyTorch: bench/gpu_check)"};
-#endif
-  }
-  return sched::Error{fmt::format("device '{}' has no ComputeDevices", name)};
-}
+std::unique_ptr<ComputeDevices> cpu_devices() { return std::make_unique<CpuDevices>(); }
 
 void place_cells(const ComputeDevices& devices, std::vector<StageCell>& cells) {
   for (StageCell& c : cells) c.layers->to(devices.device_of(c.device));

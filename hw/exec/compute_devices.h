@@ -3,7 +3,7 @@
 // measured run and the stage replay of `run --predict`, the stage memory probe. One object puts
 // cells and tensors there, gives the executor its clocks and hand-off transport, and meters each
 // device's memory, so each of those has one code path for both, and the CPU tests run the path
-// the GPUs take. Includes LibTorch: for hw/ sources (device_support.h is the LibTorch-free face).
+// the GPUs take. Includes LibTorch: for hw/ sources (hw/run/device_support.h is the LibTorch-free face).
 //
 //   "cpu":  device d = worker thread d     host steady clock   in-process queues   counting allocator
 //   "cuda": device d = GPU d % gpus        CUDA events         copy streams        caching allocator
@@ -59,8 +59,9 @@ class ComputeDevices {
   virtual bool executor_meters_memory() const = 0;
 };
 
-// "cpu" (what the executor does by default), or "cuda" (an error when this build has no CUDA or no GPU is visible).
-sched::Result<std::unique_ptr<ComputeDevices>> make_compute_devices(const std::string& name);
+// This CPU's worker threads: what the executor does by default. The GPUs' are hw/cuda/'s; the
+// choice between them by name is hw/run/device_choice.h's, above both.
+std::unique_ptr<ComputeDevices> cpu_devices();
 
 // Every cell's layers moved to its device.
 void place_cells(const ComputeDevices& devices, std::vector<StageCell>& cells);

@@ -21,6 +21,7 @@
 #include "hw/predict/pass_timing.h"
 #include "hw/predict/stage_memory.h"
 #include "hw/run/describe_model.h"
+#include "hw/run/device_choice.h"
 #include "sched/units_text.h"
 
 namespace pipeworks::hw {
@@ -150,9 +151,8 @@ sched::Status measure_bytes(Model& model, const Batch& batch, int size, std::vec
 sched::Result<std::vector<LayerProfile>> profile_layers(const ModelConfig& config, const std::vector<int>& sizes,
                                                         int warmup, int repetitions, int threads, int rounds,
                                                         double round_gap_s) {
-  auto cpu = make_compute_devices("cpu");
-  if (!cpu) return cpu.error();
-  return profile_layers(config, sizes, warmup, repetitions, threads, rounds, round_gap_s, **cpu);
+  const std::unique_ptr<ComputeDevices> cpu = cpu_devices();
+  return profile_layers(config, sizes, warmup, repetitions, threads, rounds, round_gap_s, *cpu);
 }
 
 namespace {

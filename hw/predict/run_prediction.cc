@@ -8,11 +8,12 @@
 #include <fmt/format.h>
 
 #include "hw/exec/compute_devices.h"
-#include "hw/exec/device_support.h"
 #include "hw/exec/threads.h"
 #include "hw/predict/machine_profile.h"
 #include "hw/predict/replay_and_measure.h"
 #include "hw/predict/stage_memory.h"
+#include "hw/run/device_choice.h"
+#include "hw/run/device_support.h"
 #include "sim/plan/partition_text.h"
 #include "sim/spec/batch_split.h"
 

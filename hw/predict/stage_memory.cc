@@ -12,6 +12,7 @@
 #include "hw/model/torch_compat.h"
 #include "hw/model/torch_errors.h"
 #include "hw/run/describe_model.h"
+#include "hw/run/device_choice.h"
 
 namespace pipeworks::hw {
 namespace {

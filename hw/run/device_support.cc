@@ -1,5 +1,5 @@
 // Whether hw/cuda/ is compiled in, and how devices share memory (see device_support.h).
-#include "hw/exec/device_support.h"
+#include "hw/run/device_support.h"
 
 #ifndef PIPEWORKS_HAVE_CUDA
 #define PIPEWORKS_HAVE_CUDA 0  // set to 1 by hw/CMakeLists.txt when the LibTorch has CUDA
@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "hw/exec/compute_devices.h"
+#include "hw/run/device_choice.h"
 
 namespace pipeworks::hw {
 

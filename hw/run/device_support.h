@@ -1,6 +1,6 @@
 // Which accelerators this build drives, for the CLI (LibTorch-free): `--device cuda` (RunConfig's
 // device) runs on GPUs when the LibTorch pipeworks was built against has CUDA (hw/cuda/), and is
-// a clear error otherwise (compute_devices.h).
+// a clear error otherwise (device_choice.h).
 #pragma once
 
 #include <string>
@@ -15,7 +15,7 @@ namespace pipeworks::hw {
 bool built_with_cuda();
 
 // An error unless `device` names a kind of device `--device` takes ("cpu" or "cuda"), whether
-// or not this build drives it (make_compute_devices says that).
+// or not this build drives it (make_compute_devices, device_choice.h, says that).
 sched::Status check_device_name(const std::string& device);
 // An error unless this build and this machine can compute on `device` (CUDA compiled in, a GPU
 // visible): what a command checks before it starts on a device.

@@ -11,6 +11,7 @@
 #include "hw/model/model_zoo.h"
 #include "hw/model/reference.h"
 #include "hw/model/stage_cell.h"
+#include "hw/run/device_choice.h"
 #include "hw/run/reference_check.h"
 #include "hw/run/run_setup.h"
 #include "sched/passes.h"

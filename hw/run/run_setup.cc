@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "hw/run/describe_model.h"
+#include "hw/run/device_choice.h"
 #include "hw/run/layer_partition.h"
 #include "sim/plan/partition_text.h"
 #include "sim/spec/batch_split.h"

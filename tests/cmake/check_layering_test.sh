@@ -24,6 +24,13 @@ grep -q 'hw/exec/worker.h:2: error: hw/exec/ includes "hw/run/run.h"' <<<"$out" 
   exit 1
 }
 
+# hw/exec/ reaches the GPUs through hw/run/, never by including hw/cuda/.
+make_tree "$tmp/cuda_up" "hw/cuda/gpu_devices.h"
+if bash "$checker" "$tmp/cuda_up" >/dev/null; then
+  echo "FAIL: an include from hw/exec/ up to hw/cuda/ passed the check"
+  exit 1
+fi
+
 # Inside sim/: the spec room may not include the engine room above it.
 mkdir -p "$tmp/sim_up/sim/spec" "$tmp/sim_up/sim/engine"
 printf '#pragma once\n' > "$tmp/sim_up/sim/engine/engine.h"

@@ -6,7 +6,7 @@
 // that --device cuda is a clear error.
 #include <catch2/catch.hpp>
 
-#include "hw/exec/device_support.h"
+#include "hw/run/device_support.h"
 #include "hw/run/run.h"
 
 #if PIPEWORKS_HAVE_CUDA

@@ -7,7 +7,7 @@
 
 #include "hw/dist/rank_backend.h"
 #include "hw/dist/rank_tensors.h"
-#include "hw/exec/device_support.h"
+#include "hw/run/device_support.h"
 #include "hw/run/gradient_check.h"
 
 namespace pipeworks::hw {

@@ -9,7 +9,8 @@
 #include <map>
 
 #include "hw/exec/compute_devices.h"
-#include "hw/exec/device_support.h"
+#include "hw/run/device_choice.h"
+#include "hw/run/device_support.h"
 #include "hw/scripted_devices.h"
 
 namespace pipeworks::hw {

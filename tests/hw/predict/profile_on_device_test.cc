@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-#include "hw/exec/device_support.h"
+#include "hw/run/device_support.h"
 #include "hw/predict/machine_profile.h"
 #include "hw/predict/profiler.h"
 #include "hw/predict/stage_memory.h"
