@@ -18,18 +18,18 @@
 namespace pipeworks::hw {
 namespace {
 
-constexpr int kUnattributed = kMaxCountedDevices;
+constexpr int kUnattributed = kNumCounters;
 
 struct Counters {
   std::atomic<std::int64_t> live{0};
   std::atomic<std::int64_t> peak{0};
 };
 
-std::array<Counters, kMaxCountedDevices + 1> counters;
+std::array<Counters, kNumCounters + 1> counters;
 thread_local int tls_device = kUnattributed;
 std::atomic<bool> installed{false};
 
-int slot_of(int device) { return device >= 0 && device < kMaxCountedDevices ? device : kUnattributed; }
+int slot_of(int device) { return device >= 0 && device < kNumCounters ? device : kUnattributed; }
 
 struct Allocation {
   c10::DataPtr inner;

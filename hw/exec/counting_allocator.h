@@ -10,9 +10,14 @@
 
 namespace pipeworks::hw {
 
-// Devices 0..kMaxCountedDevices-1 have counters; allocations from other threads (or devices
-// beyond) go to an "unattributed" counter that is not reported.
+// Devices 0..kMaxCountedDevices-1 have counters, and so do the probes that measure beside a
+// pipeline's devices, numbered past every device a run can have; allocations from other threads
+// (or ids beyond) go to an "unattributed" counter that is not reported.
 inline constexpr int kMaxCountedDevices = 64;
+inline constexpr int kProfilerCounter = kMaxCountedDevices;         // `pipeworks profile`'s layer probe
+inline constexpr int kStageMemoryCounter = kMaxCountedDevices + 1;  // the stage memory probe
+inline constexpr int kModelProbeCounter = kMaxCountedDevices + 2;   // the model's shape probe
+inline constexpr int kNumCounters = kMaxCountedDevices + 3;
 
 // Installs the counting allocator as LibTorch's CPU allocator (once per process; later calls
 // do nothing). Tensors allocated before stay uncounted, and so do their frees. Also raises

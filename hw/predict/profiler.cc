@@ -28,7 +28,7 @@ namespace pipeworks::hw {
 namespace {
 
 // The counter the profiler measures bytes with (apart from executor devices and describe_model's).
-constexpr int kProfileDevice = kMaxCountedDevices - 2;
+constexpr int kProfileDevice = kProfilerCounter;
 
 // What the layer's I leaves for its W (stage_compute.h); the gradients W makes stay in .grad.
 sched::Bytes held_for_weight(const LayerRun& run, const torch::Tensor& x) {

@@ -19,7 +19,7 @@ namespace {
 
 // The counter used here, apart from executors, the profiler and describe_model (on GPUs: the
 // GPU that device would compute on).
-constexpr int kStageDevice = kMaxCountedDevices - 3;
+constexpr int kStageDevice = kStageMemoryCounter;
 
 // Layers [begin, end) on `input`, and with `is_last` the loss, as the executor's F computes it.
 torch::Tensor forward_layers(Model& model, int begin, int end, const torch::Tensor& input,

@@ -12,7 +12,7 @@ namespace pipeworks::hw {
 namespace {
 
 // The counter describe_model measures with (kept apart from the low device numbers executors use).
-constexpr int kProbeDevice = kMaxCountedDevices - 1;
+constexpr int kProbeDevice = kModelProbeCounter;
 
 }  // namespace
 
