@@ -25,6 +25,7 @@
 #include "hw/model/reference.h"
 #include "hw/model/stage_cell.h"
 #include "hw/run/run_setup.h"
+#include "hw/run/step_inputs.h"
 
 namespace pipeworks::hw {
 namespace {
@@ -156,13 +157,11 @@ sched::Result<RankStepOutcome> run_rank_step(RankRun& run, StepMeter& meter, int
   const RunConfig& config = run.config;
   const int rank = run.env.rank;
   std::optional<Reference>& reference = run.setup.reference;
-  const std::uint64_t seed = step_seed(config.model, step);
-  auto microbatches = split_batch(make_batch(config.model, config.batch_size, seed), config.num_microbatches);
-  if (!microbatches) return rank_error(rank, microbatches.error().message);
-  const MicroBatches placed = place_batch(*run.where, *microbatches, run.setup.report.schedule);
+  auto in = step_inputs(config, *run.where, run.setup.report.schedule, step);
+  if (!in) return rank_error(rank, in.error().message);
   if (auto s = store_barrier(run.group, fmt::format("step{}", step)); !s) return s.error();
   meter.start();
-  auto result = run.executor->step(placed, seed);
+  auto result = run.executor->step(in->placed, in->seed);
   if (!result) return rank_error(rank, fmt::format("step {}: {}", step, result.error().message));
   RankStepOutcome out;
   RankStep& mine = out.mine;
@@ -178,7 +177,7 @@ sched::Result<RankStepOutcome> run_rank_step(RankRun& run, StepMeter& meter, int
   }
   out.timeline = std::move(result->timeline);
   if (reference) {
-    auto loss = reference->step(*microbatches, seed, ReferenceMode::kMicrobatches);
+    auto loss = reference->step(in->microbatches, in->seed, ReferenceMode::kMicrobatches);
     if (!loss) return rank_error(rank, loss.error().message);
   }
   const RankTensors own = rank_tensors(run.executor->cells(), rank, reference ? &*reference : nullptr);

@@ -21,6 +21,7 @@
 #include "hw/model/torch_compat.h"
 #include "hw/model/torch_errors.h"
 #include "hw/run/run_setup.h"
+#include "hw/run/step_inputs.h"
 #include "sim/spec/batch_split.h"
 
 namespace pipeworks::hw {
@@ -174,18 +175,17 @@ struct StageReplayer::State : ScheduleOnDevices {
   sched::Status add_executors(const sim::Partition& partition, const Model* model,
                               const std::vector<StageCell>* run_cells, const MicroBatches& microbatches);
 
-  // A fresh mini-batch per step, made on this thread just before it, as measure_run does.
-  sched::Result<DeviceStep> step(int d, std::uint64_t seed) {
-    const Batch fresh = make_batch(config.model, config.batch_size, seed);
-    auto split = split_batch(fresh, config.num_microbatches);
-    if (!split) return split.error();
-    auto result = executors[static_cast<std::size_t>(d)]->step(place_batch(*where, *split, schedule), seed);
+  // Round `round`'s mini-batch, made on this thread just before the step, as measure_run does.
+  sched::Result<DeviceStep> step(int d, int round) {
+    auto in = step_inputs(config, *where, schedule, round);
+    if (!in) return in.error();
+    auto result = executors[static_cast<std::size_t>(d)]->step(in->placed, in->seed);
     if (!result) return sched::Error{fmt::format("stage replay of device {}: {}", d, result.error().message)};
     return device_step(result->timeline, d);
   }
 
   // All devices from one barrier, each on its own thread (its executor's worker does the work).
-  sched::Result<std::vector<DeviceStep>> together(std::uint64_t seed) {
+  sched::Result<std::vector<DeviceStep>> together(int round) {
     std::vector<sched::Result<DeviceStep>> results(static_cast<std::size_t>(devices()), sched::Error{"not run"});
     std::barrier<> start(devices());
     {
@@ -193,7 +193,7 @@ struct StageReplayer::State : ScheduleOnDevices {
       for (int d = 0; d < devices(); ++d) {
         threads.emplace_back([&, d] {
           start.arrive_and_wait();
-          results[static_cast<std::size_t>(d)] = step(d, seed);
+          results[static_cast<std::size_t>(d)] = step(d, round);
         });
       }
     }
@@ -322,10 +322,10 @@ sched::Result<std::unique_ptr<StageReplayer>> StageReplayer::create(const RunCon
 
 sched::Status StageReplayer::round() {
   State& st = *state_;
-  const std::uint64_t seed = st.config.model.seed + 7919ULL * static_cast<std::uint64_t>(st.calls + 1);
+  const int round = st.calls;
   std::vector<DeviceStep> alone;
   for (int d = 0; d < st.devices(); ++d) {
-    auto s = st.step(d, seed);
+    auto s = st.step(d, round);
     if (!s) return s.error();
     alone.push_back(std::move(s).value());
   }
@@ -333,7 +333,7 @@ sched::Status StageReplayer::round() {
   if (st.measure_resume) {
     for (int d = 0; d < st.devices(); ++d) {
       st.resuming.store(true);
-      auto s = st.step(d, seed);
+      auto s = st.step(d, round);
       st.resuming.store(false);
       if (!s) return s.error();
       resumed.push_back(std::move(s).value());
@@ -341,7 +341,7 @@ sched::Status StageReplayer::round() {
   }
   std::vector<DeviceStep> at_once;
   if (st.devices() > 1) {
-    auto t = st.together(seed);
+    auto t = st.together(round);
     if (!t) return t.error();
     at_once = std::move(t).value();
   }

@@ -12,6 +12,7 @@
 #include "hw/model/model_zoo.h"
 #include "hw/model/stage_cell.h"
 #include "hw/run/run_setup.h"
+#include "hw/run/step_inputs.h"
 #include "sim/spec/batch_split.h"
 
 namespace pipeworks::hw {
@@ -52,13 +53,10 @@ const std::vector<StageCell>& RunStepper::cells() const { return state_->executo
 sched::Result<MeasuredStep> RunStepper::step() {
   State& st = *state_;
   const int step = st.steps++;
-  const std::uint64_t seed = step_seed(st.config.model, step);
-  const Batch batch = make_batch(st.config.model, st.config.batch_size, seed);
-  auto microbatches = split_batch(batch, st.config.num_microbatches);
-  if (!microbatches) return microbatches.error();
-  const MicroBatches placed = place_batch(*st.where, *microbatches, st.schedule);
+  auto in = step_inputs(st.config, *st.where, st.schedule, step);
+  if (!in) return in.error();
   st.meter->start();
-  auto result = st.executor->step(placed, seed);
+  auto result = st.executor->step(in->placed, in->seed);
   if (!result) return sched::Error{fmt::format("step {}: {}", step, result.error().message)};
   MeasuredStep measured;
   measured.step = step;

@@ -14,6 +14,7 @@
 #include "hw/run/device_choice.h"
 #include "hw/run/reference_check.h"
 #include "hw/run/run_setup.h"
+#include "hw/run/step_inputs.h"
 #include "sched/passes.h"
 
 namespace pipeworks::hw {
@@ -69,13 +70,10 @@ sched::Result<RunReport> run_training(const RunConfig& config, const std::functi
   StepMeter meter(where, report.schedule.num_devices());
 
   for (int step = 0; step < config.steps; ++step) {
-    const std::uint64_t seed = step_seed(config.model, step);
-    const Batch batch = make_batch(config.model, config.batch_size, seed);
-    auto microbatches = split_batch(batch, config.num_microbatches);
-    if (!microbatches) return microbatches.error();
-    const MicroBatches placed = place_batch(where, *microbatches, report.schedule);
+    auto in = step_inputs(config, where, report.schedule, step);
+    if (!in) return in.error();
     meter.start();
-    auto result = ex.step(placed, seed);
+    auto result = ex.step(in->placed, in->seed);
     if (!result) return sched::Error{fmt::format("step {}: {}", step, result.error().message)};
     StepStats stats;
     stats.step = step;
@@ -85,7 +83,7 @@ sched::Result<RunReport> run_training(const RunConfig& config, const std::functi
     stats.loss = result->loss;
     stats.peak_activation_bytes = result->peak_activation_bytes;
     if (reference) {
-      auto loss = reference->step(*microbatches, seed, ReferenceMode::kMicrobatches);
+      auto loss = reference->step(in->microbatches, in->seed, ReferenceMode::kMicrobatches);
       if (!loss) return loss.error();
       check_tensors(*report.check, gradients_of(cell_parameters(ex.cells())), reference->gradients());
     }
