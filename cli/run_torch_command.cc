@@ -19,13 +19,14 @@
 #include "cli/renamed_option.h"
 #include "cli/run_predict.h"
 #include "cli/run_printing.h"
+#include "cli/schedule_flags.h"
 #include "cli/shared_defaults.h"
 #include "cli/simulate_schedule.h"
 #include "hw/dist/distributed_env.h"
 #include "hw/dist/distributed_run.h"
 #include "hw/exec/cpu_affinity.h"
-#include "hw/run/device_support.h"
 #include "hw/model/scripted_model.h"
+#include "hw/run/device_support.h"
 #include "hw/run/layer_partition.h"
 #include "hw/run/run.h"
 #include "hw/run/run_config_check.h"
@@ -219,32 +220,17 @@ void add_run_command(CLI::App& app, CommandContext& context) {
   CLI::App* cmd = app.add_subcommand(
       "run", "Train a zoo model or your TorchScript model with a pipeline schedule on this machine");
   add_model_options(cmd, options->model, c.model);
-  cmd->add_option("--stages,-K,-k", c.num_stages, "pipeline stages")
-      ->check(integer_from(1, sched::kMaxStages))
-      ->capture_default_str();
-  cmd->add_option("--microbatches,-M,-m", c.num_microbatches, "micro-batches per mini-batch")
-      ->check(integer_from(1, sched::kMaxScheduleCells))
-      ->capture_default_str();
+  add_schedule_flags(*cmd,
+                     {&options->schedule, &c.num_stages, &c.num_microbatches, &c.placement, &c.virtual_stages,
+                      &c.recompute},
+                     {.shape_required = false, .max_device = hw::kMaxRunDevices - 1});
   cmd->add_option("--batch", options->batch,
                   fmt::format("samples per mini-batch, a multiple of M (default: {} per micro-batch)",
                               kDefaultSamplesPerMicrobatch))
       ->check(integer_from(1, hw::kMaxBatchSize));
-  cmd->add_option("--schedule", options->schedule,
-                  "gpipe | 1f1b | interleaved-1f1b | looped-bfs | zb-h1 | zb-h2 | zb-v | dualpipe-v | interleaved-zb "
-                  "(zb-v and dualpipe-v: K stages in a V on K/2 devices)")
-      ->capture_default_str();
   cmd->add_option("--schedule-file", options->schedule_file,
                   "run this schedule (CSV in torch.distributed.pipelining's layout or our JSON; validated; "
                   "compute-only files are lowered, files with SEND/RECV run as written) instead of --schedule");
-  cmd->add_option("--virtual-stages,-v", c.virtual_stages,
-                  "stages per device for interleaved-1f1b, looped-bfs and interleaved-zb (K/v devices, stage s on device "
-                  "s mod K/v)")
-      ->check(integer_from(1, sched::kMaxStages))
-      ->capture_default_str();
-  cmd->add_flag("--recompute", c.recompute, "re-materialize activations (R before each B)");
-  cmd->add_option("--placement", c.placement, "device of each stage (default: stage i on device i)")
-      ->delimiter(',')
-      ->check(integer_from(0, hw::kMaxRunDevices - 1));
   cmd->add_option("--partition", c.partition,
                   "uniform | balanced (sim::balanced_partition over --model-spec) | per-stage layer counts N,N,...")
       ->capture_default_str();

@@ -11,7 +11,7 @@
 
 #include "cli/arg_checks.h"
 #include "cli/command_list.h"
-#include "cli/renamed_option.h"
+#include "cli/schedule_flags.h"
 #include "sched/generators.h"
 #include "sched/limits.h"
 #include "sched/passes.h"
@@ -114,23 +114,10 @@ void add_schedule_command(CLI::App& app, CommandContext& context) {
   CLI::App* command = app.add_subcommand(
       "schedule", "Generate a schedule (GPipe, 1F1B, interleaved 1F1B, looped BFS, ZB-H1, ZB-H2, ZB-V, DualPipeV, interleaved "
                   "zero bubble) and print it as a unit-time grid, CSV or JSON");
-  add_renamed_option(*command, "--schedule", "--kind", options->kind, "Schedule to generate",
-                     [](CLI::Option& o) { o.check(CLI::IsMember(schedule_kind_choices()))->capture_default_str(); });
-  command->add_option("--stages,-k,-K", options->stages, "Number of pipeline stages K")
-      ->required()
-      ->check(integer_from(1, sched::kMaxStages));
-  command->add_option("--microbatches,-m,-M", options->microbatches, "Number of micro-batches M")
-      ->required()
-      ->check(integer_from(1, sched::kMaxScheduleCells));
-  command->add_option("--placement", options->placement, "Device of each stage, e.g. 0,0,1 (default: stage i on device i)")
-      ->delimiter(',')
-      ->check(integer_from(0, sched::kMaxStages - 1));
-  command->add_option("--virtual-stages,-v", options->virtual_stages,
-                      "Stages per device for interleaved-1f1b, looped-bfs and interleaved-zb (K/v devices, stage s on "
-                      "device s mod K/v); zb-v and dualpipe-v always have 2 (a V: device r holds stages r and K-1-r)")
-      ->check(integer_from(1, sched::kMaxStages))
-      ->capture_default_str();
-  command->add_flag("--recompute", options->recompute, "Re-materialize each forward before its backward (R actions)");
+  add_schedule_flags(*command,
+                     {&options->kind, &options->stages, &options->microbatches, &options->placement,
+                      &options->virtual_stages, &options->recompute},
+                     {.shape_required = true, .max_device = sched::kMaxStages - 1, .old_kind_spelling = true});
   command->add_flag("--comm", options->comm, "Lower cross-device data movement to SEND/RECV actions");
   command->add_option("--format", options->format, "Output format (default: grid, or the -o file's extension)")
       ->check(CLI::IsMember(std::vector<std::string>{"grid", "csv", "json"}));

@@ -16,6 +16,7 @@
 #include "cli/command_list.h"
 #include "cli/picture_title.h"
 #include "cli/planning_args.h"
+#include "cli/schedule_flags.h"
 #include "cli/simulate_schedule.h"
 #include "sched/generators.h"
 #include "sched/limits.h"
@@ -192,23 +193,9 @@ void add_simulate_command(CLI::App& app, CommandContext& context) {
       "simulate", "Predict a pipeline schedule's timeline, bubble, throughput and memory on a cluster");
   add_spec_options(*command, o->specs);
   ScheduleRequest& r = o->schedule;
-  CLI::Option* stages = command->add_option("--stages,-k,-K", r.stages, "Number of pipeline stages K")
-                            ->check(integer_from(1, sched::kMaxStages))
-                            ->capture_default_str();
-  CLI::Option* microbatches = command->add_option("--microbatches,-m,-M", r.microbatches, "Number of micro-batches M")
-                                  ->check(integer_from(1, sched::kMaxScheduleCells))
-                                  ->capture_default_str();
-  CLI::Option* kind = command->add_option("--schedule", r.kind, "Schedule kind")
-                          ->check(CLI::IsMember(schedule_kind_choices()))
-                          ->capture_default_str();
-  command->add_option("--placement", r.placement, "Device of each stage, e.g. 0,1,1,0 (default: stage i on device i)")
-      ->delimiter(',')
-      ->check(integer_from(0, sched::kMaxStages - 1));
-  command->add_option("--virtual-stages,-v", r.virtual_stages,
-                      "Stages per device for interleaved-1f1b, looped-bfs and interleaved-zb (K/v devices, stage s on device s "
-                      "mod K/v); zb-v and dualpipe-v always have 2 (a V: device r holds stages r and K-1-r)")
-      ->check(integer_from(1, sched::kMaxStages))
-      ->capture_default_str();
+  const ScheduleFlags flags =
+      add_schedule_flags(*command, {&r.kind, &r.stages, &r.microbatches, &r.placement, &r.virtual_stages, &r.recompute},
+                         {.shape_required = false, .max_device = sched::kMaxStages - 1});
   command->add_option("--schedule-file", r.file,
                       "Simulate this schedule (CSV in torch.distributed.pipelining's layout, or pipeworks JSON): "
                       "compute-only files are lowered, files with SEND/RECV taken as written; K, M and the "
@@ -219,7 +206,6 @@ void add_simulate_command(CLI::App& app, CommandContext& context) {
                       "uniform, balanced (min-max stage time under memory caps), or layer counts per stage, "
                       "e.g. 7,6,6,7")
       ->capture_default_str();
-  command->add_flag("--recompute", r.recompute, "Re-materialize each forward before its backward");
   command->add_option("--optimizer", o->optimizer, "Optimizer whose state counts towards memory")
       ->check(CLI::IsMember(std::vector<std::string>{"sgd", "momentum", "adam"}))
       ->capture_default_str();
@@ -229,10 +215,10 @@ void add_simulate_command(CLI::App& app, CommandContext& context) {
   command->add_option("--trace", o->trace, "Write a Chrome/Perfetto trace of the predicted timeline");
   command->add_option("--svg", o->svg, "Write an SVG Gantt chart of the predicted timeline");
   command->add_flag("--grid", o->grid, "Print the predicted timeline as a terminal grid");
-  command->callback([o, &context, stages, microbatches, kind] {
-    o->schedule.stages_given = stages->count() > 0;
-    o->schedule.microbatches_given = microbatches->count() > 0;
-    o->schedule.kind_given = kind->count() > 0;
+  command->callback([o, &context, flags] {
+    o->schedule.stages_given = flags.stages->count() > 0;
+    o->schedule.microbatches_given = flags.microbatches->count() > 0;
+    o->schedule.kind_given = flags.kind->count() > 0;
     if (auto failure = run(*o)) {
       context.exit_code = report_error("simulate", failure->exit_code, failure->message);
     } else {

@@ -1,0 +1,44 @@
+// The schedule flags' one declaration (see schedule_flags.h).
+#include "cli/schedule_flags.h"
+
+#include "cli/arg_checks.h"
+#include "cli/renamed_option.h"
+#include "sched/limits.h"
+
+namespace pipeworks::cli {
+
+ScheduleFlags add_schedule_flags(CLI::App& command, const ScheduleFlagTargets& to, const ScheduleFlagRules& rules) {
+  ScheduleFlags flags;
+  const char* kind_help = "Schedule kind (zb-v and dualpipe-v: K stages in a V on K/2 devices)";
+  const auto kind_checks = [](CLI::Option& o) { o.check(CLI::IsMember(schedule_kind_choices()))->capture_default_str(); };
+  if (rules.old_kind_spelling) {
+    flags.kind = add_renamed_option(command, "--schedule", "--kind", *to.kind, kind_help, kind_checks);
+  } else {
+    flags.kind = command.add_option("--schedule", *to.kind, kind_help);
+    kind_checks(*flags.kind);
+  }
+  flags.stages = command.add_option("--stages,-k,-K", *to.stages, "Number of pipeline stages K")
+                     ->check(integer_from(1, sched::kMaxStages));
+  flags.microbatches = command.add_option("--microbatches,-m,-M", *to.microbatches, "Number of micro-batches M")
+                           ->check(integer_from(1, sched::kMaxScheduleCells));
+  for (CLI::Option* shape : {flags.stages, flags.microbatches}) {
+    if (rules.shape_required) {
+      shape->required();
+    } else {
+      shape->capture_default_str();
+    }
+  }
+  command.add_option("--placement", *to.placement, "Device of each stage, e.g. 0,1,1,0 (default: stage i on device i)")
+      ->delimiter(',')
+      ->check(integer_from(0, rules.max_device));
+  command
+      .add_option("--virtual-stages,-v", *to.virtual_stages,
+                  "Stages per device for interleaved-1f1b, looped-bfs and interleaved-zb (K/v devices, stage s on "
+                  "device s mod K/v); zb-v and dualpipe-v always have 2 (a V: device r holds stages r and K-1-r)")
+      ->check(integer_from(1, sched::kMaxStages))
+      ->capture_default_str();
+  command.add_flag("--recompute", *to.recompute, "Re-materialize each forward before its backward (R actions)");
+  return flags;
+}
+
+}  // namespace pipeworks::cli

@@ -1,0 +1,39 @@
+// The flags that describe one schedule -- its kind, K, M, the placement, virtual stages and
+// re-materialization -- declared once, with one wording and one check each, for every command
+// that builds one (`schedule`, `simulate`, `run`). A command binds them to its own fields; what
+// may differ is whether K and M are required and the largest device --placement may name.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace pipeworks::cli {
+
+// Where the flags write.
+struct ScheduleFlagTargets {
+  std::string* kind = nullptr;
+  int* stages = nullptr;
+  int* microbatches = nullptr;
+  std::vector<int>* placement = nullptr;
+  int* virtual_stages = nullptr;
+  bool* recompute = nullptr;
+};
+
+struct ScheduleFlagRules {
+  bool shape_required = false;  // --stages and --microbatches must be given (no default)
+  int max_device;               // the largest device --placement accepts
+  bool old_kind_spelling = false;  // also accept --kind for --schedule (renamed_option.h)
+};
+
+// The options a command asks later whether they were given.
+struct ScheduleFlags {
+  CLI::Option* kind = nullptr;
+  CLI::Option* stages = nullptr;
+  CLI::Option* microbatches = nullptr;
+};
+
+ScheduleFlags add_schedule_flags(CLI::App& command, const ScheduleFlagTargets& to, const ScheduleFlagRules& rules);
+
+}  // namespace pipeworks::cli
