@@ -14,14 +14,12 @@
 
 #include "cli/arg_checks.h"
 #include "cli/command_list.h"
-#include "cli/picture_title.h"
 #include "cli/planning_args.h"
 #include "cli/schedule_flags.h"
 #include "cli/simulate_schedule.h"
+#include "cli/simulation_outputs.h"
 #include "sched/generators.h"
 #include "sched/limits.h"
-#include "sched/text_file.h"
-#include "sched/units_text.h"
 #include "sim/engine/cost_model.h"
 #include "sim/engine/simulator.h"
 #include "sim/plan/cost_model_builder.h"
@@ -31,9 +29,6 @@
 #include "sim/spec/batch_split.h"
 #include "sim/spec/cluster_presets.h"
 #include "sim/spec/cluster_spec.h"
-#include "viz/chrome_trace.h"
-#include "viz/svg_gantt.h"
-#include "viz/terminal_grid.h"
 
 namespace pipeworks::cli {
 namespace {
@@ -93,26 +88,6 @@ std::optional<Failure> make_partition(const SimulateOptions& o, const sim::Model
   return std::nullopt;
 }
 
-std::optional<Failure> write_outputs(const SimulateOptions& o, const sim::SimResult& result,
-                                     const sim::ReportInputs& inputs, const sim::Partition& partition) {
-  if (!o.json.empty()) {
-    if (auto st = sched::write_text_file(o.json, sim::report_json(result, inputs)); !st) return invalid(st.error().message);
-  }
-  const std::vector<const sched::Timeline*> timelines = {&result.timeline};
-  if (!o.trace.empty()) {
-    if (auto st = viz::write_chrome_trace(o.trace, timelines); !st) return invalid(st.error().message);
-  }
-  if (!o.svg.empty()) {
-    viz::SvgOptions svg;
-    svg.title = picture_title({inputs.model, inputs.cluster, inputs.schedule, inputs.num_stages, inputs.num_microbatches,
-                               inputs.num_microbatches * inputs.microbatch_size, inputs.recompute},
-                              "predicted");
-    svg.stage_layers = sim::stage_range_texts(partition);
-    if (auto st = viz::write_svg(o.svg, timelines, svg); !st) return invalid(st.error().message);
-  }
-  return std::nullopt;
-}
-
 // The specs, with --comm applied to the cluster.
 std::optional<Failure> resolve_specs(const SimulateOptions& o, sim::ModelSpec& model, sim::ClusterSpec& cluster) {
   if (auto size = check_preset_size_args(o.specs); !size) return usage(size.error().message);
@@ -128,17 +103,6 @@ std::optional<Failure> resolve_specs(const SimulateOptions& o, sim::ModelSpec& m
     cluster.comm_mode = *mode;
   }
   return std::nullopt;
-}
-
-void print_summary(const SimulateOptions& o, const sim::SimResult& result, const sim::ReportInputs& inputs,
-                   sim::CommMode comm_mode) {
-  std::cout << fmt::format("{} on {}: {}, K={}, M={} of {}, {} comm{}, {} partition, {} optimizer state\n\n",
-                           inputs.model, inputs.cluster, inputs.schedule, sched::counted(inputs.num_stages, "stage"),
-                           sched::counted(inputs.num_microbatches, "micro-batch", "micro-batches"),
-                           sched::counted(inputs.microbatch_size, "sample"), sim::comm_mode_name(comm_mode),
-                           inputs.recompute ? ", re-materialization" : "", o.partition, o.optimizer)
-            << sim::summary_table(result, inputs);
-  if (o.grid) std::cout << "\n" << viz::terminal_grid(result.timeline);
 }
 
 std::optional<Failure> run(const SimulateOptions& o) {
@@ -181,8 +145,11 @@ std::optional<Failure> run(const SimulateOptions& o) {
   const sim::ReportInputs inputs{model.name, cluster.name, chosen->name, stages, microbatches, *split,
                                  recompute, true, sim::stage_layers(*partition, model),
                                  request.file.empty() ? std::optional(kind) : std::nullopt};
-  print_summary(o, *result, inputs, costs->comm_mode);
-  return write_outputs(o, *result, inputs, *partition);
+  std::cout << simulation_summary(*result, inputs, {costs->comm_mode, o.partition, o.optimizer, o.grid});
+  if (auto written = write_simulation({o.json, o.trace, o.svg}, *result, inputs, *partition); !written) {
+    return invalid(written.error().message);
+  }
+  return std::nullopt;
 }
 
 }  // namespace
