@@ -17,6 +17,7 @@
 #include "cli/picture_title.h"
 #include "cli/planning_args.h"
 #include "cli/renamed_option.h"
+#include "cli/run_options.h"
 #include "cli/run_predict.h"
 #include "cli/run_printing.h"
 #include "cli/schedule_flags.h"
@@ -42,24 +43,6 @@
 namespace pipeworks::cli {
 namespace {
 
-struct RunOptions {
-  ModelOptions model;
-  std::string schedule = kDefaultSchedule;
-  std::string device = "cpu";
-  std::string optimizer = kDefaultOptimizer;
-  std::optional<double> learning_rate;  // default: hw::default_learning_rate of the optimizer
-  std::optional<int> batch;             // default: kDefaultSamplesPerMicrobatch per micro-batch
-  std::string pin_workers = "auto";
-  std::string trace, svg, json;
-  std::string schedule_file;  // --schedule-file: run this schedule instead of generating one
-  // Whether --schedule, --stages and --microbatches were given (a schedule file must agree).
-  bool schedule_given = false, stages_given = false, microbatches_given = false;
-  bool distributed = false;  // also when WORLD_SIZE is set (torchrun, pipeworks launch)
-  double timeout_s = 180;    // every blocking wait (receives; in multi-process runs all of them)
-  hw::RunConfig config;
-  PredictOptions predict;
-};
-
 // One rank of a multi-process run (hw/dist/distributed_run.h): Gloo on cpu, NCCL on cuda.
 sched::Result<hw::RunReport> run_distributed(const RunOptions& options,
                                              const std::function<void(const hw::StepStats&)>& on_step) {
@@ -77,68 +60,6 @@ int fail_usage(const std::string& message) {
 
 int fail(const std::string& message) {
   return report_error("run", kExitInvalid, message);
-}
-
-// --schedule-file read into the config: valid, agreeing with --schedule, -K and -M where given
-// (a contradiction sets `usage_error`), its stages and micro-batches the run's.
-sched::Status take_schedule_file(RunOptions& options, bool& usage_error) {
-  usage_error = false;
-  if (options.schedule_file.empty()) return sched::Ok{};
-  hw::RunConfig& c = options.config;
-  ScheduleRequest request;
-  request.file = options.schedule_file;
-  request.kind_given = options.schedule_given;
-  request.stages = c.num_stages;
-  request.stages_given = options.stages_given;
-  request.microbatches = c.num_microbatches;
-  request.microbatches_given = options.microbatches_given;
-  request.placement = c.placement;
-  auto schedule = read_schedule_file(request, usage_error);
-  if (!schedule) return schedule.error();
-  c.num_stages = schedule->num_stages;
-  c.num_microbatches = schedule->num_microbatches;
-  c.given_schedule = std::move(schedule).value();
-  c.schedule_file = options.schedule_file;
-  return sched::Ok{};
-}
-
-// The option texts turned into the config's values; an error is a usage error (exit 2).
-sched::Status resolve_options(RunOptions& options) {
-  if (auto known = hw::check_device_name(options.device); !known) return known;
-  hw::RunConfig& c = options.config;
-  c.device = options.device;
-  auto pinning = hw::parse_worker_pinning(options.pin_workers);
-  if (!pinning) return sched::Error{"--pin-workers: " + pinning.error().message};
-  c.pin_workers = *pinning;
-  c.recv_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(options.timeout_s * 1000));
-  if (auto model = resolve_model_options(options.model, c.model); !model) return model;
-  auto kind = sched::parse_schedule_kind(options.schedule);
-  if (!kind) return kind.error();
-  auto optimizer = sim::parse_optimizer(options.optimizer);
-  if (!optimizer) return optimizer.error();
-  c.schedule = *kind;
-  c.optimizer.kind = *optimizer;
-  c.optimizer.learning_rate = options.learning_rate.value_or(hw::default_learning_rate(*optimizer));
-  c.batch_size = options.batch.value_or(c.num_microbatches * kDefaultSamplesPerMicrobatch);
-  if (options.predict.enabled && c.check) {
-    return sched::Error{"--check and --predict: run them separately (--predict times the steps, --check runs the "
-                        "non-pipelined reference beside each one)"};
-  }
-  if (c.partition == "balanced" && options.predict.model_spec.empty()) {
-    return sched::Error{"--partition balanced needs --model-spec FILE"};
-  }
-  return sched::Ok{};
-}
-
-// `--partition balanced` cut by the model spec, as layer counts every run path then uses.
-sched::Status resolve_balanced_partition(RunOptions& options) {
-  if (options.config.partition != "balanced") return sched::Ok{};
-  auto spec = sim::load_model_spec(options.predict.model_spec);
-  if (!spec) return spec.error();
-  auto counts = hw::balanced_layer_counts(options.config, *spec);
-  if (!counts) return counts.error();
-  options.config.partition = *counts;
-  return sched::Ok{};
 }
 
 sched::Status write_outputs(const hw::RunReport& report, const RunOptions& options) {
