@@ -22,6 +22,7 @@ struct RunOptions {
   std::optional<double> learning_rate;  // default: hw::default_learning_rate of the optimizer
   std::optional<int> batch;             // default: kDefaultSamplesPerMicrobatch per micro-batch
   std::string pin_workers = "auto";
+  std::string partition = kDefaultPartition;  // parsed into config.partition
   std::string trace, svg, json;
   std::string schedule_file;  // --schedule-file: run this schedule instead of generating one
   // Whether --schedule, --stages and --microbatches were given (a schedule file must agree).

@@ -57,14 +57,17 @@ sched::Status resolve_options(RunOptions& options) {
     return sched::Error{"--check and --predict: run them separately (--predict times the steps, --check runs the "
                         "non-pipelined reference beside each one)"};
   }
-  if (c.partition == "balanced" && options.predict.model_spec.empty()) {
+  auto partition = sim::parse_partition_choice(options.partition);
+  if (!partition) return sched::Error{"--" + partition.error().message};
+  c.partition = std::move(partition).value();
+  if (c.partition.balanced() && options.predict.model_spec.empty()) {
     return sched::Error{"--partition balanced needs --model-spec FILE"};
   }
   return sched::Ok{};
 }
 
 sched::Status resolve_balanced_partition(RunOptions& options) {
-  if (options.config.partition != "balanced") return sched::Ok{};
+  if (!options.config.partition.balanced()) return sched::Ok{};
   auto spec = sim::load_model_spec(options.predict.model_spec);
   if (!spec) return spec.error();
   auto counts = hw::balanced_layer_counts(options.config, *spec);

@@ -137,7 +137,6 @@ void add_run_command(CLI::App& app, CommandContext& context) {
   hw::RunConfig& c = options->config;
   c.num_stages = kDefaultStages;
   c.num_microbatches = kDefaultMicrobatches;
-  c.partition = kDefaultPartition;
   CLI::App* cmd = app.add_subcommand(
       "run", "Train a zoo model or your TorchScript model with a pipeline schedule on this machine");
   add_model_options(cmd, options->model, c.model);
@@ -152,7 +151,7 @@ void add_run_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--schedule-file", options->schedule_file,
                   "run this schedule (CSV in torch.distributed.pipelining's layout or our JSON; validated; "
                   "compute-only files are lowered, files with SEND/RECV run as written) instead of --schedule");
-  cmd->add_option("--partition", c.partition,
+  cmd->add_option("--partition", options->partition,
                   "uniform | balanced (sim::balanced_partition over --model-spec) | per-stage layer counts N,N,...")
       ->capture_default_str();
   cmd->add_option("--device", options->device, "cpu | cuda (needs a LibTorch with CUDA)")->capture_default_str();

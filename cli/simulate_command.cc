@@ -70,20 +70,18 @@ std::optional<Failure> make_partition(const SimulateOptions& o, const sim::Model
                                       const sim::ClusterSpec& cluster, const sched::Schedule& schedule,
                                       sim::PartitionContext context, std::optional<sim::Partition>& out) {
   const int stages = schedule.num_stages;
-  if (o.partition != "uniform" && o.partition != "balanced") {
-    auto counts = sim::parse_layer_counts(o.partition);
-    if (!counts) return usage("--" + counts.error().message);
-    if (static_cast<int>(counts->size()) != stages) {
-      return usage(fmt::format("--partition names {} stages but the schedule has {}", counts->size(), stages));
-    }
+  auto choice = sim::parse_partition_choice(o.partition);
+  if (!choice) return usage("--" + choice.error().message);
+  if (choice->rule == sim::PartitionChoice::Rule::kCounts && static_cast<int>(choice->counts.size()) != stages) {
+    return usage(fmt::format("--partition names {} stages but the schedule has {}", choice->counts.size(), stages));
   }
   for (const int device : schedule.placement) {
     context.stage_speed.push_back(cluster.devices[static_cast<std::size_t>(device)].relative_speed);
     context.capacity_bytes.push_back(cluster.devices[static_cast<std::size_t>(device)].memory_bytes);
   }
   context.in_flight = sched::peak_in_flight(schedule);
-  auto partition = sim::choose_partition(o.partition, model, stages, context);
-  if (!partition) return invalid(o.partition == "balanced" ? partition.error().message : "--" + partition.error().message);
+  auto partition = sim::choose_partition(*choice, model, stages, context);
+  if (!partition) return invalid(choice->balanced() ? partition.error().message : "--" + partition.error().message);
   out = std::move(partition).value();
   return std::nullopt;
 }

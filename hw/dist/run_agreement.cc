@@ -51,7 +51,7 @@ std::vector<std::pair<std::string, std::string>> fields(const RunConfig& c, cons
           {"--virtual-stages", std::to_string(c.virtual_stages)},
           {"--recompute", c.recompute ? "on" : "off"},
           {"--placement", joined(c.placement)},
-          {"--partition", c.partition},
+          {"--partition", c.partition.text},
           {"--steps", std::to_string(c.steps)},
           {"--check", c.check ? "on" : "off"},
           {"--check-finite", c.check_finite ? "on" : "off"},

@@ -60,7 +60,7 @@ sched::Result<PredictionPlan> make_plan(const RunConfig& c) {
   auto schedule = build_schedule(c);
   if (!schedule) return schedule.error();
   plan.schedule = std::move(schedule).value();
-  auto partition = sim::parse_partition(c.partition, num_model_layers(c.model), c.num_stages);
+  auto partition = sim::fixed_partition(c.partition, num_model_layers(c.model), c.num_stages);
   if (!partition) return partition.error();
   plan.partition = std::move(partition).value();
   const int devices = plan.schedule.num_devices();

@@ -12,11 +12,11 @@
 
 namespace pipeworks::hw {
 
-sched::Result<sim::Partition> run_partition(std::string_view text, int num_layers, const sim::ModelSpec* spec,
-                                            const RunBalance& balance) {
+sched::Result<sim::Partition> run_partition(const sim::PartitionChoice& choice, int num_layers,
+                                            const sim::ModelSpec* spec, const RunBalance& balance) {
   if (balance.schedule == nullptr) return sched::Error{"partition: no schedule given"};
   const int k = balance.schedule->num_stages;
-  if (text != "balanced") return sim::parse_partition(text, num_layers, k);
+  if (!choice.balanced()) return sim::fixed_partition(choice, num_layers, k);
   if (spec == nullptr) {
     return sched::Error{"partition 'balanced' needs a model spec with the layers' costs: pass --model-spec FILE "
                         "(written by `pipeworks profile`)"};
@@ -31,12 +31,12 @@ sched::Result<sim::Partition> run_partition(std::string_view text, int num_layer
   context.microbatch_size = balance.microbatch_size;
   context.optimizer = balance.optimizer;
   context.recompute = balance.recompute;
-  auto partition = sim::choose_partition("balanced", *spec, k, context);
+  auto partition = sim::choose_partition(choice, *spec, k, context);
   if (!partition) return sched::Error{"partition 'balanced': " + partition.error().message};
   return partition;
 }
 
-sched::Result<std::string> balanced_layer_counts(const RunConfig& config, const sim::ModelSpec& spec) {
+sched::Result<sim::PartitionChoice> balanced_layer_counts(const RunConfig& config, const sim::ModelSpec& spec) {
   auto microbatch = sim::microbatch_size(config.batch_size, config.num_microbatches);
   if (!microbatch) return microbatch.error();
   if (auto status = check_model_config(config.model); !status) return status.error();
@@ -48,11 +48,14 @@ sched::Result<std::string> balanced_layer_counts(const RunConfig& config, const 
   balance.microbatch_size = *microbatch;
   balance.optimizer = config.optimizer.kind;
   balance.recompute = config.recompute;
-  auto partition = run_partition("balanced", num_model_layers(config.model), &spec, balance);
+  sim::PartitionChoice balanced;
+  balanced.rule = sim::PartitionChoice::Rule::kBalanced;
+  balanced.text = "balanced";
+  auto partition = run_partition(balanced, num_model_layers(config.model), &spec, balance);
   if (!partition) return partition.error();
   std::vector<int> counts;
   for (int s = 0; s < partition->num_stages(); ++s) counts.push_back(partition->end(s) - partition->begin(s));
-  return fmt::format("{}", fmt::join(counts, ","));
+  return sim::counts_choice(counts);
 }
 
 }  // namespace pipeworks::hw

@@ -26,16 +26,16 @@ struct RunBalance {
   bool recompute = false;
 };
 
-// As sim::parse_partition, plus "balanced": sim::balanced_partition over `spec` (timed, e.g. written
+// As sim::fixed_partition, plus balanced: sim::balanced_partition over `spec` (timed, e.g. written
 // by `pipeworks profile`; same layer count as the model), stages at equal speed and no memory
 // cap, exactly as `pipeworks simulate --partition balanced` cuts it on a uniform cluster.
-// "balanced" without a spec is an error saying a model spec is needed.
-sched::Result<sim::Partition> run_partition(std::string_view text, int num_layers, const sim::ModelSpec* spec,
-                                            const RunBalance& balance);
+// Balanced without a spec is an error saying a model spec is needed.
+sched::Result<sim::Partition> run_partition(const sim::PartitionChoice& choice, int num_layers,
+                                            const sim::ModelSpec* spec, const RunBalance& balance);
 
 // `--partition balanced` resolved for a run: run_partition over `spec` under the run's lowered
 // schedule, micro-batch size, optimizer and recompute setting, as per-stage layer counts "3,3,2",
 // so every run path (in-process, multi-process, --predict) cuts the same layers.
-sched::Result<std::string> balanced_layer_counts(const RunConfig& config, const sim::ModelSpec& spec);
+sched::Result<sim::PartitionChoice> balanced_layer_counts(const RunConfig& config, const sim::ModelSpec& spec);
 
 }  // namespace pipeworks::hw

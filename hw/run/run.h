@@ -26,6 +26,7 @@
 #include "sched/schedule.h"
 #include "sched/timeline.h"
 #include "sim/plan/partition.h"
+#include "sim/plan/partition_text.h"
 #include "sim/spec/model_spec.h"
 
 namespace pipeworks::hw {
@@ -46,7 +47,7 @@ struct RunConfig {
   int virtual_stages = 1;
   bool recompute = false;
   std::vector<int> placement;        // empty: stage i on device i
-  std::string partition = "uniform";  // "uniform" or per-stage layer counts "3,3,2"
+  sim::PartitionChoice partition;  // uniform or per-stage layer counts "3,3,2" (balanced is resolved to counts first)
   int steps = 3;
   bool check = false;         // compare with the micro-batch reference every step
   bool check_finite = false;  // fail on NaN/Inf

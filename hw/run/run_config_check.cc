@@ -48,8 +48,8 @@ sched::Status check_layout(const RunConfig& c) {
   if (devices > kMaxRunDevices) {
     return sched::Error{fmt::format("{} devices is more than a run's limit of {}", devices, kMaxRunDevices)};
   }
-  if (c.partition == "uniform" || c.partition == "balanced") return sched::Ok{};
-  auto partition = sim::parse_partition(c.partition, layers, c.num_stages);
+  if (c.partition.rule != sim::PartitionChoice::Rule::kCounts) return sched::Ok{};
+  auto partition = sim::fixed_partition(c.partition, layers, c.num_stages);
   if (!partition) return partition.error();
   return sched::Ok{};
 }

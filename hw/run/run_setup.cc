@@ -23,7 +23,7 @@ sched::Result<RunSetup> set_up_run(const RunConfig& config, const ScheduleCheck&
   if (check_schedule) {
     if (auto s = check_schedule(setup.report.schedule); !s) return s.error();
   }
-  auto partition = sim::parse_partition(config.partition, static_cast<int>(model->layers.size()), config.num_stages);
+  auto partition = sim::fixed_partition(config.partition, static_cast<int>(model->layers.size()), config.num_stages);
   if (!partition) return partition.error();
   setup.report.partition = std::move(partition).value();
   auto spec = describe_model(*model);

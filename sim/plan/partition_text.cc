@@ -8,6 +8,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sched/limits.h"
 
@@ -63,16 +64,43 @@ std::string layer_counts_text(const Partition& partition, bool compact) {
   return text;
 }
 
-sched::Result<Partition> parse_partition(std::string_view text, int num_layers, int num_stages) {
-  if (text == "uniform") return uniform_partition(num_layers, num_stages);
+sched::Result<PartitionChoice> parse_partition_choice(std::string_view text) {
+  PartitionChoice choice;
+  choice.text = std::string(text);
+  if (text == "uniform") return choice;
+  if (text == "balanced") {
+    choice.rule = PartitionChoice::Rule::kBalanced;
+    return choice;
+  }
   auto counts = parse_layer_counts(text);
   if (!counts) return counts.error();
-  if (static_cast<int>(counts->size()) != num_stages) {
-    return sched::Error{fmt::format("partition '{}' names {} stages, the run has {}", text, counts->size(), num_stages)};
+  choice.rule = PartitionChoice::Rule::kCounts;
+  choice.counts = std::move(counts).value();
+  return choice;
+}
+
+PartitionChoice counts_choice(const std::vector<int>& counts) {
+  PartitionChoice choice;
+  choice.rule = PartitionChoice::Rule::kCounts;
+  choice.counts = counts;
+  choice.text = fmt::format("{}", fmt::join(counts, ","));
+  return choice;
+}
+
+sched::Result<Partition> fixed_partition(const PartitionChoice& choice, int num_layers, int num_stages) {
+  using Rule = PartitionChoice::Rule;
+  if (choice.rule == Rule::kUniform) return uniform_partition(num_layers, num_stages);
+  if (choice.rule == Rule::kBalanced) {
+    return sched::Error{"partition 'balanced' needs the layers' costs (a model spec) to balance them"};
+  }
+  const std::string& text = choice.text;
+  if (static_cast<int>(choice.counts.size()) != num_stages) {
+    return sched::Error{
+        fmt::format("partition '{}' names {} stages, the run has {}", text, choice.counts.size(), num_stages)};
   }
   std::vector<int> boundaries{0};
   std::int64_t total = 0;  // stops at the first count past num_layers, so it cannot overflow
-  for (const int count : *counts) {
+  for (const int count : choice.counts) {
     total += count;
     if (total > num_layers) {
       return sched::Error{fmt::format("partition '{}': the layer counts add up to more than {} (the model has {} layers)",
@@ -88,9 +116,15 @@ sched::Result<Partition> parse_partition(std::string_view text, int num_layers, 
   return partition;
 }
 
-sched::Result<Partition> choose_partition(std::string_view text, const ModelSpec& model, int num_stages,
+sched::Result<Partition> parse_partition(std::string_view text, int num_layers, int num_stages) {
+  auto choice = parse_partition_choice(text);
+  if (!choice) return choice.error();
+  return fixed_partition(*choice, num_layers, num_stages);
+}
+
+sched::Result<Partition> choose_partition(const PartitionChoice& choice, const ModelSpec& model, int num_stages,
                                           const PartitionContext& context) {
-  if (text != "balanced") return parse_partition(text, model.num_layers(), num_stages);
+  if (!choice.balanced()) return fixed_partition(choice, model.num_layers(), num_stages);
   BalanceOptions options;
   options.microbatch_size = context.microbatch_size;
   options.optimizer = context.optimizer;

@@ -25,8 +25,27 @@ sched::Result<std::vector<int>> parse_layer_counts(std::string_view text);
 // A partition's layers per stage, "3,2,2,2,3"; `compact` folds runs of equal counts: "3,2*3,3".
 std::string layer_counts_text(const Partition& partition, bool compact);
 
-// "uniform" (uniform_partition) or layer counts naming exactly `num_stages` stages that sum to
-// `num_layers`. Errors quote the text.
+// What `--partition` asks for, read once where the text enters: the rule and, for counts, the
+// layers per stage. `text` keeps the spelling given, for messages and for what runs compare.
+struct PartitionChoice {
+  enum class Rule { kUniform, kBalanced, kCounts };
+  Rule rule = Rule::kUniform;
+  std::vector<int> counts;  // kCounts: layers per stage
+  std::string text = "uniform";
+  bool balanced() const { return rule == Rule::kBalanced; }
+  friend bool operator==(const PartitionChoice&, const PartitionChoice&) = default;
+};
+
+// "uniform", "balanced" or layer counts (parse_layer_counts, whose error it returns).
+sched::Result<PartitionChoice> parse_partition_choice(std::string_view text);
+// The choice of these counts, spelled as layer_counts_text spells them ("3,3,2").
+PartitionChoice counts_choice(const std::vector<int>& counts);
+
+// A uniform or counted choice cut for `num_stages` stages of `num_layers` layers: counts must name
+// exactly `num_stages` stages summing to `num_layers`. "balanced" needs the layers' costs
+// (choose_partition) and is an error here. Errors quote the choice's text.
+sched::Result<Partition> fixed_partition(const PartitionChoice& choice, int num_layers, int num_stages);
+// fixed_partition of the text's choice.
 sched::Result<Partition> parse_partition(std::string_view text, int num_layers, int num_stages);
 
 // What "balanced" weighs besides the layers' costs: the schedule (its micro-batches in flight per
@@ -42,9 +61,9 @@ struct PartitionContext {
   std::vector<int> in_flight;         // per stage, as a given schedule has it; empty: as `schedule` implies
 };
 
-// Any `--partition` text for `num_stages` stages of `model`: "balanced" balances `model`'s
-// costs under `context`; the rest is parse_partition.
-sched::Result<Partition> choose_partition(std::string_view text, const ModelSpec& model, int num_stages,
+// Any choice for `num_stages` stages of `model`: balanced balances `model`'s costs under
+// `context`; the rest is fixed_partition.
+sched::Result<Partition> choose_partition(const PartitionChoice& choice, const ModelSpec& model, int num_stages,
                                           const PartitionContext& context);
 
 }  // namespace pipeworks::sim

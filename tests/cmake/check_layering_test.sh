@@ -13,51 +13,42 @@ make_tree() {  # make_tree DIR INCLUDE: hw/exec/worker.h includes INCLUDE
   printf '#pragma once\n#include "%s"\n' "$2" > "$1/hw/exec/worker.h"
 }
 
-make_tree "$tmp/up" "hw/run/run.h"
-if out="$(bash "$checker" "$tmp/up")"; then
-  echo "FAIL: an include from hw/exec/ up to hw/run/ passed the check"
-  exit 1
-fi
-grep -q 'hw/exec/worker.h:2: error: hw/exec/ includes "hw/run/run.h"' <<<"$out" || {
-  echo "FAIL: the message does not name the file, line and include:"
-  echo "$out"
-  exit 1
+# header ROOT PATH [INCLUDE]: a header at ROOT/PATH, including INCLUDE when given.
+header() {
+  mkdir -p "$(dirname "$1/$2")"
+  printf '#pragma once\n%s' "${3:+#include \"$3\"$'\n'}" > "$1/$2"
 }
+
+# refused TREE WHAT EXPECTED: the check fails on TREE (WHAT says what it holds) and prints EXPECTED.
+refused() {
+  local out
+  if out="$(bash "$checker" "$1")"; then
+    echo "FAIL: $2 passed the check"
+    exit 1
+  fi
+  grep -qF "$3" <<<"$out" || {
+    echo "FAIL: for $2 the check does not say '$3':"
+    echo "$out"
+    exit 1
+  }
+}
+
+make_tree "$tmp/up" "hw/run/run.h"
+refused "$tmp/up" "an include from hw/exec/ up to hw/run/" 'hw/exec/worker.h:2: error: hw/exec/ includes "hw/run/run.h"'
 
 # hw/exec/ reaches the GPUs through hw/run/, never by including hw/cuda/.
 make_tree "$tmp/cuda_up" "hw/cuda/gpu_devices.h"
-if bash "$checker" "$tmp/cuda_up" >/dev/null; then
-  echo "FAIL: an include from hw/exec/ up to hw/cuda/ passed the check"
-  exit 1
-fi
+refused "$tmp/cuda_up" "an include from hw/exec/ up to hw/cuda/" 'hw/exec/worker.h:2: error: hw/exec/ includes "hw/cuda/gpu_devices.h"'
 
 # Inside sim/: the spec room may not include the engine room above it.
-mkdir -p "$tmp/sim_up/sim/spec" "$tmp/sim_up/sim/engine"
-printf '#pragma once\n' > "$tmp/sim_up/sim/engine/engine.h"
-printf '#pragma once\n#include "sim/engine/engine.h"\n' > "$tmp/sim_up/sim/spec/units.h"
-if out="$(bash "$checker" "$tmp/sim_up")"; then
-  echo "FAIL: an include from sim/spec/ up to sim/engine/ passed the check"
-  exit 1
-fi
-grep -q 'sim/spec/units.h:2: error: sim/spec/ includes "sim/engine/engine.h"' <<<"$out" || {
-  echo "FAIL: the message does not name the sim room's file, line and include:"
-  echo "$out"
-  exit 1
-}
+header "$tmp/sim_up" sim/engine/engine.h
+header "$tmp/sim_up" sim/spec/units.h sim/engine/engine.h
+refused "$tmp/sim_up" "an include from sim/spec/ up to sim/engine/" 'sim/spec/units.h:2: error: sim/spec/ includes "sim/engine/engine.h"'
 
 # A source straight under sim/ belongs to no room.
-mkdir -p "$tmp/stray/sim/spec"
-printf '#pragma once\n' > "$tmp/stray/sim/spec/units.h"
-printf '#pragma once\n' > "$tmp/stray/sim/loose.h"
-if out="$(bash "$checker" "$tmp/stray")"; then
-  echo "FAIL: a source straight under sim/ passed the check"
-  exit 1
-fi
-grep -q 'sim/loose.h:1: error: sim/ keeps its sources in rooms' <<<"$out" || {
-  echo "FAIL: the stray source is not named:"
-  echo "$out"
-  exit 1
-}
+header "$tmp/stray" sim/spec/units.h
+header "$tmp/stray" sim/loose.h
+refused "$tmp/stray" "a source straight under sim/" 'sim/loose.h:1: error: sim/ keeps its sources in rooms'
 
 make_tree "$tmp/down" "sched/schedule.h"
 bash "$checker" "$tmp/down" >/dev/null || { echo "FAIL: an include pointing down was refused"; exit 1; }

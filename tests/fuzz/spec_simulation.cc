@@ -38,7 +38,9 @@ void simulate_one(const sim::ModelSpec& model, const sim::ClusterSpec& cluster, 
     context.stage_speed.push_back(cluster.devices[static_cast<std::size_t>(s)].relative_speed);
     context.capacity_bytes.push_back(cluster.devices[static_cast<std::size_t>(s)].memory_bytes);
   }
-  auto partition = sim::choose_partition(partition_text, model, stages, context);
+  auto choice = sim::parse_partition_choice(partition_text);
+  require(choice.ok(), "the harness's partition texts are uniform or balanced");
+  auto partition = sim::choose_partition(*choice, model, stages, context);
   if (!partition) {
     const bool capped = std::any_of(context.capacity_bytes.begin(), context.capacity_bytes.end(),
                                     [](sim::Bytes b) { return b > 0; });

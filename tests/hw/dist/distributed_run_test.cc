@@ -57,7 +57,7 @@ std::vector<StageCell> run_in_process(const RunConfig& config) {
   const Model model = build_model(config.model).value();
   const sched::Schedule schedule = build_schedule(config).value();
   const sim::Partition partition =
-      sim::parse_partition(config.partition, static_cast<int>(model.layers.size()), config.num_stages).value();
+      sim::fixed_partition(config.partition, static_cast<int>(model.layers.size()), config.num_stages).value();
   ExecutorOptions options;
   options.threads_per_worker = 1;
   options.optimizer = config.optimizer;

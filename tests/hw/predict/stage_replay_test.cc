@@ -128,7 +128,7 @@ TEST_CASE("replay and measure: the replay's rounds and the run's steps, taking t
   config.steps = 3;
   auto schedule = build_schedule(config);
   REQUIRE(schedule.ok());
-  auto partition = sim::parse_partition(config.partition, num_model_layers(config.model), config.num_stages);
+  auto partition = sim::fixed_partition(config.partition, num_model_layers(config.model), config.num_stages);
   REQUIRE(partition.ok());
   std::vector<std::pair<int, bool>> seen;
   auto both = replay_and_measure(config, *schedule, *partition, 4, 1,
@@ -157,7 +157,7 @@ TEST_CASE("stage replay on the run's cells: the replay trains the run's very mod
   const RunConfig config = small_run(sched::ScheduleKind::kGPipe, 2, 2, false);
   auto schedule = build_schedule(config);
   REQUIRE(schedule.ok());
-  auto partition = sim::parse_partition(config.partition, num_model_layers(config.model), config.num_stages);
+  auto partition = sim::fixed_partition(config.partition, num_model_layers(config.model), config.num_stages);
   REQUIRE(partition.ok());
   auto stepper = RunStepper::create(config, *schedule, *partition);
   REQUIRE(stepper.ok());

@@ -10,6 +10,9 @@
 namespace pipeworks::hw {
 namespace {
 
+// The --partition text as the command line reads it.
+sim::PartitionChoice choice(std::string_view text) { return sim::parse_partition_choice(text).value(); }
+
 using namespace testing;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
@@ -34,12 +37,12 @@ TEST_CASE("run_partition: balanced cuts by the simulator's partitioner over the 
   for (sched::ScheduleKind kind : {sched::ScheduleKind::kGPipe, sched::ScheduleKind::kOneFOneB}) {
     const sched::Schedule two = lowered(kind, 2, 4, false);
     RunBalance balance{&two, kind, 2, sim::OptimizerKind::kSgd, false};
-    auto p2 = run_partition("balanced", 5, &spec, balance);
+    auto p2 = run_partition(choice("balanced"), 5, &spec, balance);
     REQUIRE(p2.ok());
     CHECK(p2->boundaries == std::vector<int>{0, 3, 5});
     const sched::Schedule three = lowered(kind, 3, 4, false);
     balance.schedule = &three;
-    auto p3 = run_partition("balanced", 5, &spec, balance);
+    auto p3 = run_partition(choice("balanced"), 5, &spec, balance);
     REQUIRE(p3.ok());
     CHECK(p3->boundaries == std::vector<int>{0, 3, 4, 5});
     // The same cut as sim::balanced_partition over the same problem.
@@ -55,16 +58,16 @@ TEST_CASE("run_partition: uniform and counts as before, balanced without a spec 
   const sim::ModelSpec spec = skewed_spec();
   const sched::Schedule two = lowered(sched::ScheduleKind::kOneFOneB, 2, 4, false);
   const RunBalance balance{&two, sched::ScheduleKind::kOneFOneB, 2, sim::OptimizerKind::kSgd, false};
-  CHECK(run_partition("uniform", 5, nullptr, balance).value().boundaries ==
+  CHECK(run_partition(choice("uniform"), 5, nullptr, balance).value().boundaries ==
         sim::uniform_partition(5, 2).value().boundaries);
-  CHECK(run_partition("1,4", 5, nullptr, balance).value().boundaries == std::vector<int>{0, 1, 5});
-  auto missing = run_partition("balanced", 5, nullptr, balance);
+  CHECK(run_partition(choice("1,4"), 5, nullptr, balance).value().boundaries == std::vector<int>{0, 1, 5});
+  auto missing = run_partition(choice("balanced"), 5, nullptr, balance);
   REQUIRE_FALSE(missing.ok());
   CHECK(contains(missing.error().message, "needs a model spec"));
-  auto wrong = run_partition("balanced", 6, &spec, balance);
+  auto wrong = run_partition(choice("balanced"), 6, &spec, balance);
   REQUIRE_FALSE(wrong.ok());
   CHECK(contains(wrong.error().message, "has 5 layers, the model 6"));
-  CHECK_FALSE(run_partition("balanced", 5, &spec, RunBalance{}).ok());
+  CHECK_FALSE(run_partition(choice("balanced"), 5, &spec, RunBalance{}).ok());
 }
 
 }  // namespace

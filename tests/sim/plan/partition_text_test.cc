@@ -34,14 +34,14 @@ TEST_CASE("choose_partition balances a model's costs and reads the other texts a
   REQUIRE(model.ok());
   sim::PartitionContext context;
   context.num_microbatches = 8;
-  const auto balanced = sim::choose_partition("balanced", *model, 4, context);
+  const auto balanced = sim::choose_partition(sim::parse_partition_choice("balanced").value(), *model, 4, context);
   REQUIRE(balanced.ok());
   sim::BalanceOptions direct;
   direct.microbatch_size = context.microbatch_size;
   direct.optimizer = context.optimizer;
   direct.in_flight = {4, 3, 2, 1};  // 1F1B, K = 4, M = 8
   CHECK(balanced->boundaries == sim::balanced_partition(*model, 4, direct)->boundaries);
-  CHECK(sim::choose_partition("uniform", *model, 4, context)->boundaries ==
+  CHECK(sim::choose_partition(sim::PartitionChoice{}, *model, 4, context)->boundaries ==
         sim::uniform_partition(model->num_layers(), 4)->boundaries);
 }
 
@@ -53,4 +53,24 @@ TEST_CASE("a batch splits into equal micro-batches or is an error", "[partition]
     CHECK_FALSE(sim::microbatch_size(batch, m).ok());
   }
   CHECK(sim::microbatch_size(30, 4).error().message == "batch size 30 must be a positive multiple of the 4 micro-batches");
+}
+
+TEST_CASE("a --partition text is read once into its choice", "[partition]") {
+  using Rule = sim::PartitionChoice::Rule;
+  CHECK(sim::parse_partition_choice("uniform")->rule == Rule::kUniform);
+  CHECK(sim::parse_partition_choice("balanced")->balanced());
+  const auto counts = sim::parse_partition_choice("7,6*2,7");
+  REQUIRE(counts.ok());
+  CHECK(counts->rule == Rule::kCounts);
+  CHECK(counts->counts == std::vector<int>{7, 6, 6, 7});
+  CHECK(counts->text == "7,6*2,7");
+  CHECK(sim::counts_choice({3, 3, 2}) == *sim::parse_partition_choice("3,3,2"));
+  const auto bad = sim::parse_partition_choice("7,x");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().column == std::optional<std::size_t>(2));  // the column of the bad entry
+  // Cutting needs costs only for balanced.
+  CHECK(sim::fixed_partition(*counts, 26, 4)->boundaries == std::vector<int>{0, 7, 13, 19, 26});
+  CHECK(sim::fixed_partition(*counts, 26, 3).error().message == "partition '7,6*2,7' names 4 stages, the run has 3");
+  CHECK_FALSE(sim::fixed_partition(*sim::parse_partition_choice("balanced"), 26, 4).ok());
+  CHECK(sim::fixed_partition(sim::PartitionChoice{}, 9, 4)->boundaries == std::vector<int>{0, 3, 5, 7, 9});
 }
