@@ -48,7 +48,7 @@ void add_spec_options(CLI::App& command, SpecArgs& args) {
   CLI::Option* model_spec = command.add_option("--model-spec", args.model_spec, "Model spec JSON file (docs/model_spec.md)");
   CLI::Option* cluster = command.add_option("--cluster", args.cluster, "Cluster preset (pipeworks presets)");
   CLI::Option* cluster_spec =
-      command.add_option("--cluster-spec", args.cluster_spec, "Cluster spec JSON file (docs/cluster_spec.md)");
+      command.add_option("--cluster-spec", args.cluster_spec, "Cluster spec JSON file (docs/model_spec.md, \"Cluster spec\")");
   if (!args.model.empty()) model->capture_default_str();
   if (!args.cluster.empty()) cluster->capture_default_str();
   model->excludes(model_spec);
