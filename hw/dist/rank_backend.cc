@@ -3,9 +3,6 @@
 
 #include <fmt/format.h>
 
-#ifndef PIPEWORKS_HAVE_CUDA
-#define PIPEWORKS_HAVE_CUDA 0  // set to 1 by hw/CMakeLists.txt when the LibTorch has CUDA
-#endif
 #if PIPEWORKS_HAVE_CUDA
 #include "hw/cuda/gpu_devices.h"
 #include "hw/cuda/nccl_group.h"

@@ -1,10 +1,6 @@
 // Whether hw/cuda/ is compiled in, and how devices share memory (see device_support.h).
 #include "hw/run/device_support.h"
 
-#ifndef PIPEWORKS_HAVE_CUDA
-#define PIPEWORKS_HAVE_CUDA 0  // set to 1 by hw/CMakeLists.txt when the LibTorch has CUDA
-#endif
-
 #include <map>
 
 #include <fmt/format.h>
