@@ -50,7 +50,7 @@ sched::Result<std::unique_ptr<C10dTransport>> C10dTransport::create(c10::intrusi
   return std::unique_ptr<C10dTransport>(new C10dTransport(std::move(backend), std::move(options)));
 }
 
-void C10dTransport::expect(const Action& recv, TensorMeta meta) { expected_[recv] = std::move(meta); }
+void C10dTransport::agree(const Action& recv, TensorMeta meta) { agreed_[recv] = std::move(meta); }
 
 int C10dTransport::rank_of_stage(int stage) const { return options_.placement.at(static_cast<std::size_t>(stage)); }
 
@@ -89,27 +89,37 @@ sched::Status C10dTransport::send(const Action& send, const at::Tensor& tensor) 
     return sched::Error{fmt::format("{}: tensor on {} but this rank transfers from {}", to_string(send),
                                     tensor.device().str(), options_.device.str())};
   }
-  std::array<std::int64_t, kHeaderLength> fields{};
-  fields[0] = kMagic;
-  fields[1] = sched::kind_index(peer->kind);
-  fields[2] = peer->stage;
-  fields[3] = peer->microbatch;
-  fields[4] = static_cast<std::int64_t>(tensor.scalar_type());
-  fields[5] = tensor.dim();
-  for (int d = 0; d < tensor.dim(); ++d) fields[static_cast<std::size_t>(6 + d)] = tensor.size(d);
   const std::string what =
       fmt::format("rank {}: {} to rank {} ({})", options_.rank, to_string(send), dst, to_string(*peer));
+  const auto agreed = agreed_.find(*peer);
+  if (agreed != agreed_.end() && agreed->second != meta_of(tensor)) {
+    return sched::Error{fmt::format("{}: the tensor is {} but the hand-off was agreed as {}", what,
+                                    to_string(meta_of(tensor)), to_string(agreed->second))};
+  }
   try {
-    std::vector<at::Tensor> header{
-        torch::from_blob(fields.data(), {kHeaderLength}, torch::kInt64).clone().to(options_.device)};
-    if (auto s = wait(backend_->send(header, dst, tag_of(*peer, false)), options_.timeout, what + " header"); !s) {
-      return s;
+    if (agreed == agreed_.end()) {
+      if (auto s = send_with_header(*peer, tensor, dst, what); !s) return s;
     }
     std::vector<at::Tensor> payload{tensor.detach().contiguous()};
     return wait(backend_->send(payload, dst, tag_of(*peer, true)), options_.timeout, what);
   } catch (const std::exception& e) {
     return sched::Error{fmt::format("{}: {}", what, describe_c10d_exception(e))};
   }
+}
+
+sched::Status C10dTransport::send_with_header(const Action& peer, const at::Tensor& tensor, int dst,
+                                              const std::string& what) {
+  std::array<std::int64_t, kHeaderLength> fields{};
+  fields[0] = kMagic;
+  fields[1] = sched::kind_index(peer.kind);
+  fields[2] = peer.stage;
+  fields[3] = peer.microbatch;
+  fields[4] = static_cast<std::int64_t>(tensor.scalar_type());
+  fields[5] = tensor.dim();
+  for (int d = 0; d < tensor.dim(); ++d) fields[static_cast<std::size_t>(6 + d)] = tensor.size(d);
+  std::vector<at::Tensor> header{
+      torch::from_blob(fields.data(), {kHeaderLength}, torch::kInt64).clone().to(options_.device)};
+  return wait(backend_->send(header, dst, tag_of(peer, false)), options_.timeout, what + " header");
 }
 
 sched::Result<at::Tensor> C10dTransport::recv(const Action& recv, std::chrono::nanoseconds timeout) {
@@ -123,37 +133,44 @@ sched::Result<at::Tensor> C10dTransport::recv(const Action& recv, std::chrono::n
       fmt::format("rank {}: {} waiting for rank {} ({})", options_.rank, to_string(recv), src, to_string(*peer));
   const auto deadline = at_least_1ms(timeout);
   try {
-    std::vector<at::Tensor> header{
-        torch::empty({kHeaderLength}, torch::TensorOptions(torch::kInt64).device(options_.device))};
-    if (auto s = wait(backend_->recv(header, src, tag_of(recv, false)), deadline, what + " (header)"); !s) {
-      return s.error();
-    }
-    const at::Tensor fields = header[0].to(torch::kCPU);
-    const std::int64_t* f = fields.data_ptr<std::int64_t>();
-    if (f[0] != kMagic || f[1] != sched::kind_index(recv.kind) || f[2] != recv.stage || f[3] != recv.microbatch) {
-      return sched::Error{
-          fmt::format("{}: the header received is not for this action (magic {:#x}, kind {}, "
-                      "stage {}, micro-batch {})",
-                      what, f[0], f[1], f[2], f[3])};
-    }
-    if (f[5] < 0 || f[5] > kMaxTransferDims || f[4] < 0 ||
-        f[4] >= static_cast<std::int64_t>(at::ScalarType::NumOptions)) {
-      return sched::Error{fmt::format("{}: malformed header (dtype {}, {} dimensions)", what, f[4], f[5])};
-    }
-    TensorMeta meta{static_cast<at::ScalarType>(f[4]), std::vector<std::int64_t>(f + 6, f + 6 + f[5])};
-    for (std::int64_t size : meta.sizes) {
-      if (size < 0) return sched::Error{fmt::format("{}: malformed header (negative size)", what)};
-    }
-    if (auto it = expected_.find(recv); it != expected_.end() && it->second != meta) {
-      return sched::Error{
-          fmt::format("{}: received {} but this stage expects {}", what, to_string(meta), to_string(it->second))};
-    }
-    std::vector<at::Tensor> payload{torch::empty(meta.sizes, torch::TensorOptions(meta.dtype).device(options_.device))};
+    const auto agreed = agreed_.find(recv);
+    auto meta = agreed != agreed_.end() ? sched::Result<TensorMeta>(agreed->second) : recv_header(recv, src, deadline, what);
+    if (!meta) return meta.error();
+    std::vector<at::Tensor> payload{
+        torch::empty(meta->sizes, torch::TensorOptions(meta->dtype).device(options_.device))};
     if (auto s = wait(backend_->recv(payload, src, tag_of(recv, true)), deadline, what); !s) return s.error();
     return payload[0];
   } catch (const std::exception& e) {
     return sched::Error{fmt::format("{}: {}", what, describe_c10d_exception(e))};
   }
+}
+
+// The header of a hand-off nobody agreed on: what the sender says it sends, checked to be for
+// this receive and well formed before anything is allocated from it.
+sched::Result<TensorMeta> C10dTransport::recv_header(const Action& recv, int src, std::chrono::milliseconds deadline,
+                                                     const std::string& what) {
+  std::vector<at::Tensor> header{
+      torch::empty({kHeaderLength}, torch::TensorOptions(torch::kInt64).device(options_.device))};
+  if (auto s = wait(backend_->recv(header, src, tag_of(recv, false)), deadline, what + " (header)"); !s) {
+    return s.error();
+  }
+  const at::Tensor fields = header[0].to(torch::kCPU);
+  const std::int64_t* f = fields.data_ptr<std::int64_t>();
+  if (f[0] != kMagic || f[1] != sched::kind_index(recv.kind) || f[2] != recv.stage || f[3] != recv.microbatch) {
+    return sched::Error{
+        fmt::format("{}: the header received is not for this action (magic {:#x}, kind {}, "
+                    "stage {}, micro-batch {})",
+                    what, f[0], f[1], f[2], f[3])};
+  }
+  if (f[5] < 0 || f[5] > kMaxTransferDims || f[4] < 0 ||
+      f[4] >= static_cast<std::int64_t>(at::ScalarType::NumOptions)) {
+    return sched::Error{fmt::format("{}: malformed header (dtype {}, {} dimensions)", what, f[4], f[5])};
+  }
+  TensorMeta meta{static_cast<at::ScalarType>(f[4]), std::vector<std::int64_t>(f + 6, f + 6 + f[5])};
+  for (std::int64_t size : meta.sizes) {
+    if (size < 0) return sched::Error{fmt::format("{}: malformed header (negative size)", what)};
+  }
+  return meta;
 }
 
 void C10dTransport::abort(const std::string& reason) {

@@ -1,10 +1,18 @@
 // The Transport of a multi-process run: each SEND/RECV of a rank's program becomes a c10d
 // point-to-point send/recv (Gloo on CPU, NCCL on CUDA) with the rank that runs the peer stage.
-// A small header goes first -- the receiving action, dtype and shape -- so the receiver checks
-// what arrives against what it expects and never reinterprets bytes:
+// Where both ranks of a hand-off agreed on its dtype and shape beforehand (agree(), from one
+// table both compute), the payload travels alone, checked against the agreement by the sender;
+// otherwise a small header goes first -- the receiving action, dtype and shape -- so the receiver
+// checks what arrives against what it expects and never reinterprets bytes:
 //
-//   sender  SEND_F(s,m): [header: 1RECV_F3, float32, (8,256)] --> [payload 8x256 float32]
-//   receiver RECV_F(s+1,m): recv header, check it, allocate, recv payload into it
+//   agreed      SEND_F(s,m): check (8,256) float32 --> [payload 8x256 float32]
+//               RECV_F(s+1,m): allocate (8,256) float32, recv payload into it
+//   not agreed  SEND_F(s,m): [header: 1RECV_F3, float32, (8,256)] --> [payload 8x256 float32]
+//               RECV_F(s+1,m): recv header, check it, allocate, recv payload into it
+//
+// One message a hand-off instead of two halves the blocking waits, which is what a hand-off
+// costs when messages are small (the dispatch-bound steps of bench/peers). Either way the tag
+// names the receiving action, so a payload can only land in the receive it was sent to.
 //
 // Sends wait for completion (Gloo's TCP pairs deliver once the receiver posted its receive),
 // so both sides behave like rendezvous operations; lower_comm orders them so that no valid
@@ -33,7 +41,7 @@ struct TensorMeta {
   std::vector<std::int64_t> sizes;
   friend bool operator==(const TensorMeta&, const TensorMeta&) = default;
 };
-std::string to_string(const TensorMeta& meta);  // "float32 (8, 256)"
+std::string to_string(const TensorMeta& meta);  // "Float (8, 256)"
 TensorMeta meta_of(const at::Tensor& tensor);
 
 // Most dimensions a transferred tensor may have.
@@ -53,9 +61,13 @@ class C10dTransport final : public Transport {
   static sched::Result<std::unique_ptr<C10dTransport>> create(c10::intrusive_ptr<C10dBackend> backend,
                                                               C10dTransportOptions options);
 
-  // A receive of `recv` must deliver exactly `meta`; receives without an expectation accept any
-  // dtype and shape the header announces.
-  void expect(const sched::Action& recv, TensorMeta meta);
+  // The hand-off into `recv` carries exactly `meta`: both ranks of the hand-off call this for the
+  // same receive with the same meta (the receiver for its RECV, the sender for the RECV its SEND
+  // feeds), and the payload then travels without a header. A send whose tensor differs from the
+  // agreement is refused before anything is sent. Hand-offs without an agreement carry a header
+  // and accept any dtype and shape it announces. An agreement on one side only is a contract
+  // violation that ends in a timeout naming the peer.
+  void agree(const sched::Action& recv, TensorMeta meta);
 
   sched::Status send(const sched::Action& send, const at::Tensor& tensor) override;
   sched::Result<at::Tensor> recv(const sched::Action& recv, std::chrono::nanoseconds timeout) override;
@@ -73,7 +85,12 @@ class C10dTransport final : public Transport {
 
   c10::intrusive_ptr<C10dBackend> backend_;
   C10dTransportOptions options_;
-  std::map<sched::Action, TensorMeta> expected_;
+  sched::Status send_with_header(const sched::Action& peer, const at::Tensor& tensor, int dst,
+                                 const std::string& what);
+  sched::Result<TensorMeta> recv_header(const sched::Action& recv, int src, std::chrono::milliseconds deadline,
+                                        const std::string& what);
+
+  std::map<sched::Action, TensorMeta> agreed_;  // by receiving action
   mutable std::mutex mutex_;
   std::optional<std::string> aborted_;
 };

@@ -26,6 +26,7 @@
 #include "hw/model/stage_cell.h"
 #include "hw/run/run_setup.h"
 #include "hw/run/step_inputs.h"
+#include "sched/dependencies.h"
 
 namespace pipeworks::hw {
 namespace {
@@ -81,7 +82,15 @@ sched::Status check_same_config(C10dGroup& group, const std::string& summary) {
   return sched::Ok{};
 }
 
-// The c10d transport of this rank's program, expecting every receive's dtype and shape, wrapped
+// What the hand-off into `recv` carries: stage s's output into RECV_F(s+1), and the gradient of
+// that output into RECV_B(s).
+const TensorMeta& handoff_meta(const Action& recv, const std::vector<TensorMeta>& metas) {
+  const int producer = recv.kind == ActionKind::kRecvF ? recv.stage - 1 : recv.stage;
+  return metas.at(static_cast<std::size_t>(producer));
+}
+
+// The c10d transport of this rank's program, agreeing with its peers on every hand-off's dtype
+// and shape (both sides from the same table, so payloads travel without headers), wrapped
 // by the die-at hook when it names a SEND or RECV.
 sched::Result<std::unique_ptr<Transport>> rank_transport(const RankRun& run, const std::vector<TensorMeta>& metas,
                                                          const DistributedOptions& options,
@@ -97,8 +106,9 @@ sched::Result<std::unique_ptr<Transport>> rank_transport(const RankRun& run, con
   auto c10d_transport = C10dTransport::create(run.group.backend, transport_options);
   if (!c10d_transport) return rank_error(rank, c10d_transport.error().message);
   for (const Action& a : schedule.programs[static_cast<std::size_t>(rank)]) {
-    if (a.kind == ActionKind::kRecvF) (*c10d_transport)->expect(a, metas[static_cast<std::size_t>(a.stage - 1)]);
-    if (a.kind == ActionKind::kRecvB) (*c10d_transport)->expect(a, metas[static_cast<std::size_t>(a.stage)]);
+    const auto received = sched::is_send(a.kind) ? sched::comm_peer(a, schedule.num_stages) : std::optional<Action>(a);
+    if (!received || !sched::is_recv(received->kind)) continue;
+    (*c10d_transport)->agree(*received, handoff_meta(*received, metas));
   }
   std::unique_ptr<Transport> transport = std::move(c10d_transport).value();
   if (die_at && sched::is_comm(die_at->kind)) transport = dying_transport(std::move(transport), *die_at, rank);
