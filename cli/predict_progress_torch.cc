@@ -41,7 +41,7 @@ hw::PredictionObserver printing_observer(const hw::RunConfig& c, int warmup) {
   o.on_plan = [&c](const hw::PredictionPlan& plan) {
     fmt::print("pipeworks run --predict: {} on {}, {} stages x {} micro-batches (batch {}), {}{}, partition {}, {} "
                "per worker\n",
-               hw::model_display_name(c.model), c.device, c.num_stages, c.num_microbatches, c.batch_size,
+               hw::model_display_name(c.model), hw::device_kind_name(c.device), c.num_stages, c.num_microbatches, c.batch_size,
                hw::schedule_name(c), c.recompute ? " + recompute" : "",
                sim::to_string(plan.partition), sched::counted(plan.threads_per_worker, "intra-op thread"));
     std::fflush(stdout);

@@ -42,7 +42,8 @@ std::string profile_summary(const hw::Profile& profile) {
   }
   const hw::MachineProfile& m = profile.machine;
   out += fmt::format("hand-off ({}): latency {}, bandwidth {}\n",
-                     m.device == "cpu" ? "in-process transport" : m.device + " copy streams",
+                     m.device == hw::DeviceKind::kCpu ? std::string("in-process transport")
+                                                      : fmt::format("{} copy streams", hw::device_kind_name(m.device)),
                      sim::format_duration(m.handoff_latency_ns), sim::format_bandwidth(m.handoff_bandwidth_bytes_per_s));
   for (const hw::HandoffSample& h : m.handoff) {
     out += fmt::format("  {:>10}: median {} [{} .. {}]\n", sim::format_bytes(h.bytes),
@@ -69,7 +70,7 @@ namespace {
 
 struct ProfileCommandOptions {
   ModelOptions model;
-  std::string device = "cpu";
+  std::string device = "cpu";  // parsed into profile.device
   std::string output;
   std::string cluster_out;
   bool no_machine = false;
@@ -78,17 +79,18 @@ struct ProfileCommandOptions {
 
 int run_profile(ProfileCommandOptions& o) {
   const auto fail_usage = [](const std::string& message) { return report_error("profile", kExitUsage, message); };
-  if (auto known = hw::check_device_name(o.device); !known) return fail_usage(known.error().message);
+  auto device = hw::parse_device_kind(o.device);
+  if (!device) return fail_usage(device.error().message);
+  o.profile.device = *device;
   if (auto status = resolve_model_options(o.model, o.profile.model); !status) return fail_usage(status.error().message);
   if (auto writable = check_output_paths({{"--output", o.output}, {"--cluster-out", o.cluster_out}}); !writable) {
     std::cerr << "pipeworks profile: error: " << writable.error().message << "\n";
     return kExitInvalid;
   }
-  if (auto available = hw::check_device_available(o.device); !available) {
+  if (auto available = hw::check_device_available(o.profile.device); !available) {
     std::cerr << "pipeworks profile: error: " << available.error().message << "\n";
     return kExitInvalid;
   }
-  o.profile.device = o.device;
   if (o.profile.model.kind == hw::ModelKind::kScripted) {
     if (auto loaded = hw::load_scripted_model(o.profile.model); !loaded) {
       std::cerr << "pipeworks profile: error: " << loaded.error().message << "\n";
@@ -97,14 +99,14 @@ int run_profile(ProfileCommandOptions& o) {
   }
   if (o.profile.microbatch_sizes.empty()) return fail_usage("--microbatch-sizes needs at least one size");
   const int largest = *std::max_element(o.profile.microbatch_sizes.begin(), o.profile.microbatch_sizes.end());
-  if (auto fits = hw::check_profile_fits(o.profile.model, largest, o.device, hw::this_machine_resources()); !fits) {
+  if (auto fits = hw::check_profile_fits(o.profile.model, largest, o.profile.device, hw::this_machine_resources()); !fits) {
     return fail_usage(fits.error().message);
   }
   o.profile.threads = hw::resolve_threads_per_worker(o.profile.threads, o.profile.workers);
   o.profile.measure_machine = !o.no_machine;
   fmt::print("pipeworks profile: {} on {}, micro-batch sizes {}, {} warm-up + {} repetitions x {}, {} "
              "per worker, {}\n",
-             hw::model_display_name(o.profile.model), o.device, fmt::join(o.profile.microbatch_sizes, ","), o.profile.warmup,
+             hw::model_display_name(o.profile.model), hw::device_kind_name(o.profile.device), fmt::join(o.profile.microbatch_sizes, ","), o.profile.warmup,
              o.profile.repetitions,
              sched::counted(o.profile.rounds, "round"), sched::counted(o.profile.threads, "intra-op thread"),
              sched::counted(o.profile.workers, "worker"));

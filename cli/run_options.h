@@ -17,7 +17,7 @@ namespace pipeworks::cli {
 struct RunOptions {
   ModelOptions model;
   std::string schedule = kDefaultSchedule;
-  std::string device = "cpu";
+  std::string device = "cpu";  // parsed into config.device
   std::string optimizer = kDefaultOptimizer;
   std::optional<double> learning_rate;  // default: hw::default_learning_rate of the optimizer
   std::optional<int> batch;             // default: kDefaultSamplesPerMicrobatch per micro-batch

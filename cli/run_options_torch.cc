@@ -37,9 +37,10 @@ sched::Status take_schedule_file(RunOptions& options, bool& usage_error) {
 }
 
 sched::Status resolve_options(RunOptions& options) {
-  if (auto known = hw::check_device_name(options.device); !known) return known;
+  auto device = hw::parse_device_kind(options.device);
+  if (!device) return device.error();
   hw::RunConfig& c = options.config;
-  c.device = options.device;
+  c.device = *device;
   auto pinning = hw::parse_worker_pinning(options.pin_workers);
   if (!pinning) return sched::Error{"--pin-workers: " + pinning.error().message};
   c.pin_workers = *pinning;

@@ -148,7 +148,7 @@ sched::Status write_outputs(const hw::PredictionReport& r, const viz::Comparison
   if (!outputs.svg.empty()) {
     viz::SvgOptions svg;
     const hw::RunConfig& c = r.config;
-    svg.title = picture_title({hw::model_display_name(c.model), c.device, hw::schedule_name(c),
+    svg.title = picture_title({hw::model_display_name(c.model), std::string(hw::device_kind_name(c.device)), hw::schedule_name(c),
                                c.num_stages, c.num_microbatches, c.batch_size, c.recompute},
                               "predicted vs measured");
     svg.stage_layers = sim::stage_range_texts(r.plan.partition);

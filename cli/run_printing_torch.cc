@@ -23,7 +23,7 @@ void print_step(const hw::StepStats& s) {
 }
 
 void print_run_header(const std::string& model, const hw::RunConfig& c, bool distributed) {
-  fmt::print("pipeworks run: {} on {}{}, {} x {} (batch {}), {}{}{}, {} (lr {:g})\n", model, c.device,
+  fmt::print("pipeworks run: {} on {}{}, {} x {} (batch {}), {}{}{}, {} (lr {:g})\n", model, hw::device_kind_name(c.device),
              distributed ? " (multi-process)" : "", sched::counted(c.num_stages, "stage"),
              sched::counted(c.num_microbatches, "micro-batch", "micro-batches"), c.batch_size,
              hw::schedule_name(c),

@@ -48,7 +48,7 @@ sched::Result<hw::RunReport> run_distributed(const RunOptions& options,
                                              const std::function<void(const hw::StepStats&)>& on_step) {
   hw::DistributedOptions distributed;
   distributed.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(options.timeout_s * 1000));
-  distributed.backend = options.device == "cuda" ? "nccl" : "gloo";
+  distributed.backend = hw::backend_for(options.config.device);
   auto report = hw::run_distributed(options.config, distributed, on_step);
   if (!report) return report.error();
   return std::move(report->report);
@@ -70,7 +70,7 @@ sched::Status write_outputs(const hw::RunReport& report, const RunOptions& optio
   if (!options.svg.empty()) {
     viz::SvgOptions svg;
     const hw::RunConfig& c = options.config;
-    svg.title = picture_title({hw::model_display_name(c.model), c.device, hw::schedule_name(c),
+    svg.title = picture_title({hw::model_display_name(c.model), std::string(hw::device_kind_name(c.device)), hw::schedule_name(c),
                                c.num_stages, c.num_microbatches, c.batch_size, c.recompute},
                               "measured, last step");
     svg.stage_layers = sim::stage_range_texts(report.partition);
@@ -103,8 +103,8 @@ int run(RunOptions& options) {
       !writable) {
     return fail(writable.error().message);
   }
-  if (options.device == "cuda" && !hw::built_with_cuda()) {
-    return fail("--device cuda: this pipeworks was built against a LibTorch without CUDA");
+  if (auto available = hw::check_device_available(options.config.device); !available) {
+    return fail(available.error().message);  // before the header: no CUDA compiled in, or no GPU visible
   }
   // Multi-process runs (--distributed, or WORLD_SIZE set): rank 0 alone prints and writes files.
   const bool distributed = options.distributed || hw::distributed_env_present();

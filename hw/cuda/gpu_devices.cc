@@ -24,7 +24,7 @@ class GpuDevices final : public ComputeDevices {
   GpuDevices(std::vector<int> gpus, std::function<int(int)> gpu_of, bool own_transport)
       : gpus_(std::move(gpus)), gpu_of_(std::move(gpu_of)), own_transport_(own_transport) {}
 
-  std::string name() const override { return "cuda"; }
+  DeviceKind kind() const override { return DeviceKind::kCuda; }
   torch::Device device_of(int device) const override {
     const int gpu = gpu_of_(device);
     if (gpu == kElsewhere) return torch::kCPU;

@@ -30,13 +30,14 @@
 #include <functional>
 #include <string>
 
+#include "hw/dist/backend.h"
 #include "hw/run/run.h"
 
 namespace pipeworks::hw {
 
 struct DistributedOptions {
   std::chrono::milliseconds timeout = std::chrono::minutes(3);
-  std::string backend = "gloo";  // CPU: gloo (nccl: hw/cuda, LibTorch with CUDA)
+  Backend backend = Backend::kGloo;  // backend_for(RunConfig::device)
 };
 
 struct DistributedReport {

@@ -10,19 +10,9 @@
 
 namespace pipeworks::hw {
 
-sched::Status check_backend(const std::string& backend) {
-  if (backend != "gloo" && backend != "nccl") {
-    return sched::Error{fmt::format("unknown backend '{}' (gloo or nccl)", backend)};
-  }
-  if (backend == "nccl" && !PIPEWORKS_HAVE_CUDA) {
-    return sched::Error{"backend nccl needs a LibTorch with CUDA; this build has none (use gloo on the CPU)"};
-  }
-  return sched::Ok{};
-}
-
 sched::Result<std::unique_ptr<ComputeDevices>> rank_compute_devices(const DistributedEnv& env,
-                                                                    const std::string& backend) {
-  if (backend != "nccl") return cpu_devices();
+                                                                    Backend backend) {
+  if (backend != Backend::kNccl) return cpu_devices();
 #if PIPEWORKS_HAVE_CUDA
   auto gpu = cuda::gpu_of_rank(env);
   if (!gpu) return gpu.error();
@@ -32,9 +22,9 @@ sched::Result<std::unique_ptr<ComputeDevices>> rank_compute_devices(const Distri
 #endif
 }
 
-sched::Result<C10dGroup> connect_backend(const DistributedEnv& env, const std::string& backend,
+sched::Result<C10dGroup> connect_backend(const DistributedEnv& env, Backend backend,
                                          std::chrono::milliseconds timeout) {
-  if (backend != "nccl") return connect_gloo(env, timeout);
+  if (backend != Backend::kNccl) return connect_gloo(env, timeout);
 #if PIPEWORKS_HAVE_CUDA
   return cuda::connect_nccl(env, timeout);
 #else

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "hw/dist/backend.h"
 #include "hw/dist/c10d_group.h"
 #include "hw/dist/distributed_env.h"
 #include "hw/exec/compute_devices.h"
@@ -15,16 +16,14 @@
 
 namespace pipeworks::hw {
 
-// An error unless `backend` is gloo, or nccl in a build with CUDA.
-sched::Status check_backend(const std::string& backend);
 
 // gloo: every device on the CPU (cpu_devices()). nccl: this rank's device on its
 // GPU (cuda::rank_gpu_devices), an error without a visible GPU.
 sched::Result<std::unique_ptr<ComputeDevices>> rank_compute_devices(const DistributedEnv& env,
-                                                                    const std::string& backend);
+                                                                    Backend backend);
 
 // gloo: connect_gloo; nccl: cuda::connect_nccl. Waits at most `timeout` for the other ranks.
-sched::Result<C10dGroup> connect_backend(const DistributedEnv& env, const std::string& backend,
+sched::Result<C10dGroup> connect_backend(const DistributedEnv& env, Backend backend,
                                          std::chrono::milliseconds timeout);
 
 }  // namespace pipeworks::hw

@@ -57,8 +57,8 @@ std::vector<std::pair<std::string, std::string>> fields(const RunConfig& c, cons
           {"--check-finite", c.check_finite ? "on" : "off"},
           {"--optimizer", std::to_string(static_cast<int>(c.optimizer.kind))},
           {"--lr", fmt::format("{}", c.optimizer.learning_rate)},
-          {"--device", c.device},
-          {"--backend", o.backend},
+          {"--device", std::string(device_kind_name(c.device))},
+          {"--backend", std::string(backend_name(o.backend))},
           {"--timeout", std::to_string(o.timeout.count()) + " ms"}};
 }
 

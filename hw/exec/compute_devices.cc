@@ -11,7 +11,7 @@ namespace {
 
 class CpuDevices final : public ComputeDevices {
  public:
-  std::string name() const override { return "cpu"; }
+  DeviceKind kind() const override { return DeviceKind::kCpu; }
   torch::Device device_of(int /*device*/) const override { return torch::kCPU; }
   bool asynchronous() const override { return false; }
   void configure(ExecutorOptions& options) const override { options.measure_memory = true; }

@@ -5,8 +5,8 @@
 // device's memory, so each of those has one code path for both, and the CPU tests run the path
 // the GPUs take. Includes LibTorch: for hw/ sources (hw/run/device_support.h is the LibTorch-free face).
 //
-//   "cpu":  device d = worker thread d     host steady clock   in-process queues   counting allocator
-//   "cuda": device d = GPU d % gpus        CUDA events         copy streams        caching allocator
+//   kCpu:  device d = worker thread d     host steady clock   in-process queues   counting allocator
+//   kCuda: device d = GPU d % gpus        CUDA events         copy streams        caching allocator
 #pragma once
 
 #include <chrono>
@@ -16,6 +16,7 @@
 
 #include <torch/types.h>
 
+#include "hw/exec/device_kind.h"
 #include "hw/exec/executor.h"
 #include "hw/exec/transport.h"
 #include "hw/model/model_zoo.h"
@@ -32,7 +33,7 @@ class ComputeDevices {
   ComputeDevices(const ComputeDevices&) = delete;
   ComputeDevices& operator=(const ComputeDevices&) = delete;
 
-  virtual std::string name() const = 0;  // "cpu", "cuda"
+  virtual DeviceKind kind() const = 0;
   // Where pipeline device `device` computes.
   virtual torch::Device device_of(int device) const = 0;
   // True when work is queued and runs later (GPUs): step times then end at synchronize().

@@ -47,12 +47,12 @@ sched::Result<std::vector<HandoffSample>> device_handoffs(const ComputeDevices& 
                                                           const std::vector<sched::Bytes>& bytes, int warmup,
                                                           int repetitions) {
   std::unique_ptr<Transport> transport = where.transport(two_cells());
-  if (!transport) return sched::Error{fmt::format("hand-off: the {} devices bring no transport of their own", where.name())};
+  if (!transport) return sched::Error{fmt::format("hand-off: the {} devices bring no transport of their own", device_kind_name(where.kind()))};
   ExecutorOptions options;
   where.configure(options);
   std::unique_ptr<ActionClock> clock =
       options.clock ? options.clock(kReceiver) : std::unique_ptr<ActionClock>(std::make_unique<HostClock>());
-  if (!clock) return sched::Error{fmt::format("hand-off: the {} devices gave no clock", where.name())};
+  if (!clock) return sched::Error{fmt::format("hand-off: the {} devices gave no clock", device_kind_name(where.kind()))};
   std::vector<HandoffSample> out;
   int m = 0;
   for (const sched::Bytes size : bytes) {

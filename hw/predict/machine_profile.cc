@@ -305,7 +305,7 @@ sched::Result<MachineProfile> profile_machine(const ModelConfig& model, int micr
   MachineProfile out;
   out.workers = workers;
   out.threads = threads;
-  out.device = where.name();
+  out.device = where.kind();
   try {
     if (auto s = measure_handoff(out, where, repetitions, notes); !s) return s.error();
     if (auto s = measure_dispatch(out, where, threads, repetitions); !s) return s.error();
@@ -318,8 +318,8 @@ sched::Result<MachineProfile> profile_machine(const ModelConfig& model, int micr
 
 sim::ClusterSpec cluster_from_machine(const MachineProfile& machine) {
   sim::ClusterSpec cluster;
-  const bool on_cpu = machine.device == "cpu";
-  cluster.name = fmt::format("{}-inprocess-{}", machine.device, machine.workers);
+  const bool on_cpu = machine.device == DeviceKind::kCpu;
+  cluster.name = fmt::format("{}-inprocess-{}", device_kind_name(machine.device), machine.workers);
   cluster.description = fmt::format(
       "this {} as {} x {}: contention {:.3f}x, hand-off {} ns, dispatch {} ns "
       "per action (measured by pipeworks profile)",

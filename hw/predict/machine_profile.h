@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/exec/device_kind.h"
 #include "hw/model/model_config.h"
 #include "hw/predict/cost_fit.h"
 #include "sched/result.h"
@@ -45,7 +46,7 @@ struct MachineProfile {
   Timing contention_concurrent;   // the same with every stage at once
   int workers = 1;
   int threads = 1;
-  std::string device = "cpu";  // ComputeDevices::name() of what was measured
+  DeviceKind device = DeviceKind::kCpu;  // ComputeDevices::kind() of what was measured
 };
 
 // Tensors move by reference in process, so latency does not grow with size; the fit then says

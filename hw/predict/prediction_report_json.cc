@@ -41,7 +41,7 @@ nlohmann::json prediction_report_json(const PredictionReport& report) {
   nlohmann::json j;
   j["schema"] = "pipeworks.predict_report/1";
   j["model"] = model_display_name(c.model);
-  j["device"] = c.device;
+  j["device"] = device_kind_name(c.device);
   j["schedule"] = schedule_name(c);
   j["virtual_stages"] = c.virtual_stages;
   j["stages"] = c.num_stages;

@@ -186,7 +186,7 @@ sched::Result<std::vector<std::vector<PassTimes>>> time_rounds(Model& model, con
                                                               int warmup, int repetitions, int rounds,
                                                               double round_gap_s, const ComputeDevices& where) {
   std::unique_ptr<ActionClock> clock = profile_clock(where);
-  if (!clock) return sched::Error{fmt::format("profile: the {} devices gave no clock", where.name())};
+  if (!clock) return sched::Error{fmt::format("profile: the {} devices gave no clock", device_kind_name(where.kind()))};
   std::vector<std::vector<PassTimes>> per_round;
   for (int r = 0; r < rounds; ++r) {
     if (r > 0) std::this_thread::sleep_for(std::chrono::duration<double>(round_gap_s));
@@ -384,7 +384,8 @@ sched::Result<Profile> profile_model(const ProfileOptions& options,
   sim::ModelSpec& spec = profile.spec;
   spec.name = model_display_name(options.model);
   spec.description = fmt::format("profiled on {} with {}, micro-batch sizes {}",
-                                 where.name() == "cpu" ? "this CPU" : "this machine's GPU (" + where.name() + ")",
+                                 where.kind() == DeviceKind::kCpu ? std::string("this CPU")
+                                                                   : fmt::format("this machine's GPU ({})", device_kind_name(where.kind())),
                                  sched::counted(options.threads, "intra-op thread"),
                                  fmt::join(options.microbatch_sizes, ","));
   std::vector<FitPoint> input_points;
@@ -430,7 +431,7 @@ sched::Result<Profile> profile_model(const ProfileOptions& options,
   } else {
     profile.machine.workers = options.workers;
     profile.machine.threads = options.threads;
-    profile.machine.device = where.name();
+    profile.machine.device = where.kind();
     profile.machine.handoff_bandwidth_bytes_per_s = kUnboundedBandwidth;
   }
   profile.cluster = cluster_from_machine(profile.machine);

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/exec/device_kind.h"
 #include "hw/model/model_config.h"
 #include "hw/predict/cost_fit.h"
 #include "hw/predict/machine_profile.h"
@@ -35,9 +36,9 @@ class ComputeDevices;  // hw/exec/compute_devices.h
 
 struct ProfileOptions {
   ModelConfig model;
-  // Where the layers, stage temporaries and hand-offs are measured: "cpu" or "cuda"
-  // (make_compute_devices; the model spec and cluster spec then describe that device).
-  std::string device = "cpu";
+  // Where the layers, stage temporaries and hand-offs are measured (make_compute_devices; the
+  // model spec and cluster spec then describe that device).
+  DeviceKind device = DeviceKind::kCpu;
   std::vector<int> microbatch_sizes{1, 2, 4, 8};
   int warmup = 2;
   int repetitions = 7;

@@ -82,7 +82,7 @@ sched::Result<Profile> profile_for_run(const RunConfig& c, const PredictionSetti
   po.microbatch_sizes = {c.batch_size / c.num_microbatches};
   // Off the CPU with the stage replay, the replay times the stages and the layer times go unused;
   // the bytes need one pass.
-  po.repetitions = c.device != "cpu" && s.stage_replay ? 1 : s.repetitions;
+  po.repetitions = c.device != DeviceKind::kCpu && s.stage_replay ? 1 : s.repetitions;
   po.threads = plan.threads_per_worker;
   po.workers = plan.schedule.num_devices();
   po.measure_machine = !s.cluster_spec;
@@ -143,12 +143,12 @@ sched::Status measure(const RunConfig& c, const PredictionSettings& s, Predictio
 }
 
 void add_device_notes(const RunConfig& c, PredictionReport& report) {
-  if (c.device != "cpu") {
+  if (c.device != DeviceKind::kCpu) {
     report.notes.push_back(fmt::format(
         "on {}: layer and activation bytes were profiled on the CPU (the same shapes and dtypes); the calibrated "
         "prediction's stage times and temporaries are measured on the {} itself (without --model-spec the "
         "headline's times are the CPU profile's); dispatch overhead and hand-off are the host's",
-        c.device, c.device));
+        device_kind_name(c.device), device_kind_name(c.device)));
   }
   const std::vector<int>& domains = report.plan.memory_domains;
   if (std::set<int>(domains.begin(), domains.end()).size() != domains.size()) {

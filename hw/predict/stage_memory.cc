@@ -90,7 +90,7 @@ sched::Result<Model> model_on(const ModelConfig& config, const ComputeDevices& w
 sched::Result<std::vector<StageExtraBytes>> measure_stage_extra_bytes(const ModelConfig& config,
                                                                       const sim::Partition& partition,
                                                                       int microbatch_size, int repetitions,
-                                                                      const std::string& device) {
+                                                                      DeviceKind device) {
   if (microbatch_size < 1 || repetitions < 1) {
     return sched::Error{"stage memory: micro-batch size and repetitions must be >= 1"};
   }

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/exec/device_kind.h"
 #include "hw/model/model_config.h"
 #include "sched/result.h"
 #include "sched/timeline.h"
@@ -46,12 +47,12 @@ struct StageExtraBytes {
 
 // Per stage of `partition`, at `microbatch_size` samples: the largest of each over `repetitions`
 // (first, later) pairs of passes, after one warm-up pass. The last stage's backward starts from
-// its loss, as in the executor. On `device` ("cpu": the counting allocator; "cuda": one GPU's
+// its loss, as in the executor. On `device` (the CPU: the counting allocator; CUDA: one GPU's
 // caching allocator, whose kernels have temporaries of their own, e.g. convolution workspaces).
 sched::Result<std::vector<StageExtraBytes>> measure_stage_extra_bytes(const ModelConfig& config,
                                                                       const sim::Partition& partition,
                                                                       int microbatch_size, int repetitions,
-                                                                      const std::string& device = "cpu");
+                                                                      DeviceKind device = DeviceKind::kCpu);
 
 // The same for every contiguous range [begin, end) of the model's layers, on `where`: what a
 // profile writes into the model spec (sim::StageTemporaries), so any partition finds its stages.

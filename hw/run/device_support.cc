@@ -3,26 +3,19 @@
 
 #include <map>
 
-#include <fmt/format.h>
-
 #include "hw/run/device_choice.h"
 
 namespace pipeworks::hw {
 
 bool built_with_cuda() { return PIPEWORKS_HAVE_CUDA != 0; }
 
-sched::Status check_device_name(const std::string& device) {
-  if (device == "cpu" || device == "cuda") return sched::Ok{};
-  return sched::Error{fmt::format("device '{}' is not supported (cpu or cuda)", device)};
-}
-
-sched::Status check_device_available(const std::string& device) {
+sched::Status check_device_available(DeviceKind device) {
   auto devices = make_compute_devices(device);
   if (!devices) return devices.error();
   return sched::Ok{};
 }
 
-sched::Result<std::vector<int>> memory_domains(const std::string& device, int num_devices) {
+sched::Result<std::vector<int>> memory_domains(DeviceKind device, int num_devices) {
   auto devices = make_compute_devices(device);
   if (!devices) return devices.error();
   std::vector<int> out;

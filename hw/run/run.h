@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "hw/exec/cpu_affinity.h"
+#include "hw/exec/device_kind.h"
 #include "hw/model/fail_at.h"
 #include "hw/model/model_config.h"
 #include "hw/model/optimizer_config.h"
@@ -58,9 +59,9 @@ struct RunConfig {
   OptimizerConfig optimizer;
   std::chrono::nanoseconds recv_timeout = std::chrono::seconds(60);
   std::optional<FailAt> fail_at;  // test hook
-  // Where an in-process run computes: "cpu" (a worker thread per device) or "cuda" (device d on
-  // GPU d % gpus; needs a LibTorch with CUDA). See compute_devices.h.
-  std::string device = "cpu";
+  // Where an in-process run computes: the CPU (a worker thread per device) or CUDA GPUs (device d
+  // on GPU d % gpus; needs a LibTorch with CUDA). See compute_devices.h.
+  DeviceKind device = DeviceKind::kCpu;
 };
 
 struct StepStats {

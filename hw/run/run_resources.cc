@@ -67,7 +67,7 @@ RunMemoryEstimate estimate_run_memory(const RunConfig& c, const sched::Schedule&
   // Re-materializing stages keep only their inputs per micro-batch, and one micro-batch's
   // activations while it runs backward: about one micro-batch's worth across the stages.
   const double held = c.recompute ? 1 : in_flight;
-  if (c.device == "cpu") e.activations = held * samples * estimated_activation_bytes_per_sample(c.model) * share;
+  if (c.device == DeviceKind::kCpu) e.activations = held * samples * estimated_activation_bytes_per_sample(c.model) * share;
   e.bookkeeping = in_flight * num_model_layers(c.model) * kHostBytesPerLayerInFlight * share;
   return e;
 }
@@ -88,12 +88,12 @@ sched::Status check_run_fits(const RunConfig& c, const sched::Schedule& schedule
       bytes_text(e.parameters), bytes_text(m.available_bytes), c.recompute ? "" : ", --recompute")};
 }
 
-sched::Status check_profile_fits(const ModelConfig& model, int largest_microbatch, const std::string& device,
+sched::Status check_profile_fits(const ModelConfig& model, int largest_microbatch, DeviceKind device,
                                  const MachineResources& m) {
   if (m.available_bytes <= 0) return sched::Ok{};
   const double parameters = kParameterCopies * 4 * estimated_parameters(model);
   const double activations =
-      device == "cpu" ? largest_microbatch * estimated_activation_bytes_per_sample(model) : 0.0;
+      device == DeviceKind::kCpu ? largest_microbatch * estimated_activation_bytes_per_sample(model) : 0.0;
   if (parameters + activations <= m.available_bytes) return sched::Ok{};
   return sched::Error{fmt::format("profiling a micro-batch of {} needs about {} of memory (activations {}, "
                                   "parameters with their copies {}), more than the {} available: profile smaller "

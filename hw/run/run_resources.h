@@ -49,7 +49,7 @@ sched::Status check_run_fits(const RunConfig& config, const sched::Schedule& sch
 
 // A profile runs one micro-batch of each size through every layer (on the CPU): the largest
 // size's activations and the parameters' copies must fit.
-sched::Status check_profile_fits(const ModelConfig& model, int largest_microbatch, const std::string& device,
+sched::Status check_profile_fits(const ModelConfig& model, int largest_microbatch, DeviceKind device,
                                  const MachineResources& machine);
 
 }  // namespace pipeworks::hw

@@ -38,7 +38,8 @@ class ScriptedClock final : public ActionClock {
 
 class ScriptedDevices final : public ComputeDevices {
  public:
-  std::string name() const override { return "scripted"; }
+  // A queued device like a GPU, on the CPU.
+  DeviceKind kind() const override { return DeviceKind::kCuda; }
   torch::Device device_of(int /*device*/) const override { return torch::kCPU; }
   bool asynchronous() const override { return true; }
   void configure(ExecutorOptions& options) const override {

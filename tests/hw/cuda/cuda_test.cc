@@ -109,7 +109,7 @@ TEST_CASE("cuda: GPU runs time each device's program with events, in order", "[c
   config.num_microbatches = 4;
   config.batch_size = 64;
   config.steps = 2;
-  config.device = "cuda";
+  config.device = DeviceKind::kCuda;
   auto report = run_training(config);
   REQUIRE(report.ok());
   const sched::Timeline& t = report->last_timeline;
@@ -143,7 +143,7 @@ TEST_CASE("cuda: a pipelined run on GPUs matches the CPU reference", "[cuda]") {
   config.recompute = true;
   config.steps = 2;
   config.check = true;
-  config.device = "cuda";
+  config.device = DeviceKind::kCuda;
   auto report = run_training(config);
   REQUIRE(report.ok());
   REQUIRE(report->check.has_value());
@@ -156,7 +156,7 @@ TEST_CASE("cuda: a pipelined run on GPUs matches the CPU reference", "[cuda]") {
 TEST_CASE("cuda: a profile on the GPU times layers with events and meters the caching allocator", "[cuda]") {
   PIPEWORKS_REQUIRE_GPU();
   ProfileOptions options;
-  options.device = "cuda";
+  options.device = DeviceKind::kCuda;
   options.model.depth = 4;
   options.model.width = 64;
   options.microbatch_sizes = {2, 4};
@@ -165,7 +165,7 @@ TEST_CASE("cuda: a profile on the GPU times layers with events and meters the ca
   options.workers = 2;
   auto profile = profile_model(options);
   REQUIRE(profile.ok());
-  CHECK(profile->machine.device == "cuda");
+  CHECK(profile->machine.device == DeviceKind::kCuda);
   CHECK(profile->cluster.name == "cuda-inprocess-2");
   for (const LayerProfile& layer : profile->layers) {
     for (const LayerSample& s : layer.samples) {
@@ -183,7 +183,7 @@ TEST_CASE("cuda: a profile on the GPU times layers with events and meters the ca
 TEST_CASE("cuda: a build without CUDA says --device cuda is unavailable") {
   CHECK_FALSE(built_with_cuda());
   RunConfig config;
-  config.device = "cuda";
+  config.device = DeviceKind::kCuda;
   auto report = run_training(config);
   REQUIRE_FALSE(report.ok());
   CHECK_THAT(report.error().message, Catch::Contains("LibTorch without CUDA"));

@@ -13,18 +13,21 @@
 namespace pipeworks::hw {
 namespace {
 
-TEST_CASE("rank backend: gloo computes on the CPU, unknown backends are errors") {
-  CHECK(check_backend("gloo").ok());
-  auto unknown = check_backend("mpi");
-  REQUIRE_FALSE(unknown.ok());
-  CHECK_THAT(unknown.error().message, Catch::Contains("unknown backend 'mpi' (gloo or nccl)"));
-  CHECK(check_backend("nccl").ok() == built_with_cuda());
+TEST_CASE("rank backend: gloo computes on the CPU, the backend follows the device kind") {
+  CHECK(backend_for(DeviceKind::kCpu) == Backend::kGloo);
+  CHECK(backend_for(DeviceKind::kCuda) == Backend::kNccl);
+  CHECK(backend_name(Backend::kGloo) == "gloo");
+  CHECK(backend_name(Backend::kNccl) == "nccl");
+  CHECK(check_backend(Backend::kGloo).ok());
+  auto nccl = check_backend(Backend::kNccl);
+  CHECK(nccl.ok() == built_with_cuda());
+  if (!nccl.ok()) CHECK_THAT(nccl.error().message, Catch::Contains("backend nccl needs a LibTorch with CUDA"));
   DistributedEnv env;
   env.rank = 1;
   env.world_size = 2;
-  auto where = rank_compute_devices(env, "gloo");
+  auto where = rank_compute_devices(env, Backend::kGloo);
   REQUIRE(where.ok());
-  CHECK((*where)->name() == "cpu");
+  CHECK((*where)->kind() == DeviceKind::kCpu);
   CHECK((*where)->device_of(1) == torch::Device(torch::kCPU));
   CHECK((*where)->executor_meters_memory());
 }

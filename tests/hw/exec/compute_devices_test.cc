@@ -8,6 +8,8 @@
 
 #include <map>
 
+#include <fmt/format.h>
+
 #include "hw/exec/compute_devices.h"
 #include "hw/run/device_choice.h"
 #include "hw/run/device_support.h"
@@ -19,10 +21,10 @@ namespace {
 using testing::ScriptedDevices;
 
 TEST_CASE("compute devices: the CPU is what the executor does by default") {
-  auto cpu = make_compute_devices("cpu");
+  auto cpu = make_compute_devices(DeviceKind::kCpu);
   REQUIRE(cpu.ok());
   const ComputeDevices& d = **cpu;
-  CHECK(d.name() == "cpu");
+  CHECK(d.kind() == DeviceKind::kCpu);
   CHECK(d.device_of(3) == torch::Device(torch::kCPU));
   CHECK_FALSE(d.asynchronous());
   CHECK(d.executor_meters_memory());
@@ -53,26 +55,39 @@ TEST_CASE("compute devices: the CPU is what the executor does by default") {
   CHECK(result.peak_activation_bytes == std::vector<sched::Bytes>{10, 20});
 }
 
-TEST_CASE("compute devices: unknown names and CUDA without CUDA are clear errors") {
-  auto tpu = make_compute_devices("tpu");
-  REQUIRE_FALSE(tpu.ok());
-  CHECK_THAT(tpu.error().message, Catch::Contains("device 'tpu' is not supported (cpu or cuda)"));
+TEST_CASE("compute devices: device names are read once, unknown ones are clear errors") {
+  CHECK(*parse_device_kind("cpu") == DeviceKind::kCpu);
+  CHECK(*parse_device_kind("cuda") == DeviceKind::kCuda);
+  for (const DeviceKind kind : {DeviceKind::kCpu, DeviceKind::kCuda}) {
+    CHECK(*parse_device_kind(device_kind_name(kind)) == kind);
+  }
+  for (const char* unknown : {"tpu", "CPU", "", "cuda:0"}) {
+    auto parsed = parse_device_kind(unknown);
+    REQUIRE_FALSE(parsed.ok());
+    CHECK_THAT(parsed.error().message,
+               Catch::Contains(fmt::format("device '{}' is not supported (cpu or cuda)", unknown)));
+  }
+}
+
+TEST_CASE("compute devices: CUDA without CUDA is a clear error") {
   if (!built_with_cuda()) {
-    auto cuda = make_compute_devices("cuda");
+    auto cuda = make_compute_devices(DeviceKind::kCuda);
     REQUIRE_FALSE(cuda.ok());
     CHECK_THAT(cuda.error().message, Catch::Contains("LibTorch without CUDA"));
-    REQUIRE_FALSE(check_device_available("cuda").ok());
-    REQUIRE_FALSE(memory_domains("cuda", 2).ok());
+    REQUIRE_FALSE(check_device_available(DeviceKind::kCuda).ok());
+    REQUIRE_FALSE(memory_domains(DeviceKind::kCuda, 2).ok());
   } else if (!torch::cuda::is_available()) {  // CUDA compiled in, no GPU here (CI)
-    auto cuda = make_compute_devices("cuda");
+    auto cuda = make_compute_devices(DeviceKind::kCuda);
     REQUIRE_FALSE(cuda.ok());
     CHECK_THAT(cuda.error().message, Catch::Contains("no CUDA device is visible"));
-    REQUIRE_FALSE(check_device_available("cuda").ok());
+    REQUIRE_FALSE(check_device_available(DeviceKind::kCuda).ok());
+  } else {
+    REQUIRE(make_compute_devices(DeviceKind::kCuda).ok());
   }
 }
 
 TEST_CASE("compute devices: devices sharing a GPU are compared by the GPU's peak") {
-  auto cpu = memory_domains("cpu", 3);
+  auto cpu = memory_domains(DeviceKind::kCpu, 3);
   REQUIRE(cpu.ok());
   CHECK(*cpu == std::vector<int>{0, 1, 2});
   CHECK(shared_peaks({5, 7, 9}, *cpu) == std::vector<sched::Bytes>{5, 7, 9});

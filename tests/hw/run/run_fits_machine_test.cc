@@ -78,7 +78,7 @@ TEST_CASE("run fits: activations of a long sequence are refused, re-materializat
   CHECK(e.activations > 24 * kGiB);  // (S, S) scores of 4 heads x 4 layers x 32 samples
   c.recompute = true;
   CHECK(estimate_run_memory(c, *schedule).activations == Approx(e.activations / 8));
-  c.device = "cuda";  // activations live on the GPU there
+  c.device = DeviceKind::kCuda;  // activations live on the GPU there
   CHECK(estimate_run_memory(c, *schedule).activations == 0);
 }
 
