@@ -10,8 +10,10 @@
 
 #include "python/bindings.h"
 #include "python/convert.h"
+#include "python/field_columns.h"
 #include "python/without_gil.h"
 #include "sim/engine/closed_form_bubble.h"
+#include "sim/engine/sim_result_fields.h"
 #include "sim/engine/simulator.h"
 #include "sim/report/sim_report.h"
 #include "sim/spec/cluster_spec.h"
@@ -25,41 +27,20 @@ using sim::DeviceResult;
 using sim::MemoryReport;
 using sim::SimResult;
 
-py::dict memory_dict(const MemoryReport& m) {
-  py::dict d;
-  d["param_bytes"] = m.param_bytes;
-  d["grad_bytes"] = m.grad_bytes;
-  d["optimizer_bytes"] = m.optimizer_bytes;
-  d["peak_activation_bytes"] = m.peak_activation_bytes;
-  d["peak_bytes"] = m.peak_bytes;
-  d["capacity_bytes"] = m.capacity_bytes;
-  d["fits"] = m.fits;
-  return d;
-}
+py::dict memory_dict(const MemoryReport& m) { return field_dict(sim::memory_report_fields(), m); }
 
+// The device's fields, its stages, and its memory as a dict of its own.
 py::dict device_dict(const DeviceResult& r) {
-  py::dict d;
-  d["device"] = r.device;
+  py::dict d = field_dict(sim::device_result_fields(), r);
   d["stages"] = r.stages;
-  d["busy_ns"] = r.busy_ns;
-  d["idle_ns"] = r.idle_ns;
-  d["bubble_fraction"] = r.bubble_fraction;
   d["memory"] = memory_dict(r.memory);
   return d;
 }
 
-// Every figure of the result; the timeline is left out (it has its own records()/columns()).
+// Every field of the result, then its devices; the timeline is left out (it has its own
+// records()/columns()).
 py::dict result_dict(const SimResult& r) {
-  py::dict d;
-  d["makespan_ns"] = r.makespan_ns;
-  d["bubble_fraction"] = r.bubble_fraction;
-  d["throughput_samples_per_s"] = r.throughput_samples_per_s;
-  d["fits"] = r.fits;
-  d["num_actions"] = r.num_actions;
-  d["num_transfers"] = r.num_transfers;
-  d["num_microbatches"] = r.num_microbatches;
-  d["microbatch_size"] = r.microbatch_size;
-  d["comm_mode"] = std::string(sim::comm_mode_name(r.comm_mode));
+  py::dict d = field_dict(sim::sim_result_fields(), r);
   py::list devices;
   for (const DeviceResult& dev : r.devices) devices.append(device_dict(dev));
   d["devices"] = devices;
@@ -75,7 +56,9 @@ void bind_result_classes(py::module_& m) {
       .def_readonly("peak_bytes", &MemoryReport::peak_bytes, "static + peak activations")
       .def_readonly("capacity_bytes", &MemoryReport::capacity_bytes, "0 = unknown / unlimited")
       .def_readonly("fits", &MemoryReport::fits)
-      .def("to_dict", &memory_dict);
+      .def("to_dict", &memory_dict)
+      .def_static("fields", [] { return field_units(sim::memory_report_fields()); },
+                  "The fields of to_dict(), each with its unit: {'peak_bytes': 'bytes', ...}.");
   py::class_<DeviceResult>(m, "DeviceResult", "Per-device figures: stages placed on it, busy/idle time, bubble, memory.")
       .def_readonly("device", &DeviceResult::device)
       .def_readonly("stages", &DeviceResult::stages)
@@ -83,7 +66,9 @@ void bind_result_classes(py::module_& m) {
       .def_readonly("idle_ns", &DeviceResult::idle_ns)
       .def_readonly("bubble_fraction", &DeviceResult::bubble_fraction)
       .def_readonly("memory", &DeviceResult::memory)
-      .def("to_dict", &device_dict);
+      .def("to_dict", &device_dict)
+      .def_static("fields", [] { return field_units(sim::device_result_fields()); },
+                  "The fields of to_dict() besides stages and memory, each with its unit: {'busy_ns': 'ns', ...}.");
   py::class_<SimResult>(m, "SimResult",
                         "What simulate() predicts: the 'predicted' Timeline, makespan, bubble, throughput, and\n"
                         "per-device figures and memory. to_dict() gives every figure as plain Python values.")
@@ -95,6 +80,10 @@ void bind_result_classes(py::module_& m) {
       .def_readonly("fits", &SimResult::fits, "every device's peak within its capacity")
       .def_readonly("num_actions", &SimResult::num_actions)
       .def_readonly("num_transfers", &SimResult::num_transfers)
+      .def_readonly("num_stage_level_actions", &SimResult::num_stage_level_actions,
+                    "UNSHARD, RESHARD and REDUCE_GRAD actions, simulated as no-ops")
+      .def_readonly("num_composites", &SimResult::num_composites,
+                    "OVERLAP_F_B composites, simulated as their two sub-actions back to back")
       .def_readonly("num_microbatches", &SimResult::num_microbatches)
       .def_readonly("microbatch_size", &SimResult::microbatch_size)
       .def_property_readonly("comm_mode", [](const SimResult& r) { return std::string(sim::comm_mode_name(r.comm_mode)); })
@@ -104,6 +93,8 @@ void bind_result_classes(py::module_& m) {
         return peak;
       }, "The largest peak over devices.")
       .def("to_dict", &result_dict)
+      .def_static("fields", [] { return field_units(sim::sim_result_fields()); },
+                  "The fields of to_dict() besides devices, each with its unit: {'makespan_ns': 'ns', ...}.")
       .def("__repr__", [](const SimResult& r) {
         return "<SimResult makespan_ns=" + std::to_string(r.makespan_ns) +
                " bubble_fraction=" + std::to_string(r.bubble_fraction) + ">";

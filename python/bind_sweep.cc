@@ -8,12 +8,12 @@
 #include <pybind11/stl.h>
 
 #include "python/bindings.h"
-#include "python/columns.h"
 #include "python/convert.h"
+#include "python/field_columns.h"
 #include "python/without_gil.h"
-#include "sim/plan/partition_text.h"
 #include "sim/plan/planner.h"
 #include "sim/plan/sweep.h"
+#include "sim/plan/sweep_fields.h"
 #include "sim/plan/sweep_table.h"
 #include "sim/report/plan_report.h"
 
@@ -23,67 +23,6 @@ namespace pipeworks::python {
 namespace {
 
 using sim::SweepRow;
-
-py::dict sweep_columns(const std::vector<SweepRow>& rows) {
-  const std::size_t n = rows.size();
-  std::vector<int> batch(n), stages(n), virtual_stages(n), microbatches(n), microbatch_size(n), peak_device(n);
-  std::vector<std::int64_t> makespan(n), peak(n), capacity(n), overflow(n), stage_compute(n);
-  std::vector<double> samples_per_s(n), bubble(n);
-  std::vector<bool> recompute(n), fits(n), simulated(n);
-  py::list schedule(n), partition(n), note(n), partition_note(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const SweepRow& r = rows[i];
-    batch[i] = r.config.batch_size;
-    stages[i] = r.config.num_stages;
-    virtual_stages[i] = r.config.virtual_stages;
-    microbatches[i] = r.config.num_microbatches;
-    microbatch_size[i] = r.config.microbatch_size();
-    peak_device[i] = r.peak_device;
-    makespan[i] = r.makespan_ns;
-    peak[i] = r.peak_bytes;
-    capacity[i] = r.capacity_bytes;
-    overflow[i] = r.overflow_bytes;
-    stage_compute[i] = r.stage_compute_ns;
-    samples_per_s[i] = r.samples_per_s;
-    bubble[i] = r.bubble_fraction;
-    recompute[i] = r.config.recompute;
-    fits[i] = r.fits;
-    simulated[i] = r.simulated;
-    schedule[i] = py::str(std::string(sched::schedule_kind_name(r.config.schedule)));
-    partition[i] = py::str(r.partition.boundaries.empty() ? std::string() : sim::layer_counts_text(r.partition, false));
-    note[i] = py::str(r.note);
-    partition_note[i] = py::str(r.partition_note);
-  }
-  // std::vector<bool> has no contiguous storage; copy it into a bool array by hand.
-  auto bools = [](const std::vector<bool>& v) {
-    py::array_t<bool> out(static_cast<py::ssize_t>(v.size()));
-    bool* data = out.mutable_data();
-    for (std::size_t i = 0; i < v.size(); ++i) data[i] = v[i];
-    return out;
-  };
-  py::dict out;
-  out["batch"] = to_array(batch);
-  out["stages"] = to_array(stages);
-  out["virtual_stages"] = to_array(virtual_stages);
-  out["microbatches"] = to_array(microbatches);
-  out["microbatch_size"] = to_array(microbatch_size);
-  out["schedule"] = schedule;
-  out["recompute"] = bools(recompute);
-  out["partition"] = partition;
-  out["simulated"] = bools(simulated);
-  out["makespan_ns"] = to_array(makespan);
-  out["samples_per_s"] = to_array(samples_per_s);
-  out["bubble_fraction"] = to_array(bubble);
-  out["peak_bytes"] = to_array(peak);
-  out["peak_device"] = to_array(peak_device);
-  out["capacity_bytes"] = to_array(capacity);
-  out["fits"] = bools(fits);
-  out["overflow_bytes"] = to_array(overflow);
-  out["stage_compute_ns"] = to_array(stage_compute);
-  out["note"] = note;
-  out["partition_note"] = partition_note;
-  return out;
-}
 
 py::dict skipped_dict(const sim::SkipCounts& s) {
   py::dict d;
@@ -134,15 +73,20 @@ void bind_rows(py::module_& m) {
       .def_readonly("overflow_bytes", &SweepRow::overflow_bytes)
       .def_readonly("stage_compute_ns", &SweepRow::stage_compute_ns)
       .def_readonly("note", &SweepRow::note)
-      .def_readonly("partition_note", &SweepRow::partition_note);
+      .def_readonly("partition_note", &SweepRow::partition_note)
+      .def_static("fields", [] { return field_units(sim::sweep_row_fields()); },
+                  "The fields of a row, each with its unit, in the order of SweepResult.columns() and of the CSV\n"
+                  "(which leaves out simulated: its fits is empty then):\n"
+                  "{'batch': 'samples', ..., 'makespan_ns': 'ns', 'bubble_fraction': 'fraction', ...}.");
 
   py::class_<sim::SweepResult>(m, "SweepResult", "Rows of a sweep, in configuration order, and the skipped counts.")
       .def_readonly("rows", &sim::SweepResult::rows)
       .def_property_readonly("skipped", [](const sim::SweepResult& r) { return skipped_dict(r.skipped); },
                              "Impossible configurations by reason, as a dict.")
-      .def("columns", [](const sim::SweepResult& r) { return sweep_columns(r.rows); },
-           "The rows as a dict of equal-length columns (numpy arrays, lists of str) for pandas.DataFrame:\n"
-           "batch, stages, microbatches, microbatch_size, schedule, recompute, partition, simulated,\n"
+      .def("columns", [](const sim::SweepResult& r) { return field_columns(sim::sweep_row_fields(), r.rows); },
+           "The rows as a dict of equal-length columns (numpy arrays, lists of str) for pandas.DataFrame,\n"
+           "one per field of SweepRow.fields(): batch, stages, virtual_stages, microbatches,\n"
+           "microbatch_size, schedule, recompute, partition (layers per stage, '3,2,3'), simulated,\n"
            "makespan_ns, samples_per_s, bubble_fraction, peak_bytes, peak_device, capacity_bytes, fits,\n"
            "overflow_bytes, stage_compute_ns, note, partition_note.")
       .def("ranked", [](const sim::SweepResult& r) { return sim::rank_rows(r.rows); },

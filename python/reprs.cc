@@ -14,6 +14,7 @@
 #include "sim/engine/simulator.h"
 #include "sim/plan/planner.h"
 #include "sim/plan/sweep.h"
+#include "sim/plan/sweep_table.h"
 #include "sim/spec/cluster_spec.h"
 #include "sim/spec/model_spec.h"
 #include "sim/spec/units.h"
@@ -117,7 +118,7 @@ void sweep_reprs(py::module_& m) {
     const sim::SweepConfig& c = r.config;
     const std::string config = fmt::format("{} stages, {} micro-batches of {}, {}, recompute {}", c.num_stages,
                                            c.num_microbatches, c.microbatch_size(), sched::schedule_kind_name(c.schedule),
-                                           c.recompute ? "on" : "off");
+                                           sim::recompute_name(c.recompute));
     if (!r.simulated) return fmt::format("<SweepRow {}: not simulated: {}>", config, r.note);
     return fmt::format("<SweepRow {}: step {}, {:.1f} samples/s, peak {}, {}>", config, format_duration(r.makespan_ns),
                        r.samples_per_s, format_bytes(r.peak_bytes), r.fits ? "fits" : "does not fit");
@@ -132,7 +133,7 @@ void sweep_reprs(py::module_& m) {
     const sim::SweepRow& b = p.sweep.rows[*p.best];
     return fmt::format("<Plan best: {} stages, {} micro-batches, {}, recompute {}: step {} ({} configurations)>",
                        b.config.num_stages, b.config.num_microbatches, sched::schedule_kind_name(b.config.schedule),
-                       b.config.recompute ? "on" : "off", format_duration(b.makespan_ns), p.sweep.rows.size());
+                       sim::recompute_name(b.config.recompute), format_duration(b.makespan_ns), p.sweep.rows.size());
   });
 }
 

@@ -10,6 +10,7 @@
 
 #include "sched/units_text.h"
 #include "sim/plan/sweep_table.h"
+#include "sim/spec/units.h"
 
 namespace pipeworks::sim {
 namespace {
@@ -26,8 +27,6 @@ std::vector<int> divisors(int n) {
   low.insert(low.end(), high.rbegin(), high.rend());
   return low;
 }
-
-std::string percent(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
 
 // The row standing for a family: its best fitting row in rank order, else its least overflowing.
 std::optional<std::size_t> family_row(const std::vector<SweepRow>& rows, const std::vector<std::size_t>& ranked,
@@ -152,7 +151,8 @@ std::string explain_loss(const SweepRow& loser, const SweepRow& best) {
     return static_cast<double>(r.config.num_microbatches) * static_cast<double>(r.stage_compute_ns);
   };
   if (work(loser) <= 0 || work(best) <= 0 || best.makespan_ns <= 0) {
-    return fmt::format("slower by {} ({} vs {} samples/s)", percent(1 - loser.samples_per_s / best.samples_per_s),
+    return fmt::format("slower by {} ({} vs {} samples/s)",
+                       format_percent(1 - loser.samples_per_s / best.samples_per_s),
                        format_samples_per_s(loser.samples_per_s), format_samples_per_s(best.samples_per_s));
   }
   const double compute_factor = work(loser) / work(best);
@@ -162,9 +162,9 @@ std::string explain_loss(const SweepRow& loser, const SweepRow& best) {
   return fmt::format(
       "slower by {} ({} vs {} samples/s), mostly {}: bubble {} vs {} (overhead x{:.2f}); slowest stage computes "
       "{} x {} vs {} x {} per micro-batch (x{:.2f})",
-      percent(1 - loser.samples_per_s / best.samples_per_s), format_samples_per_s(loser.samples_per_s),
-      format_samples_per_s(best.samples_per_s), bubble ? "bubble" : "compute", percent(loser.bubble_fraction),
-      percent(best.bubble_fraction), overhead_factor, loser.config.num_microbatches,
+      format_percent(1 - loser.samples_per_s / best.samples_per_s), format_samples_per_s(loser.samples_per_s),
+      format_samples_per_s(best.samples_per_s), bubble ? "bubble" : "compute", format_percent(loser.bubble_fraction),
+      format_percent(best.bubble_fraction), overhead_factor, loser.config.num_microbatches,
       format_duration(loser.stage_compute_ns), best.config.num_microbatches, format_duration(best.stage_compute_ns),
       compute_factor);
 }

@@ -7,6 +7,7 @@
 
 #include "sim/plan/partition_text.h"
 #include "sim/plan/sweep_table.h"
+#include "sim/spec/units.h"
 
 namespace pipeworks::sim {
 namespace {

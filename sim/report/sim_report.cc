@@ -8,7 +8,10 @@
 
 #include "sched/units_text.h"
 #include "sim/engine/closed_form_bubble.h"
+#include "sim/engine/sim_result_fields.h"
 #include "sim/spec/cluster_spec.h"
+#include "sim/spec/field_json.h"
+#include "sim/spec/text_table.h"
 #include "sim/spec/units.h"
 
 namespace pipeworks::sim {
@@ -16,17 +19,11 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json memory_json(const MemoryReport& m) {
-  return Json{{"peak_bytes", m.peak_bytes},           {"peak_activation_bytes", m.peak_activation_bytes},
-              {"param_bytes", m.param_bytes},         {"grad_bytes", m.grad_bytes},
-              {"optimizer_bytes", m.optimizer_bytes}, {"capacity_bytes", m.capacity_bytes},
-              {"fits", m.fits}};
-}
-
+// A device's figures and then its memory's, in their tables' order (sim_result_fields.h).
 Json device_figures(const DeviceResult& d) {
-  Json j{{"device", d.device},   {"busy_ns", d.busy_ns},
-         {"idle_ns", d.idle_ns}, {"bubble_fraction", d.bubble_fraction}};
-  j.update(memory_json(d.memory));
+  Json j = Json::object();
+  add_json_fields(j, device_result_fields(), d);
+  add_json_fields(j, memory_report_fields(), d.memory);
   return j;
 }
 
@@ -45,8 +42,6 @@ const DeviceResult* device_of_stage(const SimResult& result, int stage) {
   }
   return nullptr;
 }
-
-std::string percent(double fraction) { return fmt::format("{:.1f}%", fraction * 100.0); }
 
 }  // namespace
 
@@ -103,7 +98,7 @@ std::string report_json(const SimResult& result, const ReportInputs& inputs) {
     j["stages"] = d.stages;
     devices.push_back(std::move(j));
   }
-  const Json report{
+  Json report{
       {"schema", "pipeworks.simulate_report/1"},
       {"model", inputs.model},
       {"cluster", inputs.cluster},
@@ -114,53 +109,35 @@ std::string report_json(const SimResult& result, const ReportInputs& inputs) {
       {"batch_size", std::int64_t{inputs.num_microbatches} * inputs.microbatch_size},
       {"recompute", inputs.recompute},
       {"comm_lowered", inputs.comm_lowered},
-      {"comm_mode", comm_mode_name(result.comm_mode)},
-      {"makespan_ns", result.makespan_ns},
-      {"bubble_fraction", result.bubble_fraction},
-      {"gpipe_closed_form_bubble_fraction", gpipe_closed_form_bubble(inputs.num_stages, inputs.num_microbatches)},
-      {"throughput_samples_per_s", result.throughput_samples_per_s},
-      {"fits", result.fits},
-      {"num_actions", result.num_actions},
-      {"num_transfers", result.num_transfers},
-      {"num_stage_level_actions", result.num_stage_level_actions},
-      {"num_composites", result.num_composites},
-      {"notes", simulation_notes(result)},
-      {"stages", std::move(stages)},
-      {"devices", std::move(devices)},
   };
+  // The result's fields after the inputs (those the inputs echo already, once). The closed form
+  // comes right after the simulated bubble it is the reference for.
+  for (const Field<SimResult>& field : sim_result_fields()) {
+    add_json_field(report, field, result);
+    if (field.name == "bubble_fraction") {
+      report["gpipe_closed_form_bubble_fraction"] =
+          gpipe_closed_form_bubble(inputs.num_stages, inputs.num_microbatches);
+    }
+  }
+  report["notes"] = simulation_notes(result);
+  report["stages"] = std::move(stages);
+  report["devices"] = std::move(devices);
   return report.dump(2) + "\n";
 }
 
 std::string summary_table(const SimResult& result, const ReportInputs& inputs) {
-  const std::vector<std::string> header = {"stage", "device", "layers", "busy", "bubble", "peak memory", "capacity",
-                                           "fits"};
-  std::vector<std::vector<std::string>> rows;
+  // Text columns (layers, fits) align left, numbers right.
+  TextTable table({{"stage", true}, {"device", true}, {"layers", false}, {"busy", true}, {"bubble", true},
+                   {"peak memory", true}, {"capacity", true}, {"fits", false}});
   for (int s = 0; s < inputs.num_stages; ++s) {
     const DeviceResult* d = device_of_stage(result, s);
     if (d == nullptr) continue;
     const MemoryReport& m = d->memory;
-    rows.push_back({std::to_string(s), std::to_string(d->device), layers_text(inputs, s), format_duration(d->busy_ns),
-                    percent(d->bubble_fraction), format_bytes(m.peak_bytes),
-                    m.capacity_bytes > 0 ? format_bytes(m.capacity_bytes) : "-", m.fits ? "yes" : "NO"});
+    table.add({std::to_string(s), std::to_string(d->device), layers_text(inputs, s), format_duration(d->busy_ns),
+               format_percent(d->bubble_fraction), format_bytes(m.peak_bytes),
+               m.capacity_bytes > 0 ? format_bytes(m.capacity_bytes) : "-", m.fits ? "yes" : "NO"});
   }
-  std::vector<std::size_t> width(header.size());
-  for (std::size_t c = 0; c < header.size(); ++c) {
-    width[c] = header[c].size();
-    for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
-  }
-  // Text columns (layers, fits) align left, numbers right.
-  auto line = [&](const std::vector<std::string>& cells) {
-    std::string out;
-    for (std::size_t c = 0; c < cells.size(); ++c) {
-      const bool left = c == 2 || c == 7;
-      out += c == 0 ? "" : "  ";
-      out += left ? fmt::format("{:<{}}", cells[c], width[c]) : fmt::format("{:>{}}", cells[c], width[c]);
-    }
-    while (!out.empty() && out.back() == ' ') out.pop_back();
-    return out + "\n";
-  };
-  std::string text = line(header);
-  for (const auto& row : rows) text += line(row);
+  std::string text = table.str();
 
   const int k = inputs.num_stages;
   const int m = inputs.num_microbatches;
@@ -169,7 +146,7 @@ std::string summary_table(const SimResult& result, const ReportInputs& inputs) {
   text += fmt::format("makespan     {}\n", format_duration(result.makespan_ns));
   text += fmt::format("throughput   {:.1f} samples/s ({} per iteration)\n", result.throughput_samples_per_s,
                       sched::counted(samples, "sample"));
-  text += fmt::format("bubble       {} simulated, {}\n", percent(result.bubble_fraction),
+  text += fmt::format("bubble       {} simulated, {}\n", format_percent(result.bubble_fraction),
                       closed_form_text(inputs.kind.value_or(sched::ScheduleKind::kGPipe), k, m, static_cast<int>(result.devices.size())));
   std::size_t fitting = 0;
   for (const DeviceResult& d : result.devices) fitting += d.memory.fits ? 1 : 0;

@@ -49,7 +49,9 @@ std::vector<std::string> simulation_notes(const SimResult& result);
 // (K-1)/(M+K-1): GPipe's bubble with uniform stages and free communication.
 double gpipe_closed_form_bubble(int num_stages, int num_microbatches);
 
-// Pretty-printed JSON (2-space indent, trailing newline). Field names carry their units.
+// Pretty-printed JSON (2-space indent, trailing newline). Field names carry their units. The
+// inputs, then the result's fields (sim/engine/sim_result_fields.h; those the inputs echo, once),
+// the notes, the stages and the devices (docs/simulate_report.md).
 std::string report_json(const SimResult& result, const ReportInputs& inputs);
 
 // The per-stage table (layers, busy, bubble, peak memory, capacity, fits) and the totals:

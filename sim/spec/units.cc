@@ -269,6 +269,13 @@ std::string format_bandwidth(double bytes_per_s) {
   return scaled(bytes_per_s, {"B/s", "kB/s", "MB/s", "GB/s", "TB/s"}, 1000.0);
 }
 
+std::string format_percent(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
+
+std::string format_samples_per_s(double samples_per_s) {
+  const int decimals = samples_per_s < 10 ? 3 : samples_per_s < 100 ? 2 : 1;
+  return fmt::format("{:.{}f}", samples_per_s, decimals);
+}
+
 std::string format_flop_rate(double flops_per_s) {
   if (std::fabs(flops_per_s) >= 1e15) return fmt::format("{:.2f} PFLOP/s", flops_per_s / 1e15);
   return scaled(flops_per_s, {"FLOP/s", "kFLOP/s", "MFLOP/s", "GFLOP/s", "TFLOP/s"}, 1000.0);

@@ -42,6 +42,10 @@ std::string format_duration(Nanoseconds ns);
 using sched::format_bytes;
 std::string format_bandwidth(double bytes_per_s);
 std::string format_flop_rate(double flops_per_s);
+// A share in [0, 1] as a percentage with one decimal: format_percent(0.0987) == "9.9%".
+std::string format_percent(double fraction);
+// Throughput with 3 decimals below 10, 2 below 100, else 1: "6.104", "42.17", "1234.5".
+std::string format_samples_per_s(double samples_per_s);
 
 // For files: an exact spelling that parse_duration / parse_bytes read back to the same value,
 // using the largest unit that needs at most three decimals ("1.5ms", "3MiB", "1.5GB", "17B").

@@ -143,6 +143,28 @@ class SimulateTest(unittest.TestCase):
         report = json.loads(pw.simulate_report_json(r, num_stages=3, num_microbatches=4, schedule="1f1b"))
         self.assertEqual(report["makespan_ns"], r.makespan_ns)
 
+    def test_result_dicts_carry_every_field_of_their_tables(self):
+        r = pw.simulate(pw.lower_comm(pw.generate("1f1b", 3, 4)), pw.uniform_cost_model(3, MS, 2 * MS, MS))
+        fields = pw.SimResult.fields()
+        self.assertEqual(fields["makespan_ns"], "ns")
+        self.assertEqual(fields["throughput_samples_per_s"], "samples/s")
+        d = r.to_dict()
+        self.assertEqual(list(d), list(fields) + ["devices"])
+        for name in fields:
+            self.assertEqual(d[name], getattr(r, name), name)
+        device = d["devices"][0]
+        self.assertEqual(list(device), list(pw.DeviceResult.fields()) + ["stages", "memory"])
+        self.assertEqual(list(device["memory"]), list(pw.MemoryReport.fields()))
+        self.assertEqual(device["memory"], r.devices[0].memory.to_dict())
+        self.assertEqual(pw.MemoryReport.fields()["peak_bytes"], "bytes")
+        # The JSON report holds every field too, in the same order.
+        report = json.loads(pw.simulate_report_json(r, num_stages=3, num_microbatches=4, schedule="1f1b"))
+        keys = list(report)
+        positions = [keys.index(name) for name in fields]
+        self.assertEqual(positions, sorted(positions))
+        self.assertEqual(list(report["devices"][0]),
+                         list(pw.DeviceResult.fields()) + list(pw.MemoryReport.fields()) + ["stages"])
+
     def test_memory_gpipe_against_1f1b(self):
         k, m = 4, 8
         model = pw.model_preset("uniform", layers=8)
@@ -261,6 +283,29 @@ class SweepTest(unittest.TestCase):
         self.assertTrue(frame["simulated"].all())
         self.assertEqual(list(frame["makespan_ns"]), [r.makespan_ns for r in result.rows])
         self.assertIn(result.best_fitting(), result.ranked())
+
+    def test_columns_csv_and_json_carry_every_field_of_the_table(self):
+        result = self.sweep(threads=1)
+        fields = pw.SweepRow.fields()
+        self.assertEqual(fields["makespan_ns"], "ns")
+        self.assertEqual(fields["bubble_fraction"], "fraction")
+        self.assertEqual(fields["samples_per_s"], "samples/s")
+        cols = result.columns()
+        self.assertEqual(list(cols), list(fields))
+        self.assertEqual(cols["stages"].dtype, np.int32)
+        self.assertEqual(cols["samples_per_s"].dtype, np.float64)
+        self.assertEqual(cols["partition"][0], "4,4")
+        header = result.to_csv().splitlines()[0].split(",")
+        self.assertEqual(header, [name for name in fields if name != "simulated"])
+        rows = json.loads(result.to_json())["rows"]
+        self.assertEqual(set(rows[0]), set(fields))
+        self.assertEqual(rows[0]["partition"], [0, 4, 8])
+        for name in ("makespan_ns", "peak_bytes", "fits", "note"):
+            self.assertEqual([row[name] for row in rows], [getattr(r, name) for r in result.rows], name)
+        empty = pw.sweep(pw.model_preset("uniform", layers=8), pw.cluster_preset("dgx-h100"),
+                         batch=[32], stages=[16], microbatches=[4]).columns()
+        self.assertEqual(list(empty), list(fields))
+        self.assertEqual((len(empty["makespan_ns"]), empty["makespan_ns"].dtype), (0, np.int64))
 
     def test_rows_identical_for_any_thread_count(self):
         a, b = self.sweep(threads=1).columns(), self.sweep(threads=2).columns()
