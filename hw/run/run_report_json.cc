@@ -1,5 +1,11 @@
-// run_report_json (see run_report_json.h).
+// run_report_json (see run_report_json.h): the configuration by hand, each step and the check
+// from their field tables (run_report_fields.h).
 #include "hw/run/run_report_json.h"
+
+#include <utility>
+
+#include "hw/run/run_report_fields.h"
+#include "sim/spec/field_json.h"
 
 namespace pipeworks::hw {
 
@@ -15,20 +21,13 @@ nlohmann::json run_report_json(const RunConfig& config, const RunReport& report)
   j["partition"] = report.partition.boundaries;
   j["threads_per_worker"] = report.threads_per_worker;
   j["worker_cpus"] = report.worker_cpus;
+  j["steps"] = nlohmann::json::array();
   for (const StepStats& s : report.steps) {
-    j["steps"].push_back({{"step", s.step},
-                          {"step_ns", s.step_ns},
-                          {"samples_per_s", s.samples_per_s},
-                          {"bubble_fraction", s.bubble_fraction},
-                          {"loss", s.loss},
-                          {"peak_activation_bytes", s.peak_activation_bytes}});
+    nlohmann::json step;
+    sim::add_json_fields(step, step_stats_fields(), s);
+    j["steps"].push_back(std::move(step));
   }
-  if (report.check) {
-    j["check"] = {{"max_abs_diff", report.check->max_abs_diff},
-                  {"max_rel_diff", report.check->max_rel_diff},
-                  {"exactly_equal", report.check->exactly_equal},
-                  {"passed", report.check->passed}};
-  }
+  if (report.check) sim::add_json_fields(j["check"], gradient_check_fields(), *report.check);
   return j;
 }
 

@@ -20,6 +20,7 @@ std::string_view unit_name(FieldUnit unit) {
     case FieldUnit::kFlag: return "flag";
     case FieldUnit::kText: return "text";
     case FieldUnit::kLayers: return "layers";
+    case FieldUnit::kNumber: return "number";
   }
   return "?";
 }
@@ -35,6 +36,9 @@ std::string value_text(const FieldValue& value, FieldUnit unit) {
     }
     std::string operator()(const std::string& text) const { return text; }
     std::string operator()(const std::vector<int>& list) const { return fmt::format("{}", fmt::join(list, ",")); }
+    std::string operator()(const std::vector<std::int64_t>& list) const {
+      return fmt::format("{}", fmt::join(list, ","));
+    }
   };
   return std::visit(Text{unit}, value);
 }

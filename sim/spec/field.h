@@ -24,14 +24,17 @@ enum class FieldUnit {
   kFlag,              // yes or no
   kText,
   kLayers,            // a partition: its boundaries, printed as layers per stage
+  kNumber,            // a quantity without a unit: a loss, a relative difference
 };
 
-// "count", "index", "samples", "ns", "bytes", "fraction", "samples/s", "flag", "text", "layers".
+// "count", "index", "samples", "ns", "bytes", "fraction", "samples/s", "flag", "text", "layers",
+// "number".
 std::string_view unit_name(FieldUnit unit);
 
 // A field's value as JSON and Python take it. `int` and `std::int64_t` stay apart so that
-// Python's columns keep their numpy dtypes (int32, int64).
-using FieldValue = std::variant<bool, int, std::int64_t, double, std::string, std::vector<int>>;
+// Python's columns keep their numpy dtypes (int32, int64); a list of int64 is per device (bytes).
+using FieldValue =
+    std::variant<bool, int, std::int64_t, double, std::string, std::vector<int>, std::vector<std::int64_t>>;
 
 template <class Record>
 struct Field {
