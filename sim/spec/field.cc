@@ -1,6 +1,8 @@
 // The spellings of field values shared by every record's writers (see field.h).
 #include "sim/spec/field.h"
 
+#include <utility>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -51,6 +53,17 @@ std::string human_text(const FieldValue& value, FieldUnit unit, std::string text
   if (real != nullptr && unit == FieldUnit::kFraction) return format_percent(*real);
   if (real != nullptr && unit == FieldUnit::kSamplesPerSecond) return format_samples_per_s(*real);
   return text;
+}
+
+std::optional<FieldUnit> unit_named_by(std::string_view name) {
+  constexpr std::pair<std::string_view, FieldUnit> kSuffixes[] = {{"_ns", FieldUnit::kNanoseconds},
+                                                                  {"_bytes", FieldUnit::kBytes},
+                                                                  {"_fraction", FieldUnit::kFraction},
+                                                                  {"_per_s", FieldUnit::kSamplesPerSecond}};
+  for (const auto& [suffix, unit] : kSuffixes) {
+    if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix) return unit;
+  }
+  return std::nullopt;
 }
 
 bool right_aligned(FieldUnit unit) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -57,6 +58,11 @@ std::string value_text(const FieldValue& value, FieldUnit unit);
 // A cell of the people's table: a duration ("3.06 s"), bytes ("71.3 GiB"), a fraction as a
 // percentage ("9.9%"), samples/s with format_samples_per_s's decimals; otherwise `text`.
 std::string human_text(const FieldValue& value, FieldUnit unit, std::string text);
+
+// The unit a field's name promises by its suffix: "_ns" nanoseconds, "_bytes" bytes, "_fraction"
+// a fraction, "_per_s" samples per second; none for other names. Every table keeps the promise
+// (the tests hold each table to it).
+std::optional<FieldUnit> unit_named_by(std::string_view name);
 
 // Numbers are right-aligned in the people's table, words left-aligned.
 bool right_aligned(FieldUnit unit);

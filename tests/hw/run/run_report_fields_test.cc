@@ -64,6 +64,13 @@ TEST_CASE("run report fields: a run without a check has no check, a run without 
   CHECK(j.at("steps") == nlohmann::json::array());
 }
 
+TEST_CASE("run report fields: a field named for a unit has that unit") {
+  for (const auto& field : step_stats_fields()) {
+    INFO(field.name);
+    CHECK(sim::unit_named_by(field.name).value_or(field.unit) == field.unit);
+  }
+}
+
 TEST_CASE("run report fields: per-device bytes read as a list in CSV-style text") {
   const StepStats s{3, 1, 1.0, 0.0, 0.0, {10, 20, 30}};
   for (const auto& field : step_stats_fields()) {

@@ -46,15 +46,8 @@ void check_values(const Json& object, std::span<const sim::Field<Record>> fields
 template <class Record>
 void check_units_named(std::span<const sim::Field<Record>> fields) {
   for (const auto& field : fields) {
-    const std::string name(field.name);
-    const auto ends = [&](const std::string& suffix) {
-      return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-    };
-    INFO(name);
-    if (ends("_ns")) CHECK(field.unit == sim::FieldUnit::kNanoseconds);
-    if (ends("_bytes")) CHECK(field.unit == sim::FieldUnit::kBytes);
-    if (ends("_fraction")) CHECK(field.unit == sim::FieldUnit::kFraction);
-    if (ends("_per_s")) CHECK(field.unit == sim::FieldUnit::kSamplesPerSecond);
+    INFO(field.name);
+    CHECK(sim::unit_named_by(field.name).value_or(field.unit) == field.unit);
   }
 }
 
