@@ -5,9 +5,7 @@ namespace pipeworks::hw {
 namespace {
 
 using U = sim::FieldUnit;
-
-template <auto member, class Record>
-sim::FieldValue figure(const Record& record) { return record.*member; }
+using sim::figure;
 
 constexpr sim::Field<StepStats> kStepFields[] = {
     {.name = "step", .unit = U::kIndex, .value = figure<&StepStats::step>},

@@ -8,9 +8,6 @@ namespace {
 
 using U = FieldUnit;
 
-template <auto member, class Record>
-FieldValue figure(const Record& record) { return record.*member; }
-
 FieldValue comm_mode(const SimResult& r) { return std::string(comm_mode_name(r.comm_mode)); }
 
 constexpr Field<SimResult> kResultFields[] = {

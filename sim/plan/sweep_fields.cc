@@ -13,8 +13,6 @@ using Row = SweepRow;
 using U = FieldUnit;
 
 template <auto member>
-FieldValue figure(const Row& row) { return row.*member; }
-template <auto member>
 FieldValue setting(const Row& row) { return row.config.*member; }
 
 FieldValue microbatch_size(const Row& r) { return r.config.microbatch_size(); }
@@ -37,19 +35,19 @@ constexpr Field<Row> kFields[] = {
      .heading = "recompute"},
     {.name = "partition", .unit = U::kLayers, .value = boundaries, .text = layers_text, .heading = "partition",
      .human = layers_human},
-    {.name = "simulated", .unit = U::kFlag, .value = figure<&Row::simulated>, .csv = false},  // CSV: fits is ""
-    {.name = "makespan_ns", .unit = U::kNanoseconds, .value = figure<&Row::makespan_ns>, .heading = "step"},
-    {.name = "samples_per_s", .unit = U::kSamplesPerSecond, .value = figure<&Row::samples_per_s>,
+    {.name = "simulated", .unit = U::kFlag, .value = figure<&SweepRow::simulated>, .csv = false},  // CSV: fits is ""
+    {.name = "makespan_ns", .unit = U::kNanoseconds, .value = figure<&SweepRow::makespan_ns>, .heading = "step"},
+    {.name = "samples_per_s", .unit = U::kSamplesPerSecond, .value = figure<&SweepRow::samples_per_s>,
      .heading = "samples/s"},
-    {.name = "bubble_fraction", .unit = U::kFraction, .value = figure<&Row::bubble_fraction>, .heading = "bubble"},
-    {.name = "peak_bytes", .unit = U::kBytes, .value = figure<&Row::peak_bytes>, .heading = "peak"},
-    {.name = "peak_device", .unit = U::kIndex, .value = figure<&Row::peak_device>},
-    {.name = "capacity_bytes", .unit = U::kBytes, .value = figure<&Row::capacity_bytes>},
-    {.name = "fits", .unit = U::kFlag, .value = figure<&Row::fits>, .text = fits_text, .heading = "fits"},
-    {.name = "overflow_bytes", .unit = U::kBytes, .value = figure<&Row::overflow_bytes>},
-    {.name = "stage_compute_ns", .unit = U::kNanoseconds, .value = figure<&Row::stage_compute_ns>},
-    {.name = "note", .unit = U::kText, .value = figure<&Row::note>},
-    {.name = "partition_note", .unit = U::kText, .value = figure<&Row::partition_note>},
+    {.name = "bubble_fraction", .unit = U::kFraction, .value = figure<&SweepRow::bubble_fraction>, .heading = "bubble"},
+    {.name = "peak_bytes", .unit = U::kBytes, .value = figure<&SweepRow::peak_bytes>, .heading = "peak"},
+    {.name = "peak_device", .unit = U::kIndex, .value = figure<&SweepRow::peak_device>},
+    {.name = "capacity_bytes", .unit = U::kBytes, .value = figure<&SweepRow::capacity_bytes>},
+    {.name = "fits", .unit = U::kFlag, .value = figure<&SweepRow::fits>, .text = fits_text, .heading = "fits"},
+    {.name = "overflow_bytes", .unit = U::kBytes, .value = figure<&SweepRow::overflow_bytes>},
+    {.name = "stage_compute_ns", .unit = U::kNanoseconds, .value = figure<&SweepRow::stage_compute_ns>},
+    {.name = "note", .unit = U::kText, .value = figure<&SweepRow::note>},
+    {.name = "partition_note", .unit = U::kText, .value = figure<&SweepRow::partition_note>},
 };
 
 }  // namespace

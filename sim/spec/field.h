@@ -51,6 +51,12 @@ struct Field {
   bool csv = true;  // false: left out of the CSV, whose other cells already say it
 };
 
+// The accessor of a field that is one of the record's members, as it is: `.value = figure<&R::x>`.
+template <auto member, class Record>
+FieldValue figure(const Record& record) {
+  return record.*member;
+}
+
 // A value as a CSV cell (unquoted): integers as they are, a fraction with 6 decimals, any other
 // number with 6 significant digits, a flag "yes"/"no", text as it is, a list comma-separated.
 std::string value_text(const FieldValue& value, FieldUnit unit);
