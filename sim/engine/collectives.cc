@@ -1,0 +1,62 @@
+// Ring and hierarchical collective times (formulas and sources in collectives.h).
+#include "sim/engine/collectives.h"
+
+#include <fmt/format.h>
+
+#include "sim/engine/op_costs.h"
+#include "sim/spec/zero_sharding.h"
+
+namespace pipeworks::sim {
+namespace {
+
+// `steps` ring steps, each one chunk of ceil(bytes / ranks) over `link`.
+sched::Result<Nanoseconds> ring_steps_ns(Bytes bytes, int ranks, int steps_per_rank, const Link& link) {
+  if (ranks < 1 || bytes < 0) return sched::Error{fmt::format("collective: {} ranks, {} bytes", ranks, bytes)};
+  if (ranks == 1) return Nanoseconds{0};
+  auto step = transfer_ns(link, shard_bytes(bytes, ranks));
+  if (!step) return step.error();
+  Nanoseconds total = 0;
+  const auto steps = static_cast<Nanoseconds>(steps_per_rank) * (ranks - 1);
+  if (__builtin_mul_overflow(*step, steps, &total) || total > detail::kMaxTime) {
+    return sched::Error{fmt::format("collective of {} bytes over {} ranks takes too long", bytes, ranks)};
+  }
+  return total;
+}
+
+}  // namespace
+
+sched::Result<Nanoseconds> ring_reduce_scatter_ns(Bytes bytes, int ranks, const Link& link) {
+  return ring_steps_ns(bytes, ranks, 1, link);
+}
+
+sched::Result<Nanoseconds> ring_all_gather_ns(Bytes bytes, int ranks, const Link& link) {
+  return ring_steps_ns(bytes, ranks, 1, link);
+}
+
+sched::Result<Nanoseconds> ring_all_reduce_ns(Bytes bytes, int ranks, const Link& link) {
+  return ring_steps_ns(bytes, ranks, 2, link);
+}
+
+sched::Result<Nanoseconds> all_reduce_ns(Bytes bytes, int ranks_per_node, int nodes, const Link& intra,
+                                         const Link& inter) {
+  if (ranks_per_node < 1 || nodes < 1) {
+    return sched::Error{fmt::format("collective: {} ranks per node on {} nodes", ranks_per_node, nodes)};
+  }
+  if (nodes == 1) return ring_all_reduce_ns(bytes, ranks_per_node, intra);
+  if (ranks_per_node == 1) return ring_all_reduce_ns(bytes, nodes, inter);
+  auto scatter = ring_reduce_scatter_ns(bytes, ranks_per_node, intra);
+  auto across = ring_all_reduce_ns(shard_bytes(bytes, ranks_per_node), nodes, inter);
+  auto gather = ring_all_gather_ns(bytes, ranks_per_node, intra);
+  if (!scatter) return scatter.error();
+  if (!across) return across.error();
+  if (!gather) return gather.error();
+  const Nanoseconds total = *scatter + *across + *gather;  // each within kMaxTime = int64 max / 4
+  if (total > detail::kMaxTime) return sched::Error{fmt::format("all-reduce of {} bytes takes too long", bytes)};
+  return total;
+}
+
+Link shared_link(const Link& link, int sharers) {
+  return Link{link.latency_ns, sharers > 1 ? link.bandwidth_bytes_per_s / sharers : link.bandwidth_bytes_per_s};
+}
+
+}  // namespace pipeworks::sim

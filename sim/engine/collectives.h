@@ -1,0 +1,47 @@
+// The time of a data-parallel group's collectives on the cluster's links, one function per
+// algorithm, each exact in integer nanoseconds (transfer_ns per step). `bytes` is the whole
+// buffer every rank contributes (a stage's gradients); `ranks` the group's size.
+//
+// Ring algorithms (Thakur, Rabenseifner and Gropp 2005, "Optimization of Collective
+// Communication Operations in MPICH", sec. 4; Patarasuk and Yuan 2009, "Bandwidth optimal
+// all-reduce algorithms for clusters of workstations"): the buffer is cut into `ranks` chunks
+// and every step each rank sends one chunk to its neighbour, all links busy at once.
+//
+//   reduce-scatter   (n-1) steps          t = (n-1) (a + ceil(S/n) / B)
+//   all-gather       (n-1) steps          t = (n-1) (a + ceil(S/n) / B)
+//   all-reduce       2(n-1) steps         t = 2(n-1) (a + ceil(S/n) / B)   (reduce-scatter, all-gather)
+//
+// Hierarchical all-reduce over g ranks on each of N nodes (Jia et al. 2018, "Highly Scalable
+// Deep Learning Training System with Mixed-Precision", sec. 3.3; NCCL's rings do the same when a
+// ring crosses nodes once per node): reduce-scatter inside each node, all-reduce of each rank's
+// 1/g shard across the nodes (g rings at once, one per local rank, each rank on its share of the
+// node's egress), all-gather inside the node:
+//
+//   node 0: r0 r1 | node 1: r2 r3        RS intra (g)   -> r0 holds sum of chunk 0 of r0, r1
+//   r0 <-> r2, r1 <-> r3                  AR inter (N) on S/g bytes, one ring per local rank
+//                                         AG intra (g)   -> every rank holds the whole sum
+//
+//   t = RS_ring(S, g, intra) + AR_ring(ceil(S/g), N, inter) + AG_ring(S, g, intra)
+#pragma once
+
+#include "sched/result.h"
+#include "sim/engine/cost_model.h"
+
+namespace pipeworks::sim {
+
+sched::Result<Nanoseconds> ring_reduce_scatter_ns(Bytes bytes, int ranks, const Link& link);
+sched::Result<Nanoseconds> ring_all_gather_ns(Bytes bytes, int ranks, const Link& link);
+sched::Result<Nanoseconds> ring_all_reduce_ns(Bytes bytes, int ranks, const Link& link);
+
+// A group of `ranks_per_node` ranks on each of `nodes` nodes: a ring inside the node when there
+// is one node, a ring across nodes when each node holds one rank, the hierarchical form
+// otherwise. `inter` is what one rank gets of the node's egress while every local rank sends
+// (inter_link_per_rank).
+sched::Result<Nanoseconds> all_reduce_ns(Bytes bytes, int ranks_per_node, int nodes, const Link& intra,
+                                         const Link& inter);
+
+// One rank's share of a link `sharers` ranks drive at once: the bandwidth divided, the latency
+// as it is (the cluster spec's inter-node link is one egress a node, shared by its devices).
+Link shared_link(const Link& link, int sharers);
+
+}  // namespace pipeworks::sim
