@@ -15,6 +15,7 @@
 #include "sched/generators.h"
 #include "sched/json_io.h"
 #include "sched/passes.h"
+#include "sched/stage_level_passes.h"
 #include "sched/schedule_file.h"
 #include "sched/text_grid.h"
 #include "sched/validate.h"
@@ -118,6 +119,14 @@ void bind_schedule(py::module_& m) {
         "'looped-bfs' and 'interleaved-zb', which take virtual_stages stages per device; the V\n"
         "placement, stage s on device min(s, num_stages-1-s), for 'zb-v' and 'dualpipe-v'). Raises\n"
         "pipeworks.Error on a bad shape or placement.");
+  m.def("render_grid",
+        [](const Schedule& s) { return without_gil([](const Schedule& c) { return unwrap(sched::render_grid(c)); }, s); },
+        py::arg("schedule"),
+        "The step x device picture of the schedule's unit-time execution ('t: 0 1 ...' / 'd0: F0 F1 ...').");
+}
+
+// The passes over a schedule (sched/passes.h, sched/stage_level_passes.h).
+void bind_passes(py::module_& m) {
   m.def("add_recompute",
         [](const Schedule& s) { return without_gil([](const Schedule& c) { return unwrap(sched::add_recompute(c)); }, s); },
         py::arg("schedule"),
@@ -127,10 +136,18 @@ void bind_schedule(py::module_& m) {
         py::arg("schedule"),
         "Inserts SEND_*/RECV_* between stages on different devices, in a deadlock-free order.");
   m.def("strip_comm", &sched::strip_comm, py::arg("schedule"), "Drops every SEND/RECV action.");
-  m.def("render_grid",
-        [](const Schedule& s) { return without_gil([](const Schedule& c) { return unwrap(sched::render_grid(c)); }, s); },
+  m.def("add_reduce_grad",
+        [](const Schedule& s) { return without_gil([](const Schedule& c) { return unwrap(sched::add_reduce_grad(c)); }, s); },
         py::arg("schedule"),
-        "The step x device picture of the schedule's unit-time execution ('t: 0 1 ...' / 'd0: F0 F1 ...').");
+        "Inserts REDUCE_GRAD(s) after the last B or W of each stage, as torch's _add_reduce_grad does\n"
+        "(a compute-only schedule; before lower_comm).");
+  m.def("add_unshard_reshard",
+        [](const Schedule& s, int max_active) {
+          return without_gil([max_active](const Schedule& c) { return unwrap(sched::add_unshard_reshard(c, max_active)); }, s);
+        },
+        py::arg("schedule"), py::arg("max_active_stages") = sched::kDefaultMaxActiveStages,
+        "Inserts UNSHARD/RESHARD keeping the next max_active_stages stages of each device gathered, as\n"
+        "torch's _add_unshard_reshard does (a compute-only schedule; before lower_comm).");
 }
 
 void bind_validation(py::module_& m) {
@@ -181,6 +198,7 @@ void bind_files(py::module_& m) {
 void bind_sched(py::module_& m) {
   bind_actions(m);
   bind_schedule(m);
+  bind_passes(m);
   bind_validation(m);
   bind_files(m);
 }

@@ -3,22 +3,14 @@
 
 #include <catch2/catch.hpp>
 
+#include "sched/program_text.h"
 #include "sched/generators.h"
 #include "sched/passes.h"
 #include "sched/unit_timing.h"
 
 using namespace pipeworks::sched;
+using pipeworks::sched::testing::program_text;
 
-namespace {
-std::string program_text(const Program& program) {
-  std::string out;
-  for (const Action& a : program) {
-    if (!out.empty()) out += ' ';
-    out += to_string(a);
-  }
-  return out;
-}
-}  // namespace
 
 TEST_CASE("add_recompute puts R right before each backward", "[passes]") {
   auto schedule = gpipe(ScheduleShape{2, 2, {}});

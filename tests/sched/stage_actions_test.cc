@@ -2,6 +2,7 @@
 // of sched/stage_actions.h with its exact diagnostic, and how the passes and unit timing carry them.
 #include <catch2/catch.hpp>
 
+#include "sched/program_text.h"
 #include "sched/csv_io.h"
 #include "sched/passes.h"
 #include "sched/text_grid.h"
@@ -9,6 +10,7 @@
 #include "sched/validate.h"
 
 using namespace pipeworks::sched;
+using pipeworks::sched::testing::program_text;
 
 namespace {
 
@@ -26,15 +28,6 @@ Schedule from_csv(std::string_view text) {
 }
 
 std::vector<Diagnostic> check(std::string_view text) { return validate(from_csv(text), ValidateOptions{true}); }
-
-std::string program_text(const Program& program) {
-  std::string out;
-  for (const Action& a : program) {
-    if (!out.empty()) out += ' ';
-    out += to_string(a);
-  }
-  return out;
-}
 
 }  // namespace
 
