@@ -97,18 +97,15 @@ sched::Status C10dTransport::send(const Action& send, const at::Tensor& tensor) 
                                     to_string(meta_of(tensor)), to_string(agreed->second))};
   }
   try {
-    if (agreed == agreed_.end()) {
-      if (auto s = send_with_header(*peer, tensor, dst, what); !s) return s;
-    }
-    std::vector<at::Tensor> payload{tensor.detach().contiguous()};
-    return wait(backend_->send(payload, dst, tag_of(*peer, true)), options_.timeout, what);
+    if (agreed == agreed_.end()) post(header_of(*peer, tensor), dst, tag_of(*peer, false), what + " header");
+    post(tensor.detach().contiguous(), dst, tag_of(*peer, true), what);
+    return sched::Ok{};
   } catch (const std::exception& e) {
     return sched::Error{fmt::format("{}: {}", what, describe_c10d_exception(e))};
   }
 }
 
-sched::Status C10dTransport::send_with_header(const Action& peer, const at::Tensor& tensor, int dst,
-                                              const std::string& what) {
+at::Tensor C10dTransport::header_of(const Action& peer, const at::Tensor& tensor) const {
   std::array<std::int64_t, kHeaderLength> fields{};
   fields[0] = kMagic;
   fields[1] = sched::kind_index(peer.kind);
@@ -117,9 +114,27 @@ sched::Status C10dTransport::send_with_header(const Action& peer, const at::Tens
   fields[4] = static_cast<std::int64_t>(tensor.scalar_type());
   fields[5] = tensor.dim();
   for (int d = 0; d < tensor.dim(); ++d) fields[static_cast<std::size_t>(6 + d)] = tensor.size(d);
-  std::vector<at::Tensor> header{
-      torch::from_blob(fields.data(), {kHeaderLength}, torch::kInt64).clone().to(options_.device)};
-  return wait(backend_->send(header, dst, tag_of(peer, false)), options_.timeout, what + " header");
+  return torch::from_blob(fields.data(), {kHeaderLength}, torch::kInt64).clone().to(options_.device);
+}
+
+void C10dTransport::post(at::Tensor tensor, int dst, int tag, std::string what) {
+  std::vector<at::Tensor> tensors{std::move(tensor)};
+  auto work = backend_->send(tensors, dst, tag);
+  const std::lock_guard lock(mutex_);
+  sending_.push_back({std::move(work), std::move(tensors), std::move(what)});
+}
+
+sched::Status C10dTransport::finish_sends(std::chrono::nanoseconds timeout) {
+  std::vector<PostedSend> posted;
+  {
+    const std::lock_guard lock(mutex_);
+    posted.swap(sending_);
+  }
+  for (const PostedSend& s : posted) {
+    if (auto reason = aborted()) return sched::Error{fmt::format("{}: transport aborted: {}", s.what, *reason)};
+    if (auto done = wait(s.work, at_least_1ms(timeout), s.what); !done) return done;
+  }
+  return sched::Ok{};
 }
 
 sched::Result<at::Tensor> C10dTransport::recv(const Action& recv, std::chrono::nanoseconds timeout) {
@@ -181,6 +196,7 @@ void C10dTransport::abort(const std::string& reason) {
 void C10dTransport::reset() {
   const std::lock_guard lock(mutex_);
   aborted_.reset();
+  sending_.clear();
 }
 
 }  // namespace pipeworks::hw

@@ -14,9 +14,11 @@
 // costs when messages are small (the dispatch-bound steps of bench/peers). Either way the tag
 // names the receiving action, so a payload can only land in the receive it was sent to.
 //
-// Sends wait for completion (Gloo's TCP pairs deliver once the receiver posted its receive),
-// so both sides behave like rendezvous operations; lower_comm orders them so that no valid
-// schedule deadlocks. Every wait has a deadline and names the peer rank and the action.
+// A send returns once posted, as torch's isend does: the rank computes on while the receiver
+// takes the data, and finish_sends (called by the executor at the end of the rank's program)
+// waits for every posted send. A receive waits for its data. Nothing waits for a peer that waits
+// for this rank in turn, so every valid schedule completes (lower_comm's order is deadlock-free
+// even for rendezvous sends). Every wait has a deadline and names the peer rank and the action.
 #pragma once
 
 #include <chrono>
@@ -71,6 +73,9 @@ class C10dTransport final : public Transport {
 
   sched::Status send(const sched::Action& send, const at::Tensor& tensor) override;
   sched::Result<at::Tensor> recv(const sched::Action& recv, std::chrono::nanoseconds timeout) override;
+  // Waits for every posted send (at most `timeout` for each still running); the first failure
+  // names its action and peer. The tensors sent stay alive until then.
+  sched::Status finish_sends(std::chrono::nanoseconds timeout) override;
   void abort(const std::string& reason) override;
   void reset() override;
 
@@ -85,14 +90,22 @@ class C10dTransport final : public Transport {
 
   c10::intrusive_ptr<C10dBackend> backend_;
   C10dTransportOptions options_;
-  sched::Status send_with_header(const sched::Action& peer, const at::Tensor& tensor, int dst,
-                                 const std::string& what);
+  // Posts `tensor` to `dst` with `tag`; the work and the tensor wait in sending_ for finish_sends.
+  void post(at::Tensor tensor, int dst, int tag, std::string what);
+  at::Tensor header_of(const sched::Action& peer, const at::Tensor& tensor) const;
   sched::Result<TensorMeta> recv_header(const sched::Action& recv, int src, std::chrono::milliseconds deadline,
                                         const std::string& what);
 
   std::map<sched::Action, TensorMeta> agreed_;  // by receiving action
-  mutable std::mutex mutex_;
+
+  struct PostedSend {
+    c10::intrusive_ptr<c10d::Work> work;
+    std::vector<at::Tensor> tensors;  // what the work reads, kept alive until it completes
+    std::string what;
+  };
+  mutable std::mutex mutex_;  // guards aborted_ and sending_
   std::optional<std::string> aborted_;
+  std::vector<PostedSend> sending_;
 };
 
 }  // namespace pipeworks::hw

@@ -67,6 +67,9 @@ class DyingTransport final : public Transport {
     if (recv == at_) die(at_, rank_);
     return inner_->recv(recv, timeout);
   }
+  sched::Status finish_sends(std::chrono::nanoseconds timeout) override {
+    return inner_->finish_sends(timeout);
+  }
   void abort(const std::string& reason) override { inner_->abort(reason); }
   void reset() override { inner_->reset(); }
 

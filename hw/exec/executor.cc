@@ -289,6 +289,11 @@ void Executor::State::run_program(int device) {
       break;
     }
   }
+  if (!first_error.failed()) {
+    if (auto sent = transport->finish_sends(options.recv_timeout); !sent) {
+      fail(fmt::format("device {}: {}", device, sent.error().message));
+    }
+  }
   peak_activation[static_cast<std::size_t>(device)] = options.measure_memory ? peak_bytes(device) - baseline : 0;
 }
 

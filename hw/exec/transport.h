@@ -22,6 +22,11 @@ class Transport {
   // The tensor for `recv` (a RECV_F or RECV_B action), waiting at most `timeout`; an error on
   // timeout or abort.
   virtual sched::Result<at::Tensor> recv(const sched::Action& recv, std::chrono::nanoseconds timeout) = 0;
+  // Waits, at most `timeout`, until every send this device posted has been taken by its receiver:
+  // a transport whose sends return once posted (C10dTransport) completes them here; one whose
+  // sends complete before returning has nothing to wait for. The executor calls it at the end of
+  // each device's program, inside the step.
+  virtual sched::Status finish_sends(std::chrono::nanoseconds /*timeout*/) { return sched::Ok{}; }
   // Fails every pending and later send/recv with `reason` until reset().
   virtual void abort(const std::string& reason) = 0;
   // Drops undelivered tensors and the abort state; called between steps.

@@ -1,8 +1,8 @@
 // The c10d transport between two ranks in one process (two threads, two Gloo groups over one
 // TCPStore): tensors arrive intact with and without an agreed shape (without one, in the shape
 // the header announces), a tensor that breaks an agreement is refused by its sender, an agreed
-// payload travels without a header, and a receive whose sender never comes times out naming the
-// peer.
+// payload travels without a header, a send returns once posted and finish_sends waits for its
+// receiver, and a receive whose sender never comes times out naming the peer.
 #include <chrono>
 #include <future>
 #include <thread>
@@ -66,13 +66,16 @@ TEST_CASE("c10d transport: activations and gradients cross between two Gloo rank
   auto receiver = std::async(std::launch::async, [&] {
     auto a = pair.rank1->recv({1, ActionKind::kRecvF, 0}, milliseconds(10000));
     auto b = pair.rank1->recv({1, ActionKind::kRecvF, 1}, milliseconds(10000));  // not agreed: a header
-    auto s = pair.rank1->send({1, ActionKind::kSendB, 0}, activation * 2);
-    return std::make_tuple(std::move(a), std::move(b), std::move(s));
+    auto s = pair.rank1->send({1, ActionKind::kSendB, 0}, activation * 2);  // a temporary: kept alive while sent
+    auto finished = pair.rank1->finish_sends(milliseconds(10000));
+    return std::make_tuple(std::move(a), std::move(b), std::move(s), std::move(finished));
   });
   REQUIRE(pair.rank0->send({0, ActionKind::kSendF, 0}, activation).ok());
   REQUIRE(pair.rank0->send({0, ActionKind::kSendF, 1}, tokens).ok());
   auto grad = pair.rank0->recv({0, ActionKind::kRecvB, 0}, milliseconds(10000));
-  auto [a, b, s] = receiver.get();
+  REQUIRE(pair.rank0->finish_sends(milliseconds(10000)).ok());
+  auto [a, b, s, finished] = receiver.get();
+  REQUIRE(finished.ok());
   REQUIRE(a.ok());
   REQUIRE(b.ok());
   REQUIRE(s.ok());
@@ -127,6 +130,19 @@ TEST_CASE("c10d transport: a hand-off nobody agreed on takes the shape its heade
   REQUIRE(sent.ok());
   REQUIRE(received.ok());
   CHECK(received->sizes() == torch::IntArrayRef({2, 3}));
+}
+
+TEST_CASE("c10d transport: a send returns once posted, finish_sends waits for its receiver", "[c10d]") {
+  Pair pair = connect_pair(milliseconds(3000));
+  for (C10dTransport* side : {pair.rank0.get(), pair.rank1.get()}) {
+    side->agree({1, ActionKind::kRecvF, 1}, TensorMeta{torch::kFloat32, {4096, 1024}});
+  }
+  // 16 MiB, more than sockets buffer: the send is posted, and the rank goes on without a receiver.
+  REQUIRE(pair.rank0->send({0, ActionKind::kSendF, 1}, torch::ones({4096, 1024})).ok());
+  auto unfinished = pair.rank0->finish_sends(milliseconds(300));
+  REQUIRE_FALSE(unfinished.ok());
+  CHECK_THAT(unfinished.error().message, Catch::Contains("rank 0: 0SEND_F1 to rank 1 (1RECV_F1)"));
+  pair.rank0->abort("test over");
 }
 
 TEST_CASE("c10d transport: a receive without a sender times out naming the peer", "[c10d]") {
