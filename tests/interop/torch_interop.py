@@ -91,11 +91,7 @@ def run_all(commands):
 
 
 def torch_cases():
-    for cls_name, per_ranks in ts.ORDER_CLASSES.items():
-        for p in RANKS:
-            for v in per_ranks:
-                for m in MICROBATCHES:
-                    yield ts.Case(cls_name, p, v, m)
+    return ts.cases(RANKS, MICROBATCHES)
 
 
 def built_cases(report):

@@ -71,6 +71,16 @@ class Case:
         return issubclass(getattr(schedules, self.cls_name), schedules.PipelineScheduleSingle)
 
 
+def cases(ranks, microbatches):
+    """Every shape of ORDER_CLASSES: each class on each of `ranks`, with each number of stages a
+    rank it takes and each of `microbatches` (shapes torch refuses included; build says which)."""
+    for cls_name, per_ranks in ORDER_CLASSES.items():
+        for p in ranks:
+            for v in per_ranks:
+                for m in microbatches:
+                    yield Case(cls_name, p, v, m)
+
+
 @functools.lru_cache(maxsize=None)
 def mock_stages(ranks, per_rank, single):
     """What a schedule's constructor reads of its stages: one autospec PipelineStage, rank 0 of

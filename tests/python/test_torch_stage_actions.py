@@ -33,21 +33,13 @@ def flat(actions):
     return out
 
 
-def cases():
-    for cls_name, per_ranks in ts.ORDER_CLASSES.items():
-        for ranks in RANKS:
-            for per_rank in per_ranks:
-                for microbatches in MICROBATCHES:
-                    yield ts.Case(cls_name, ranks, per_rank, microbatches)
-
-
 class TorchStageActionsTest(unittest.TestCase):
     def test_same_actions_as_torch_on_every_rank(self):
         if ts.check_torch():
             self.fail(ts.check_torch())
         compared = 0
         with tempfile.TemporaryDirectory() as tmp:
-            for case in cases():
+            for case in ts.cases(RANKS, MICROBATCHES):
                 try:
                     built = ts.build(case)
                 except ValueError:  # torch refuses the shape (tests/interop pins which)
