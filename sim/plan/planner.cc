@@ -65,6 +65,31 @@ RunnerUp verdict(std::string family, const std::vector<SweepRow>& rows, const st
   return up;
 }
 
+// How much slower `loser` is, and whether its bubble or its compute is to blame (planner.h).
+std::string explain_slower(const SweepRow& loser, const SweepRow& best) {
+  // T = W x f with W = M x c (see planner.h); compare the two factors on a log scale.
+  const auto work = [](const SweepRow& r) {
+    return static_cast<double>(r.config.num_microbatches) * static_cast<double>(r.stage_compute_ns);
+  };
+  if (work(loser) <= 0 || work(best) <= 0 || best.makespan_ns <= 0) {
+    return fmt::format("slower by {} ({} vs {} samples/s)",
+                       format_percent(1 - loser.samples_per_s / best.samples_per_s),
+                       format_samples_per_s(loser.samples_per_s), format_samples_per_s(best.samples_per_s));
+  }
+  const double compute_factor = work(loser) / work(best);
+  const double overhead_factor = (static_cast<double>(loser.makespan_ns) / work(loser)) /
+                                 (static_cast<double>(best.makespan_ns) / work(best));
+  const bool bubble = std::abs(std::log(overhead_factor)) >= std::abs(std::log(compute_factor));
+  return fmt::format(
+      "slower by {} ({} vs {} samples/s), mostly {}: bubble {} vs {} (overhead x{:.2f}); slowest stage computes "
+      "{} x {} vs {} x {} per micro-batch (x{:.2f})",
+      format_percent(1 - loser.samples_per_s / best.samples_per_s), format_samples_per_s(loser.samples_per_s),
+      format_samples_per_s(best.samples_per_s), bubble ? "bubble" : "compute", format_percent(loser.bubble_fraction),
+      format_percent(best.bubble_fraction), overhead_factor, loser.config.num_microbatches,
+      format_duration(loser.stage_compute_ns), best.config.num_microbatches, format_duration(best.stage_compute_ns),
+      compute_factor);
+}
+
 }  // namespace
 
 std::vector<sched::ScheduleKind> plan_schedules() {
@@ -146,27 +171,14 @@ std::string explain_loss(const SweepRow& loser, const SweepRow& best) {
                        format_samples_per_s(loser.samples_per_s), sched::counted(loser.peak_bytes - best.peak_bytes, "byte"),
                        format_bytes(loser.peak_bytes), format_bytes(best.peak_bytes));
   }
-  // T = W x f with W = M x c (see planner.h); compare the two factors on a log scale.
-  const auto work = [](const SweepRow& r) {
-    return static_cast<double>(r.config.num_microbatches) * static_cast<double>(r.stage_compute_ns);
-  };
-  if (work(loser) <= 0 || work(best) <= 0 || best.makespan_ns <= 0) {
-    return fmt::format("slower by {} ({} vs {} samples/s)",
-                       format_percent(1 - loser.samples_per_s / best.samples_per_s),
-                       format_samples_per_s(loser.samples_per_s), format_samples_per_s(best.samples_per_s));
+  std::string cause;
+  if (loser.config.num_devices() < best.config.num_devices()) {
+    cause = fmt::format("uses {} of the best's {} devices; ", loser.config.num_devices(), best.config.num_devices());
   }
-  const double compute_factor = work(loser) / work(best);
-  const double overhead_factor = (static_cast<double>(loser.makespan_ns) / work(loser)) /
-                                 (static_cast<double>(best.makespan_ns) / work(best));
-  const bool bubble = std::abs(std::log(overhead_factor)) >= std::abs(std::log(compute_factor));
-  return fmt::format(
-      "slower by {} ({} vs {} samples/s), mostly {}: bubble {} vs {} (overhead x{:.2f}); slowest stage computes "
-      "{} x {} vs {} x {} per micro-batch (x{:.2f})",
-      format_percent(1 - loser.samples_per_s / best.samples_per_s), format_samples_per_s(loser.samples_per_s),
-      format_samples_per_s(best.samples_per_s), bubble ? "bubble" : "compute", format_percent(loser.bubble_fraction),
-      format_percent(best.bubble_fraction), overhead_factor, loser.config.num_microbatches,
-      format_duration(loser.stage_compute_ns), best.config.num_microbatches, format_duration(best.stage_compute_ns),
-      compute_factor);
+  if (1 - loser.samples_per_s / best.samples_per_s < kTieFraction) {
+    cause += fmt::format("a tie within {}: ", format_percent(kTieFraction));
+  }
+  return cause + explain_slower(loser, best);
 }
 
 std::optional<std::size_t> least_overflowing_row(const std::vector<SweepRow>& rows) {

@@ -7,7 +7,10 @@
 // stage's compute per micro-batch) its step takes T = W x f, where f = T / W >= 1 is the
 // pipeline's overhead factor (bubble, imbalance, transfers). So T_loser / T_best splits
 // exactly into (W_loser / W_best) x (f_loser / f_best); the larger factor names the cause:
-// "compute" (smaller, less efficient micro-batches or re-materialization) or "bubble".
+// "compute" (smaller, less efficient micro-batches or re-materialization) or "bubble". Two causes
+// come first when they hold: a configuration on fewer devices than the best says so ("uses 4 of
+// the best's 8 devices"), since that, not its bubble or compute, is why it is slower; and one
+// within kTieFraction of the best's throughput is called a tie.
 #pragma once
 
 #include <optional>
@@ -17,6 +20,10 @@
 #include "sim/plan/sweep.h"
 
 namespace pipeworks::sim {
+
+// Throughputs closer than this (as a fraction of the best's) are a tie: the cost model cannot tell
+// them apart (its predictions are off by several percent against measured runs, bench/README.md).
+inline constexpr double kTieFraction = 0.01;
 
 struct PlanRequest {
   ModelSpec model;

@@ -154,6 +154,20 @@ TEST_CASE("a loss is put down to the bubble or to compute, whichever factor is l
         "ties with the best (3200.0 samples/s, 768.00 MiB peak); the best comes first in sweep order");
 }
 
+TEST_CASE("a loss on fewer devices says so first, and a near-tie is called a tie") {
+  const SweepRow best = row(16, 1'000'000, 20'000'000, 0.2);  // 4 stages, one a device
+  SweepRow fewer = row(4, 6'000'000, 25'000'000, 0.04);
+  fewer.config.num_stages = 2;
+  CHECK(sim::explain_loss(fewer, best) ==
+        "uses 2 of the best's 4 devices; slower by 20.0% (2560.0 vs 3200.0 samples/s), mostly compute: bubble 4.0% "
+        "vs 20.0% (overhead x0.83); slowest stage computes 4 x 6.00 ms vs 16 x 1.00 ms per micro-batch (x1.50)");
+  // 20.1 ms against 20 ms: 0.5% slower, within kTieFraction.
+  CHECK_THAT(sim::explain_loss(row(16, 1'000'000, 20'100'000, 0.2), best),
+             Catch::StartsWith("a tie within 1.0%: slower by 0.5% (3184.1 vs 3200.0 samples/s), mostly bubble"));
+  // 1.5% slower is no tie.
+  CHECK_THAT(sim::explain_loss(row(16, 1'000'000, 20'300'000, 0.2), best), Catch::StartsWith("slower by 1.5%"));
+}
+
 TEST_CASE("the plan report names the best configuration and every family") {
   const auto plan = sim::make_plan(gpt_request());
   REQUIRE(plan);
