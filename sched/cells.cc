@@ -64,4 +64,11 @@ std::vector<std::string> program_cells(const Program& program, const std::vector
   return cells;
 }
 
+void append_cell(const Program& from, std::size_t begin, std::size_t size, int device, Program& to,
+                 std::vector<Composite>& marks) {
+  if (size == 2) marks.push_back({device, static_cast<int>(to.size())});
+  to.insert(to.end(), from.begin() + static_cast<std::ptrdiff_t>(begin),
+            from.begin() + static_cast<std::ptrdiff_t>(begin + size));
+}
+
 }  // namespace pipeworks::sched

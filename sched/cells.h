@@ -32,6 +32,15 @@ enum class CellPart : std::uint8_t {
   kSecond,  // the second sub-action of a composite
 };
 
+// How many actions the cell starting at a position of this part holds: a composite's two, else one.
+constexpr std::size_t cell_size(CellPart part) { return part == CellPart::kFirst ? 2 : 1; }
+
+// Appends the `size` actions of `from` starting at `begin` (one cell) to device `device`'s
+// program `to`, and a Composite mark where they land when they are a composite's two: how every
+// pass that rewrites a program keeps a composite one cell.
+void append_cell(const Program& from, std::size_t begin, std::size_t size, int device, Program& to,
+                 std::vector<Composite>& marks);
+
 // Per device and position of `schedule`, its CellPart. A Composite mark counts when it names two
 // positions of its device's program that no earlier mark took; validate reports the others
 // (kBadComposite), and every reader of the marks skips them alike.

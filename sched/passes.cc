@@ -25,15 +25,13 @@ Result<Schedule> add_recompute(const Schedule& schedule) {
     lowered.reserve(program.size() * 3 / 2);
     for (std::size_t p = 0; p < program.size(); ++p) {
       // A composite's R goes before the composite, which stays one cell.
-      const std::size_t size = parts[d][p] == CellPart::kFirst ? 2 : 1;
+      const std::size_t size = cell_size(parts[d][p]);
       for (std::size_t i = p; i < p + size; ++i) {
         const Action& a = program[i];
         const Action recompute{a.stage, ActionKind::kRecompute, a.microbatch};
         if (is_input_backward(a.kind) && !index->contains(recompute)) lowered.push_back(recompute);
       }
-      if (size == 2) out.composites.push_back({static_cast<int>(d), static_cast<int>(lowered.size())});
-      lowered.insert(lowered.end(), program.begin() + static_cast<std::ptrdiff_t>(p),
-                     program.begin() + static_cast<std::ptrdiff_t>(p + size));
+      append_cell(program, p, size, static_cast<int>(d), lowered, out.composites);
       p += size - 1;
     }
     out.programs[d] = std::move(lowered);

@@ -23,7 +23,7 @@ struct Cell {
 std::vector<Cell> cells_of(const std::vector<CellPart>& parts) {
   std::vector<Cell> cells;
   for (std::size_t p = 0; p < parts.size(); ++p) {
-    const std::size_t size = parts[p] == CellPart::kFirst ? 2 : 1;
+    const std::size_t size = cell_size(parts[p]);
     cells.push_back({p, size});
     p += size - 1;
   }
@@ -56,13 +56,6 @@ Schedule rewritten(const Schedule& schedule, Emit emit) {
   return out;
 }
 
-// Appends the actions of `cell` of `from` to `to`, marking a composite where it lands.
-void copy_cell(const Program& from, const Cell& cell, std::size_t device, Program& to, std::vector<Composite>& marks) {
-  if (cell.size == 2) marks.push_back({static_cast<int>(device), static_cast<int>(to.size())});
-  to.insert(to.end(), from.begin() + static_cast<std::ptrdiff_t>(cell.begin),
-            from.begin() + static_cast<std::ptrdiff_t>(cell.begin + cell.size));
-}
-
 // The first `count` distinct stages the cells from `first` on compute, in the order they appear
 // (a composite's two stages together, as torch's next_stage_indices takes them).
 std::vector<int> next_stages(const Program& program, const std::vector<Cell>& cells, std::size_t first, int count) {
@@ -87,7 +80,7 @@ Result<Schedule> add_reduce_grad(const Schedule& schedule) {
     const Program& program = schedule.programs[d];
     std::map<int, int> gradients;  // per stage: B and W seen so far
     for (const Cell& cell : cells) {
-      copy_cell(program, cell, d, out, marks);
+      append_cell(program, cell.begin, cell.size, static_cast<int>(d), out, marks);
       for (std::size_t i = cell.begin; i < cell.begin + cell.size; ++i) {
         const Action& a = program[i];
         if (is_weight_gradient(a.kind) && ++gradients[a.stage] == schedule.num_microbatches) {
@@ -119,7 +112,7 @@ Result<Schedule> add_unshard_reshard(const Schedule& schedule, int max_active) {
       for (const int stage : next) {
         if (gathered.insert(stage).second) out.push_back({stage, ActionKind::kUnshard, 0});
       }
-      copy_cell(program, cells[c], d, out, marks);
+      append_cell(program, cells[c].begin, cells[c].size, static_cast<int>(d), out, marks);
     }
     for (const int stage : gathered) out.push_back({stage, ActionKind::kReshard, 0});
   });

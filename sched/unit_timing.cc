@@ -95,7 +95,7 @@ class UnitRun {
     const Program& program = s_.programs[d];
     const std::size_t p = next_[d];
     if (p >= program.size()) return false;
-    const std::size_t size = parts_[d][p] == CellPart::kFirst ? 2 : 1;
+    const std::size_t size = cell_size(parts_[d][p]);
     std::int64_t ready = free_[d];
     for (std::size_t i = 0; i < size; ++i) {
       const auto inside = i == 1 ? std::optional<Location>(Location{static_cast<int>(d), static_cast<int>(p)}) : std::nullopt;

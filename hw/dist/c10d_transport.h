@@ -10,9 +10,9 @@
 //   not agreed  SEND_F(s,m): [header: 1RECV_F3, float32, (8,256)] --> [payload 8x256 float32]
 //               RECV_F(s+1,m): recv header, check it, allocate, recv payload into it
 //
-// One message a hand-off instead of two halves the blocking waits, which is what a hand-off
-// costs when messages are small (the dispatch-bound steps of bench/peers). Either way the tag
-// names the receiving action, so a payload can only land in the receive it was sent to.
+// One message a hand-off instead of two halves what a hand-off costs when messages are small
+// (the dispatch-bound steps of bench/peers). Either way the tag names the receiving action, so a
+// payload can only land in the receive it was sent to.
 //
 // A send returns once posted, as torch's isend does: the rank computes on while the receiver
 // takes the data, and finish_sends (called by the executor at the end of the rank's program)
