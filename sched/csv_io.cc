@@ -12,9 +12,23 @@
 namespace pipeworks::sched {
 namespace {
 
+// A cell's text and where its bytes lie in the source: byte k of `text` lies at the last mark at
+// or before k, plus its distance from that mark in columns. A mark starts the cell, each line
+// inside a quoted cell, and each byte after a '""' escape (two source bytes for one text byte).
 struct Cell {
+  struct Mark {
+    std::size_t offset;
+    TextPosition at;
+  };
   std::string text;
-  TextPosition at;  // of the cell's first content character
+  std::vector<Mark> marks;
+
+  TextPosition position_of(std::size_t offset) const {
+    auto it = std::upper_bound(marks.begin(), marks.end(), offset,
+                               [](std::size_t k, const Mark& m) { return k < m.offset; });
+    const Mark& m = *std::prev(it);
+    return {m.at.line, m.at.column + static_cast<int>(offset - m.offset)};
+  }
 };
 
 struct Row {
@@ -38,18 +52,19 @@ Result<std::vector<Row>> split_rows(std::string_view text, std::string_view sour
     Row row{line, {}};
     bool end_of_row = false;
     while (!end_of_row) {
-      Cell cell{{}, {line, column}};
+      Cell cell{{}, {{0, {line, column}}}};
       if (i < text.size() && text[i] == '"') {
         const int quote_line = line;
         const int quote_column = column;
         ++i, ++column;
-        cell.at = {line, column};
+        cell.marks.front().at = {line, column};
         for (;;) {
           if (i >= text.size()) return located(source, quote_line, quote_column, "unterminated quoted cell");
           const char c = text[i];
           if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
             cell.text += '"';
             i += 2, column += 2;
+            cell.marks.push_back({cell.text.size(), {line, column}});
           } else if (c == '"') {
             ++i, ++column;
             break;
@@ -57,8 +72,12 @@ Result<std::vector<Row>> split_rows(std::string_view text, std::string_view sour
             cell.text += c;
             ++i;
             // Line ends count as outside quotes: "\r\n", "\n" or a lone "\r".
-            if (c == '\n' || (c == '\r' && (i >= text.size() || text[i] != '\n'))) ++line, column = 1;
-            else ++column;
+            if (c == '\n' || (c == '\r' && (i >= text.size() || text[i] != '\n'))) {
+              ++line, column = 1;
+              cell.marks.push_back({cell.text.size(), {line, column}});
+            } else {
+              ++column;
+            }
           }
         }
         if (i < text.size() && text[i] != ',' && text[i] != '\n' && text[i] != '\r') {
@@ -151,18 +170,17 @@ Result<LoadedSchedule> parse_csv(std::string_view text, std::string_view source_
       if (first == std::string::npos) continue;  // idle slot
       const std::size_t last = cell.text.find_last_not_of(" \t");
       const std::string_view token = std::string_view(cell.text).substr(first, last - first + 1);
-      const TextPosition at{cell.at.line, cell.at.column + static_cast<int>(first)};
       auto parsed = parse_cell(token);
       if (!parsed) {
-        return located(source_name, at.line, at.column + static_cast<int>(parsed.error().column.value_or(0)),
-                       parsed.error().message);
+        const TextPosition at = cell.position_of(first + parsed.error().column.value_or(0));
+        return located(source_name, at.line, at.column, parsed.error().message);
       }
       if (parsed->size == 2) {
         schedule.composites.push_back({static_cast<int>(d), static_cast<int>(schedule.programs[d].size())});
       }
       for (int i = 0; i < parsed->size; ++i) {
         const Action& action = parsed->actions[static_cast<std::size_t>(i)];
-        const TextPosition here{at.line, at.column + static_cast<int>(parsed->columns[static_cast<std::size_t>(i)])};
+        const TextPosition here = cell.position_of(first + parsed->columns[static_cast<std::size_t>(i)]);
         if (auto size = check_size(action, token, max_stage, max_microbatch, source_name, here); !size) {
           return size.error();
         }

@@ -70,6 +70,13 @@ TEST_CASE("composite parse errors say what is wrong and where", "[composite]") {
             .message.rfind("a.json: /programs/0/0: error: composite action '(0F0)OVERLAP_F_B' holds one action", 0) == 0);
 }
 
+TEST_CASE("a composite's error in a quoted cell points where its bytes lie in the source", "[composite][io]") {
+  // The cell spans two lines: the end of "(0F0,\n1F0" lies on line 2, after 1F0.
+  CHECK(parse_csv("0F0,\"(0F0,\n1F0\"\n", "a.csv").error().message.rfind("a.csv:2:4: error: unterminated", 0) == 0);
+  // '""' is one byte of the cell but two of the source: the end of (0F0;1B0" lies at column 12.
+  CHECK(parse_csv("\"(0F0;1B0\"\"\"\n", "a.csv").error().message.rfind("a.csv:1:12: error: unterminated", 0) == 0);
+}
+
 TEST_CASE("CSV keeps a composite one cell and locates each sub-action inside it", "[composite][io]") {
   const LoadedSchedule loaded = loaded_csv(kOneDevice);
   const Schedule& s = loaded.schedule;
