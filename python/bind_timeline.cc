@@ -20,7 +20,7 @@ using sched::Span;
 using sched::Timeline;
 
 Lane parse_lane(const std::string& name) {
-  for (Lane lane : {Lane::kCompute, Lane::kSend, Lane::kRecv}) {
+  for (Lane lane : {Lane::kCompute, Lane::kSend, Lane::kRecv, Lane::kCollective}) {
     if (sched::lane_name(lane) == name) return lane;
   }
   throw Error("unknown lane '" + name + "' (expected compute, send or recv)");

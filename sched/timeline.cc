@@ -11,8 +11,16 @@ std::string_view lane_name(Lane lane) {
     case Lane::kCompute: return "compute";
     case Lane::kSend: return "send";
     case Lane::kRecv: return "recv";
+    case Lane::kCollective: return "collective";
   }
   return "?";
+}
+
+Lane lane_of(ActionKind kind) {
+  if (is_send(kind)) return Lane::kSend;
+  if (is_recv(kind)) return Lane::kRecv;
+  if (is_stage_level(kind)) return Lane::kCollective;
+  return Lane::kCompute;
 }
 
 TimelineStats compute_stats(const Timeline& timeline) {

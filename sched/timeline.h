@@ -14,9 +14,13 @@ namespace pipeworks::sched {
 using Nanoseconds = std::int64_t;
 using Bytes = std::int64_t;
 
-enum class Lane : std::uint8_t { kCompute, kSend, kRecv };
-inline constexpr int kNumLanes = 3;
-std::string_view lane_name(Lane lane);  // "compute", "send", "recv"
+// kCollective: a stage's collectives over its data-parallel group (UNSHARD, REDUCE_GRAD; RESHARD
+// frees, in no time), which run beside the device's compute.
+enum class Lane : std::uint8_t { kCompute, kSend, kRecv, kCollective };
+inline constexpr int kNumLanes = 4;
+std::string_view lane_name(Lane lane);  // "compute", "send", "recv", "collective"
+// The lane an action's span lies on: SEND_* send, RECV_* recv, stage-level collective, else compute.
+Lane lane_of(ActionKind kind);
 
 struct Span {
   int device = 0;

@@ -14,12 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-sched::Lane lane_for(sched::ActionKind kind) {
-  if (sched::is_send(kind)) return sched::Lane::kSend;
-  if (sched::is_recv(kind)) return sched::Lane::kRecv;
-  return sched::Lane::kCompute;
-}
-
 }  // namespace
 
 std::string encode_rank_step(const RankStep& step) {
@@ -54,7 +48,7 @@ sched::Result<RankStep> decode_rank_step(const std::string& text) {
     for (const json& s : j.at("spans")) {
       auto action = sched::parse_action(s.at(0).get<std::string>());
       if (!action) return sched::Error{fmt::format("rank report: {}", action.error().message)};
-      step.spans.push_back({step.rank, lane_for(action->kind), *action, s.at(1).get<sched::Nanoseconds>(),
+      step.spans.push_back({step.rank, sched::lane_of(action->kind), *action, s.at(1).get<sched::Nanoseconds>(),
                             s.at(2).get<sched::Nanoseconds>()});
     }
     for (const json& m : j.at("memory")) {

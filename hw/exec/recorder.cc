@@ -10,12 +10,6 @@
 
 namespace pipeworks::hw {
 
-sched::Lane lane_of(sched::ActionKind kind) {
-  if (sched::is_send(kind)) return sched::Lane::kSend;
-  if (sched::is_recv(kind)) return sched::Lane::kRecv;
-  return sched::Lane::kCompute;
-}
-
 namespace {
 
 std::vector<std::unique_ptr<ActionClock>> host_clocks(int num_devices) {
@@ -53,7 +47,7 @@ void Recorder::start_device(int device) {
 }
 
 void Recorder::record(int device, const sched::Action& action, ClockMark start, ClockMark end) {
-  spans_.at(static_cast<std::size_t>(device)).push_back({device, lane_of(action.kind), action, start, end});
+  spans_.at(static_cast<std::size_t>(device)).push_back({device, sched::lane_of(action.kind), action, start, end});
 }
 
 void Recorder::sample_memory(int device, ClockMark time, sched::Bytes bytes) {

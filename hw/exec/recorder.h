@@ -57,7 +57,4 @@ class Recorder {
   std::vector<std::vector<sched::MemorySample>> memory_;
 };
 
-// The lane an action is drawn on: kSend for SEND_*, kRecv for RECV_*, kCompute otherwise.
-sched::Lane lane_of(sched::ActionKind kind);
-
 }  // namespace pipeworks::hw

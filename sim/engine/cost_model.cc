@@ -65,6 +65,12 @@ sched::Status check_stage(const StageCost& c, std::size_t s) {
       {c.param_bytes, 0, "param_bytes"},
       {c.grad_bytes, 0, "grad_bytes"},
       {c.optimizer_bytes, 0, "optimizer_bytes"},
+      {c.reduce_grad_ns, 0, "reduce_grad_ns"},
+      {c.reduce_grad_buckets, 1, "reduce_grad_buckets"},
+      {c.unshard_ns, 0, "unshard_ns"},
+      {c.unshard_bytes, 0, "unshard_bytes"},
+      {c.optimizer_step_ns, 0, "optimizer_step_ns"},
+      {c.param_gather_ns, 0, "param_gather_ns"},
   };
   for (const auto& f : fields) {
     if (auto st = check_value(f.value, f.minimum, [&] { return fmt::format("stages[{}].{}", s, f.name); }); !st) return st;

@@ -45,6 +45,14 @@ struct StageCost {
   Bytes param_bytes = 0;
   Bytes grad_bytes = 0;       // parameter gradients (accumulated over micro-batches)
   Bytes optimizer_bytes = 0;  // optimizer state (0 for SGD, 2x params for Adam, ...)
+  // Data parallelism (0 without it; docs/data_parallel.md). On the device's collective lane:
+  Nanoseconds reduce_grad_ns = 0;  // REDUCE_GRAD: the gradients' all-reduce or reduce-scatter
+  int reduce_grad_buckets = 1;     // split into this many buckets, each sent once its grads are
+  Nanoseconds unshard_ns = 0;      // UNSHARD: all-gather of the sharded parameters (ZeRO-3)
+  Bytes unshard_bytes = 0;         // held from UNSHARD to RESHARD: the gathered parameters
+  // After the device's program and its last collective, once a step:
+  Nanoseconds optimizer_step_ns = 0;  // the update of its (shard of the) parameters
+  Nanoseconds param_gather_ns = 0;    // all-gather of the updated shards (ZeRO-1 and -2)
 };
 
 // A point-to-point path; transfers on the same Link queue behind each other.
@@ -65,6 +73,10 @@ struct CostModel {
   // nowhere else.
   Nanoseconds per_action_overhead_ns = 0;
   int microbatch_size = 1;  // samples per micro-batch, for throughput
+  // REDUCE_GRAD runs on the device's collective lane beside its compute, its buckets sent as
+  // the stage's last backward produces them (DDP, Megatron's --overlap-grad-reduce); false: it
+  // holds the device's stream, after that backward, like a synchronous all-reduce.
+  bool overlap_grad_reduce = true;
   // Devices that compute at the same time slow each other down (shared cores, caches, memory
   // bandwidth: pipeline workers on one CPU). Per device: its compute runs this factor slower
   // while a device of the same contention group computes too (1: never slowed); empty: 1 for

@@ -42,6 +42,12 @@ class Engine {
     state_.assign(n, kPending);
     out_.peak_activation_bytes.assign(d, 0);
     out_.busy_ns.assign(d, 0);
+    out_.collective_ns.assign(d, 0);
+    collective_free_.assign(d, 0);
+    if (table.has_unshard) {
+      gate_.assign(table.reduce_grad_buckets.size(), 0);
+      unsharded_.assign(table.reduce_grad_buckets.size(), 0);
+    }
     last_compute_end_.assign(d, 0);
     if (record_) {
       out_.memory.resize(d);
@@ -95,9 +101,11 @@ class Engine {
   // The latest end: every device's last op, or a transfer that ends after it.
   Nanoseconds makespan() const {
     Nanoseconds latest = latest_transfer_end_;
-    for (const Nanoseconds free : stream_free_) latest = std::max(latest, free);
+    for (std::size_t d = 0; d < table_devices(); ++d) latest = std::max(latest, device_end(d));
     return latest;
   }
+  // When device d's stream and collective lane are both free after its program.
+  Nanoseconds device_end(std::size_t d) const { return std::max(stream_free_[d], collective_free_[d]); }
   const std::vector<std::int32_t>& cursor() const { return cursor_; }
   const std::vector<std::int32_t>& waiting_on() const { return waiting_on_; }
   bool ended(std::size_t op) const { return state_[op] == kEnded; }
@@ -161,7 +169,7 @@ class Engine {
       const OpClass& c = classes_[static_cast<std::size_t>(op.op_class)];
       const std::int32_t awaited = sched::is_compute(c.kind) ? run_compute(di, op, c, run)
                                    : sched::is_comm(c.kind)  ? pass_transfer(op, c, run)
-                                                             : pass_no_op(run);
+                                                             : run_stage_level(di, op, c, run);
       if (awaited >= 0) {
         wait_for(d, awaited);
         break;
@@ -191,6 +199,7 @@ class Engine {
         s = std::max(s, time_[static_cast<std::size_t>(op.other)].end_ns);
       }
     }
+    if (!gate_.empty()) s = std::max(s, gate_[static_cast<std::size_t>(c.stage)]);  // its UNSHARD's end
     const Nanoseconds duration = c.duration_ns + (s > run.last_compute_end ? c.resume_ns : 0);
     run.free = s + duration;
     const auto pi = static_cast<std::size_t>(run.p);
@@ -203,14 +212,51 @@ class Engine {
     return -1;
   }
 
-  // The stage-level op at run.p (UNSHARD, RESHARD, REDUCE_GRAD): no time at the stream's free
-  // point, and the device moves on. It is no compute: the next one's resume cost is as without it.
-  std::int32_t pass_no_op(DeviceRun& run) {
+  // The stage-level op at run.p (UNSHARD, RESHARD, REDUCE_GRAD), timed as engine.h says; the
+  // device moves on. It is no compute: the next one's resume cost is as without it.
+  std::int32_t run_stage_level(std::size_t di, const Op& op, const OpClass& c, DeviceRun& run) {
     const auto pi = static_cast<std::size_t>(run.p);
-    time_[pi] = OpTime{run.free, run.free};
+    Nanoseconds& lane = collective_free_[di];
+    OpTime t{run.free, run.free};
+    if (c.kind == ActionKind::kReduceGrad) {
+      t = reduce_grad_interval(op, c, run.free, lane);
+      if (!t_.overlap_grad_reduce) run.free = t.end_ns;
+    } else if (c.kind == ActionKind::kUnshard) {
+      t.start_ns = std::max(run.free, lane);
+      t.end_ns = t.start_ns + c.duration_ns;
+      const auto s = static_cast<std::size_t>(c.stage);
+      gate_[s] = t.end_ns;
+      if (unsharded_[s] == 0 && c.memory_delta_bytes > 0) {
+        unsharded_[s] = c.memory_delta_bytes;
+        add_memory(di, run.free, c.memory_delta_bytes);  // allocated when issued
+      }
+    } else if (!unsharded_.empty() && unsharded_[static_cast<std::size_t>(c.stage)] > 0) {  // RESHARD
+      add_memory(di, run.free, -unsharded_[static_cast<std::size_t>(c.stage)]);
+      unsharded_[static_cast<std::size_t>(c.stage)] = 0;
+    }
+    if (c.kind != ActionKind::kReshard) {
+      lane = t.end_ns;
+      out_.collective_ns[di] += t.end_ns - t.start_ns;
+    }
+    time_[pi] = t;
     state_[pi] = kEnded;
     ++run.p;
     return -1;
+  }
+
+  // REDUCE_GRAD's interval on a lane free from `lane` (engine.h): its buckets follow the stage's
+  // last backward (op.dep, on this device and ended), or start at the stream's free point without
+  // overlap or without one.
+  OpTime reduce_grad_interval(const Op& op, const OpClass& c, Nanoseconds stream_free, Nanoseconds lane) const {
+    const Nanoseconds r = c.duration_ns;
+    if (!t_.overlap_grad_reduce || op.dep < 0) {
+      const Nanoseconds start = std::max(stream_free, lane);
+      return {start, start + r};
+    }
+    const OpTime backward = time_[static_cast<std::size_t>(op.dep)];
+    const Nanoseconds b = t_.reduce_grad_buckets[static_cast<std::size_t>(c.stage)];
+    const Nanoseconds start = std::max(lane, backward.start_ns + (backward.end_ns - backward.start_ns) / b);
+    return {start, std::max(start + r, backward.end_ns + (r + b - 1) / b)};
   }
 
   // The SEND or RECV at run.p: moves past it when the device may (returns -1), else returns the op
@@ -355,6 +401,9 @@ class Engine {
   std::vector<std::int32_t> next_waiter_;  // per device: next device in the same list
   std::vector<Bytes> held_;
   std::vector<Nanoseconds> link_free_;
+  std::vector<Nanoseconds> collective_free_;  // per device: its collective lane is free from
+  std::vector<Nanoseconds> gate_;             // per stage: end of its latest UNSHARD (empty: none)
+  std::vector<Bytes> unsharded_;              // per stage: gathered bytes held until its RESHARD
   Nanoseconds latest_transfer_end_ = 0;
   std::int64_t transfers_done_ = 0;
   // Only for shared links.
@@ -412,8 +461,12 @@ sched::Result<EngineOutput> run_engine(const OpTable& table, const sched::Schedu
   if (!engine.complete()) {
     return sched::Error{fmt::format("schedule cannot progress: {}", stuck_message(engine, table, schedule))};
   }
+  const Nanoseconds makespan = engine.makespan();
+  std::vector<Nanoseconds> ends;
+  for (std::size_t d = 0; d + 1 < table.device_begin.size(); ++d) ends.push_back(engine.device_end(d));
   EngineOutput out = engine.take();
-  out.makespan_ns = engine.makespan();
+  out.makespan_ns = makespan;
+  out.end_ns = std::move(ends);
   return out;
 }
 

@@ -15,7 +15,19 @@
 //                ready (kEager)    = as kOverlap, but the RECV holds its stream until the end:
 //                                    whatever follows it in the program starts after the data
 //                start = max(ready, link free), FIFO per link in (ready time, SEND op id) order
-//   stage-level  (UNSHARD, RESHARD, REDUCE_GRAD) a no-op: start = end = stream free
+//   UNSHARD      on the device's collective lane: start = max(stream free, lane free),
+//                end = start + duration; its stage's later computes start after its end
+//   RESHARD      start = end = stream free
+//   REDUCE_GRAD  on the collective lane, beside the compute (overlap_grad_reduce): the stage's
+//                last backward [bs, be] produces b buckets evenly, bucket i ready at
+//                bs + i (be - bs) / b, each taking r / b of the collective's r; FIFO on the lane:
+//                  start = max(lane free, bs + (be - bs) / b)
+//                  end   = max(start + r, be + ceil(r / b))
+//                (b = 1: after the backward.) Without overlap it holds the stream:
+//                start = max(stream free, lane free), end = start + r = stream free
+//
+//   REDUCE_GRAD, b = 4, r = 4, a last backward of 8:   d0   |B.......|F...
+//                                                    lane   [.r.r.r.r]      bs + 2 .. be + 1
 //
 // A link that only one device sends on (the usual one link per ordered device pair) needs no
 // queue: that device reaches its SENDs in program order with non-decreasing ready times, so the
@@ -69,6 +81,8 @@ struct EngineOutput {
   std::vector<OpTime, UninitializedAllocator<OpTime>> times;
   std::vector<Bytes> peak_activation_bytes;  // per device
   std::vector<Nanoseconds> busy_ns;          // per device: the sum of its compute ops' durations
+  std::vector<Nanoseconds> collective_ns;    // per device: the sum of its collectives' durations
+  std::vector<Nanoseconds> end_ns;           // per device: its stream and collective lane free
   // Per device, only when asked for: held bytes (static + activations) at every change.
   std::vector<std::vector<sched::MemorySample>> memory;
   Nanoseconds makespan_ns = 0;  // latest end (time starts at 0)

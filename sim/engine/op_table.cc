@@ -86,6 +86,7 @@ class Compiler {
         route_(static_cast<std::size_t>(schedule.num_stages) * kKinds, -1),
         link_sender_(model.links.size(), -1),
         stage_level_class_(static_cast<std::size_t>(schedule.num_stages) * kStageLevelKinds, -1),
+        last_compute_(static_cast<std::size_t>(schedule.num_stages), -1),
         has_recompute_((located.kinds_present >> sched::kind_index(ActionKind::kRecompute)) & 1U),
         has_split_((located.kinds_present >> sched::kind_index(ActionKind::kBackwardWeight)) & 1U) {
     table.num_transfers = located.num_sends;
@@ -150,6 +151,7 @@ class Compiler {
         if (sched::is_recv(a.kind)) continue;
       } else {
         op.op_class = compute_class(ctx, a);
+        last_compute_[static_cast<std::size_t>(a.stage)] = static_cast<std::int32_t>(table_.ops.size() - 1);
       }
       std::array<Dep, 2> deps;
       const int n = dependencies(ctx.index, a, ctx.num_stages, deps);
@@ -179,20 +181,29 @@ class Compiler {
                                      sched::to_string(Action{missing.stage, missing.kind, a.microbatch})));
   }
 
-  // An UNSHARD, RESHARD or REDUCE_GRAD: a no-op on its stage's device (no duration, no memory),
-  // one class per (stage, kind). It may repeat and its micro-batch is not read.
+  // An UNSHARD, RESHARD or REDUCE_GRAD on its stage's device, one class per (stage, kind): the
+  // collective's time and, for UNSHARD, the parameters it gathers. It may repeat and its
+  // micro-batch is not read.
   [[gnu::noinline]] bool compile_stage_level(const Context& ctx, std::size_t d, std::size_t p, const Action& a) {
-    const int home = ctx.placement[static_cast<std::size_t>(a.stage)];
+    const auto s = static_cast<std::size_t>(a.stage);
+    const int home = ctx.placement[s];
     if (home != static_cast<int>(d)) return fail(d, p, a, fmt::format("stage {} is placed on device {}", a.stage, home));
     const auto kind = static_cast<std::size_t>(sched::kind_index(a.kind) - sched::kNumMicrobatchKinds);
-    std::int32_t& id = stage_level_class_[static_cast<std::size_t>(a.stage) * kStageLevelKinds + kind];
+    std::int32_t& id = stage_level_class_[s * kStageLevelKinds + kind];
     if (id < 0) {
+      const StageCost& c = model_.stages[s];
       OpClass oc;
       oc.kind = a.kind;
       oc.device = home;
+      oc.stage = a.stage;
+      if (a.kind == ActionKind::kUnshard) oc.duration_ns = c.unshard_ns, oc.memory_delta_bytes = c.unshard_bytes;
+      if (a.kind == ActionKind::kReduceGrad) oc.duration_ns = c.reduce_grad_ns;
       id = add_class(oc);
     }
-    table_.ops.emplace_back().op_class = id;
+    Op& op = table_.ops.emplace_back();
+    op.op_class = id;
+    if (a.kind == ActionKind::kReduceGrad) op.dep = last_compute_[s];
+    table_.has_unshard = table_.has_unshard || a.kind == ActionKind::kUnshard;
     ++table_.num_stage_level;
     return true;
   }
@@ -216,6 +227,7 @@ class Compiler {
     OpClass oc;
     oc.kind = a.kind;
     oc.device = schedule_.placement[static_cast<std::size_t>(a.stage)];
+    oc.stage = a.stage;
     oc.memory_delta_bytes = activation_delta_bytes(a.kind, c, rematerialized, split);
     if (first) {
       oc.duration_ns = first_cost(c, a.kind) + model_.per_action_overhead_ns;
@@ -304,10 +316,12 @@ class Compiler {
     }
     Int128 static_bytes = 0;
     for (const StaticMemory& m : table_.static_memory) static_bytes += m.total_bytes();
+    Int128 tails = 0;  // the optimizer steps and parameter gathers after the programs
+    for (const StageCost& c : model_.stages) tails += Int128{c.optimizer_step_ns} + c.param_gather_ns;
     const auto n = static_cast<Int128>(table_.ops.size());
     const Int128 int64_max = std::numeric_limits<std::int64_t>::max();
-    if (longest * n <= kMaxTime && static_bytes + largest_growth * n < int64_max) return true;
-    Int128 total_ns = 0;
+    if (longest * n + tails <= kMaxTime && static_bytes + largest_growth * n < int64_max) return true;
+    Int128 total_ns = tails;
     Int128 total_bytes = static_bytes;
     for (const Op& op : table_.ops) {
       const OpClass& c = table_.classes[static_cast<std::size_t>(op.op_class)];
@@ -365,6 +379,7 @@ class Compiler {
   std::vector<std::int32_t> route_;
   std::vector<std::int32_t> link_sender_;   // per link: the device of its latest SEND, -1 none
   std::vector<std::int32_t> stage_level_class_;  // per (stage, stage-level kind): class id, -1 none yet
+  std::vector<std::int32_t> last_compute_;       // per stage: its latest compute op compiled, -1 none
   bool has_recompute_;
   bool has_split_;
 };
@@ -399,6 +414,9 @@ sched::Result<OpTable> build_op_table(const sched::Schedule& schedule, const Cos
   table.ops.reserve(schedule.num_actions());
   table.static_memory = static_memory(schedule, model);
   table.link_shared.assign(model.links.size(), 0);
+  table.overlap_grad_reduce = model.overlap_grad_reduce;
+  table.reduce_grad_buckets.reserve(model.stages.size());
+  for (const StageCost& c : model.stages) table.reduce_grad_buckets.push_back(c.reduce_grad_buckets);
   Compiler compiler(schedule, model, located, table);
   if (!compiler.run()) return Error{compiler.error};
   return table;

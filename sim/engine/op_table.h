@@ -20,12 +20,15 @@ namespace pipeworks::sim {
 // op is its stage's first of the kind with a first-of-step cost, whether its micro-batch is
 // re-materialized and whether its backward is split (memory_model.h).
 struct OpClass {
-  // compute: stage cost + per-action overhead; SEND/RECV: the transfer; stage-level (UNSHARD,
-  // RESHARD, REDUCE_GRAD): 0, they are no-ops in one process
+  // compute: stage cost + per-action overhead; SEND/RECV: the transfer; UNSHARD, REDUCE_GRAD:
+  // the collective (StageCost::unshard_ns, reduce_grad_ns); RESHARD: 0
   Nanoseconds duration_ns = 0;
   Nanoseconds resume_ns = 0;    // compute: added when it starts after its device idled; else 0
-  Bytes memory_delta_bytes = 0;  // activation change on the op's device when it ends
+  // Activation change on the op's device when it ends; UNSHARD: the gathered parameters, held
+  // from its start (RESHARD frees them: no delta of its own)
+  Bytes memory_delta_bytes = 0;
   std::int32_t device = 0;       // the device whose program holds the ops
+  std::int32_t stage = 0;        // compute and stage-level ops: their stage
   std::int32_t link = -1;        // SEND/RECV: index of the cost model's link; compute: -1
   // SEND/RECV: 1 when SENDs of more than one device use the link (its transfers are ordered in
   // global time), 0 when one device's SENDs are its only traffic (FIFO in that device's program
@@ -36,7 +39,9 @@ struct OpClass {
 
 // One op; its kind is its class's. Compute: `dep` and `other` its data dependencies (-1 none; a
 // -1 `dep` means none at all), as sched::data_dependencies. SEND: `dep` its producer, `other` its
-// RECV. RECV: `dep` -1 (it is paired with its SEND instead), `other` its SEND. Stage-level: -1, -1.
+// RECV. RECV: `dep` -1 (it is paired with its SEND instead), `other` its SEND. REDUCE_GRAD: `dep`
+// the last compute op of its stage before it in the program (whose gradients it reduces; -1
+// none), `other` -1. UNSHARD, RESHARD: -1, -1.
 struct Op {
   std::int32_t dep = -1;
   std::int32_t other = -1;
@@ -53,6 +58,9 @@ struct OpTable {
   std::vector<std::uint8_t> link_shared;    // per link of the cost model, as OpClass::link_shared
   std::int64_t num_transfers = 0;
   std::int64_t num_stage_level = 0;  // UNSHARD, RESHARD and REDUCE_GRAD ops
+  bool has_unshard = false;          // some op is an UNSHARD: its stage's computes wait for it
+  bool overlap_grad_reduce = true;   // CostModel::overlap_grad_reduce
+  std::vector<std::int32_t> reduce_grad_buckets;  // per stage: StageCost::reduce_grad_buckets
 
   std::size_t size() const { return ops.size(); }
   const OpClass& class_of(std::size_t op) const { return classes[static_cast<std::size_t>(ops[op].op_class)]; }

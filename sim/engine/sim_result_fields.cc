@@ -15,6 +15,7 @@ constexpr Field<SimResult> kResultFields[] = {
     {.name = "microbatch_size", .unit = U::kSamples, .value = figure<&SimResult::microbatch_size>},
     {.name = "comm_mode", .unit = U::kText, .value = comm_mode},
     {.name = "makespan_ns", .unit = U::kNanoseconds, .value = figure<&SimResult::makespan_ns>},
+    {.name = "step_ns", .unit = U::kNanoseconds, .value = figure<&SimResult::step_ns>},
     {.name = "bubble_fraction", .unit = U::kFraction, .value = figure<&SimResult::bubble_fraction>},
     {.name = "throughput_samples_per_s", .unit = U::kSamplesPerSecond,
      .value = figure<&SimResult::throughput_samples_per_s>},
@@ -30,6 +31,8 @@ constexpr Field<DeviceResult> kDeviceFields[] = {
     {.name = "busy_ns", .unit = U::kNanoseconds, .value = figure<&DeviceResult::busy_ns>},
     {.name = "idle_ns", .unit = U::kNanoseconds, .value = figure<&DeviceResult::idle_ns>},
     {.name = "bubble_fraction", .unit = U::kFraction, .value = figure<&DeviceResult::bubble_fraction>},
+    {.name = "collective_ns", .unit = U::kNanoseconds, .value = figure<&DeviceResult::collective_ns>},
+    {.name = "optimizer_ns", .unit = U::kNanoseconds, .value = figure<&DeviceResult::optimizer_ns>},
 };
 
 constexpr Field<MemoryReport> kMemoryFields[] = {

@@ -11,12 +11,6 @@
 namespace pipeworks::sim {
 namespace {
 
-sched::Lane lane_of(sched::ActionKind kind) {
-  if (sched::is_send(kind)) return sched::Lane::kSend;
-  if (sched::is_recv(kind)) return sched::Lane::kRecv;
-  return sched::Lane::kCompute;
-}
-
 sched::Timeline build_timeline(const sched::Schedule& schedule, const OpTable& table, EngineOutput& out) {
   sched::Timeline tl;
   tl.name = "predicted";
@@ -29,7 +23,7 @@ sched::Timeline build_timeline(const sched::Schedule& schedule, const OpTable& t
     for (std::size_t p = 0; p < program.size(); ++p) {
       const auto i = static_cast<std::size_t>(table.device_begin[d]) + p;
       tl.spans.push_back(
-          sched::Span{static_cast<int>(d), lane_of(program[p].kind), program[p], out.times[i].start_ns, out.times[i].end_ns});
+          sched::Span{static_cast<int>(d), sched::lane_of(program[p].kind), program[p], out.times[i].start_ns, out.times[i].end_ns});
     }
   }
   tl.flows.reserve(static_cast<std::size_t>(table.num_transfers));
@@ -62,7 +56,7 @@ sched::Status slow_down(OpTable& table, const std::vector<OpClass>& unslowed, co
   for (std::size_t c = 0; c < table.classes.size(); ++c) {
     OpClass& slowed = table.classes[c];
     const auto n = static_cast<double>(ops[c]);
-    if (slowed.link >= 0) {  // a transfer: not slowed
+    if (slowed.link >= 0 || sched::is_stage_level(slowed.kind)) {  // a transfer or a collective: not slowed
       total += n * static_cast<double>(slowed.duration_ns);
       continue;
     }
@@ -98,6 +92,27 @@ sched::Result<EngineOutput> run_contended(OpTable& table, const sched::Schedule&
   return out;
 }
 
+// What device d does once a step after its program and its last collective: the optimizer step
+// of its stages, then (ZeRO-1, -2) the all-gather of their updated shards.
+Nanoseconds optimizer_tail(const sched::Schedule& schedule, const CostModel& model, std::size_t d) {
+  Nanoseconds tail = 0;
+  for (std::size_t s = 0; s < schedule.placement.size(); ++s) {
+    if (static_cast<std::size_t>(schedule.placement[s]) != d) continue;
+    tail += model.stages[s].optimizer_step_ns + model.stages[s].param_gather_ns;
+  }
+  return tail;
+}
+
+// The step: the latest device end plus its optimizer tail, at least the makespan.
+Nanoseconds step_end(const sched::Schedule& schedule, const CostModel& model, const EngineOutput& out,
+                     Nanoseconds makespan) {
+  Nanoseconds step = makespan;
+  for (std::size_t d = 0; d < out.end_ns.size(); ++d) {
+    step = std::max(step, out.end_ns[d] + optimizer_tail(schedule, model, d));
+  }
+  return step;
+}
+
 }  // namespace
 
 sched::Result<SimResult> simulate(const sched::Schedule& schedule, const CostModel& model, const SimOptions& options) {
@@ -109,6 +124,7 @@ sched::Result<SimResult> simulate(const sched::Schedule& schedule, const CostMod
 
   SimResult result;
   result.makespan_ns = out->makespan_ns;
+  result.step_ns = step_end(schedule, model, *out, result.makespan_ns);
   result.num_actions = static_cast<std::int64_t>(table->size());
   result.num_transfers = table->num_transfers;
   result.num_stage_level_actions = table->num_stage_level;
@@ -129,6 +145,8 @@ sched::Result<SimResult> simulate(const sched::Schedule& schedule, const CostMod
     DeviceResult& dr = result.devices[d];
     dr.device = static_cast<int>(d);
     dr.busy_ns = busy[d];
+    dr.collective_ns = out->collective_ns[d];
+    dr.optimizer_ns = optimizer_tail(schedule, model, d);
     dr.contention_slowdown = slowdown[d];
     dr.idle_ns = result.makespan_ns - dr.busy_ns;
     dr.bubble_fraction =
@@ -146,7 +164,7 @@ sched::Result<SimResult> simulate(const sched::Schedule& schedule, const CostMod
     result.bubble_fraction = std::min(
         1.0, total_idle / (static_cast<double>(result.makespan_ns) * static_cast<double>(num_devices)));
     result.throughput_samples_per_s = static_cast<double>(schedule.num_microbatches) * model.microbatch_size * 1e9 /
-                                      static_cast<double>(result.makespan_ns);
+                                      static_cast<double>(result.step_ns);
   }
   return result;
 }

@@ -8,8 +8,9 @@
 // transfer on its link, in CostModel::comm_mode (see engine.h for the exact rules). Devices with
 // a contention factor are slowed where they compute at the same time (contention.h).
 //
-// torch's stage-level actions (UNSHARD, RESHARD, REDUCE_GRAD) cost nothing: in one process they
-// are no-ops (the data-parallel issue gives them a cost). A composite `(0F3;3B1)OVERLAP_F_B` runs
+// torch's stage-level actions (UNSHARD, RESHARD, REDUCE_GRAD) run on each device's collective lane
+// at the costs the cost model gives them (engine.h), 0 without data parallelism; the simulated
+// pipeline is one of the replicas, each alike. A composite `(0F3;3B1)OVERLAP_F_B` runs
 // as its two sub-actions back to back on its device: overlap is not modelled. The result counts
 // both, and the report says so where they appear.
 //
@@ -41,19 +42,24 @@ struct DeviceResult {
   Nanoseconds idle_ns = 0;  // makespan - busy
   double bubble_fraction = 0;
   double contention_slowdown = 1;  // its compute ran this much slower for sharing (contention.h)
+  Nanoseconds collective_ns = 0;   // its collective lane's busy time (UNSHARD, REDUCE_GRAD)
+  Nanoseconds optimizer_ns = 0;    // its optimizer step and parameter all-gather, after its program
   MemoryReport memory;
 };
 
 struct SimResult {
   sched::Timeline timeline;  // name "predicted"; empty spans when SimOptions::build_timeline is off
-  Nanoseconds makespan_ns = 0;
+  Nanoseconds makespan_ns = 0;  // the latest end of an action (compute, transfer or collective)
+  // The training step: each device's optimizer tail after its program and collectives end; the
+  // makespan when no stage has an optimizer cost.
+  Nanoseconds step_ns = 0;
   double bubble_fraction = 0;  // idle compute time over devices x makespan
-  double throughput_samples_per_s = 0;  // M * microbatch_size / makespan
+  double throughput_samples_per_s = 0;  // M * microbatch_size / step
   std::vector<DeviceResult> devices;
   bool fits = true;  // every device's peak <= its capacity
   std::int64_t num_actions = 0;
   std::int64_t num_transfers = 0;
-  std::int64_t num_stage_level_actions = 0;  // UNSHARD, RESHARD, REDUCE_GRAD: simulated as no-ops
+  std::int64_t num_stage_level_actions = 0;  // UNSHARD, RESHARD, REDUCE_GRAD
   std::int64_t num_composites = 0;           // OVERLAP_F_B: simulated as their sub-actions back to back
   int num_microbatches = 0;
   int microbatch_size = 1;

@@ -59,11 +59,13 @@ std::vector<StageLayers> stage_layers(const Partition& partition, const ModelSpe
 
 std::vector<std::string> simulation_notes(const SimResult& result) {
   std::vector<std::string> notes;
-  if (const std::int64_t n = result.num_stage_level_actions; n > 0) {
-    notes.push_back(fmt::format("{} (UNSHARD, RESHARD, REDUCE_GRAD) {}: in one process {} (the data-parallel "
-                                "issue gives them a cost)",
+  const bool collectives_timed = std::any_of(result.devices.begin(), result.devices.end(),
+                                             [](const DeviceResult& d) { return d.collective_ns > 0; });
+  if (const std::int64_t n = result.num_stage_level_actions; n > 0 && !collectives_timed) {
+    notes.push_back(fmt::format("{} (UNSHARD, RESHARD, REDUCE_GRAD) {}: the cost model gives {} no time (no "
+                                "data-parallel group)",
                                 sched::counted(n, "stage-level action"), n == 1 ? "costs nothing" : "cost nothing",
-                                n == 1 ? "it is a no-op" : "they are no-ops"));
+                                n == 1 ? "it" : "them"));
   }
   if (const std::int64_t n = result.num_composites; n > 0) {
     notes.push_back(fmt::format("{} {}: overlap is not modelled", sched::counted(n, "OVERLAP_F_B action"),

@@ -41,8 +41,8 @@ struct ReportInputs {
 };
 
 // What the simulation did not time, one sentence each (none when the schedule has neither):
-// "12 stage-level actions (UNSHARD, RESHARD, REDUCE_GRAD) cost nothing: in one process they are
-// no-ops (the data-parallel issue gives them a cost)", "6 OVERLAP_F_B actions run as their
+// "12 stage-level actions (UNSHARD, RESHARD, REDUCE_GRAD) cost nothing: the cost model gives them
+// no time (no data-parallel group)" (only when no collective took time), "6 OVERLAP_F_B actions run as their
 // forward then their backward: overlap is not modelled".
 std::vector<std::string> simulation_notes(const SimResult& result);
 

@@ -1,5 +1,6 @@
-// The simulator over torch's whole vocabulary: UNSHARD, RESHARD and REDUCE_GRAD are no-ops (the
-// same times as without them, whatever the comm mode, overheads and resume costs), a composite
+// The simulator over torch's whole vocabulary: UNSHARD, RESHARD and REDUCE_GRAD without
+// data-parallel costs take no time (the same times as without them, whatever the comm mode,
+// overheads and resume costs; their timed form is data_parallel_sim_test.cc), a composite
 // runs as its sub-actions back to back (the same times as the two written apart), the report
 // notes both, and every file torch writes (tests/data/torch_emitted/) simulates.
 #include <catch2/catch.hpp>
@@ -126,8 +127,8 @@ TEST_CASE("the report notes the no-ops and the composites, and only where they a
   CHECK(r.num_stage_level_actions == 4);
   CHECK(r.num_composites == 1);
   CHECK(sim::simulation_notes(r) ==
-        std::vector<std::string>{"4 stage-level actions (UNSHARD, RESHARD, REDUCE_GRAD) cost nothing: in one process "
-                                 "they are no-ops (the data-parallel issue gives them a cost)",
+        std::vector<std::string>{"4 stage-level actions (UNSHARD, RESHARD, REDUCE_GRAD) cost nothing: the cost model "
+                                 "gives them no time (no data-parallel group)",
                                  "1 OVERLAP_F_B action runs as its forward then its backward: overlap is not modelled"});
   const sim::ReportInputs inputs{"uniform", "uniform", "t.csv", 2, 3, 1, false, false, {}, std::nullopt};
   const std::string table = sim::summary_table(r, inputs);

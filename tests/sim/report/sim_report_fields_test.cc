@@ -76,7 +76,7 @@ TEST_CASE("the simulate report holds the result's fields in the table's order", 
   const std::vector<std::string> keys = keys_of(report);
   CHECK(keys == std::vector<std::string>{
                     "schema", "model", "cluster", "schedule", "num_stages", "num_microbatches", "microbatch_size",
-                    "batch_size", "recompute", "comm_lowered", "comm_mode", "makespan_ns", "bubble_fraction",
+                    "batch_size", "recompute", "comm_lowered", "comm_mode", "makespan_ns", "step_ns", "bubble_fraction",
                     "gpipe_closed_form_bubble_fraction", "throughput_samples_per_s", "fits", "num_actions",
                     "num_transfers", "num_stage_level_actions", "num_composites", "notes", "stages", "devices"});
   // Every field of the table, in its order among the report's keys.
@@ -94,7 +94,7 @@ TEST_CASE("each device and stage of the simulate report holds the device's and i
   const Json report = Json::parse(sim::report_json(s.result, s.inputs));
   std::vector<std::string> figures = names_of(sim::device_result_fields());
   for (const std::string& name : names_of(sim::memory_report_fields())) figures.push_back(name);
-  CHECK(figures == std::vector<std::string>{"device", "busy_ns", "idle_ns", "bubble_fraction", "peak_bytes",
+  CHECK(figures == std::vector<std::string>{"device", "busy_ns", "idle_ns", "bubble_fraction", "collective_ns", "optimizer_ns", "peak_bytes",
                                             "peak_activation_bytes", "param_bytes", "grad_bytes", "optimizer_bytes",
                                             "capacity_bytes", "fits"});
   REQUIRE(report["devices"].size() == s.result.devices.size());
