@@ -104,11 +104,56 @@ sched::Result<StageCost> stage_cost(const ModelSpec& model, int begin, int end, 
   return cost;
 }
 
+// Links in order of first use, scanning (a, b) row by row; cost-model device a is cluster device
+// devices[a].
+void add_links(CostModel& cost, const ClusterSpec& cluster, const std::vector<int>& devices) {
+  const auto D = static_cast<std::size_t>(cost.num_devices);
+  std::vector<int> egress(static_cast<std::size_t>(cluster.num_nodes()) * static_cast<std::size_t>(cluster.inter_node_links), -1);
+  cost.link_of.assign(D * D, -1);
+  for (std::size_t a = 0; a < D; ++a) {
+    const int from = devices[a];
+    const int node = cluster.node_of(from);
+    for (std::size_t b = 0; b < D; ++b) {
+      if (a == b) continue;
+      int& slot = cost.link_of[a * D + b];
+      if (node == cluster.node_of(devices[b])) {
+        slot = static_cast<int>(cost.links.size());
+        cost.links.push_back(Link{cluster.intra_node.latency_ns, cluster.intra_node.bandwidth_bytes_per_s});
+        continue;
+      }
+      const int nic = (from % cluster.devices_per_node) % cluster.inter_node_links;
+      int& shared = egress[static_cast<std::size_t>(node) * static_cast<std::size_t>(cluster.inter_node_links) +
+                           static_cast<std::size_t>(nic)];
+      if (shared < 0) {
+        shared = static_cast<int>(cost.links.size());
+        cost.links.push_back(Link{cluster.inter_node.latency_ns, cluster.inter_node.bandwidth_bytes_per_s});
+      }
+      slot = shared;
+    }
+  }
+}
+
 }  // namespace
 
 sched::Result<CostModel> build_cost_model(const ModelSpec& model, const ClusterSpec& cluster,
                                           const Partition& partition, const std::vector<int>& placement,
                                           int microbatch_size, OptimizerKind optimizer) {
+  if (placement.empty()) return error("placement has no entries");
+  for (std::size_t s = 0; s < placement.size(); ++s) {
+    if (placement[s] < 0 || placement[s] >= cluster.num_devices()) {
+      return error(fmt::format("stage {} is placed on device {}, but cluster '{}' has devices 0..{}", s, placement[s],
+                               cluster.name, cluster.num_devices() - 1));
+    }
+  }
+  ParallelLayout layout;
+  layout.pp = *std::max_element(placement.begin(), placement.end()) + 1;
+  return build_cost_model(model, cluster, partition, placement, microbatch_size, optimizer, layout, {});
+}
+
+sched::Result<CostModel> build_cost_model(const ModelSpec& model, const ClusterSpec& cluster,
+                                          const Partition& partition, const std::vector<int>& placement,
+                                          int microbatch_size, OptimizerKind optimizer, const ParallelLayout& layout,
+                                          const DataParallelOptions& options) {
   for (const auto& status : {check_model_spec(model), check_cluster_spec(cluster)}) {
     if (!status) return status.error();
   }
@@ -119,11 +164,13 @@ sched::Result<CostModel> build_cost_model(const ModelSpec& model, const ClusterS
   if (placement.size() != static_cast<std::size_t>(K)) {
     return error(fmt::format("placement has {} entries for {} stages", placement.size(), K));
   }
+  if (auto st = check_layout(layout, cluster.num_devices(), cluster.devices_per_node); !st) return st.error();
+  const std::vector<int> devices = replica_devices(layout);
   for (int s = 0; s < K; ++s) {
     const int d = placement[static_cast<std::size_t>(s)];
-    if (d < 0 || d >= cluster.num_devices()) {
-      return error(fmt::format("stage {} is placed on device {}, but cluster '{}' has devices 0..{}", s, d,
-                               cluster.name, cluster.num_devices() - 1));
+    if (d < 0 || d >= layout.pp) {
+      return error(fmt::format("stage {} is placed on device {}, but {} has pipeline ranks 0..{}", s, d,
+                               layout_text(layout), layout.pp - 1));
     }
   }
   CostModel cost;
@@ -131,41 +178,26 @@ sched::Result<CostModel> build_cost_model(const ModelSpec& model, const ClusterS
   cost.comm_mode = cluster.comm_mode;
   cost.per_action_overhead_ns = cluster.dispatch_overhead_ns;
   for (int s = 0; s < K; ++s) {
-    const DeviceSpec& device = cluster.devices[static_cast<std::size_t>(placement[static_cast<std::size_t>(s)])];
+    const DeviceSpec& device =
+        cluster.devices[static_cast<std::size_t>(devices[static_cast<std::size_t>(placement[static_cast<std::size_t>(s)])])];
     auto stage = stage_cost(model, partition.begin(s), partition.end(s), microbatch_size, device.relative_speed,
                             optimizer);
     if (!stage) return sched::Error{fmt::format("stage {}: {}", s, stage.error().message), std::nullopt};
     cost.stages.push_back(*stage);
   }
-  const int D = *std::max_element(placement.begin(), placement.end()) + 1;
-  if (auto devices = check_cost_model_devices(D); !devices) return error(devices.error().message);
+  const int D = layout.pp;
+  if (auto count = check_cost_model_devices(D); !count) return error(count.error().message);
   cost.num_devices = D;
-  for (int d = 0; d < D; ++d) cost.device_memory_bytes.push_back(cluster.devices[static_cast<std::size_t>(d)].memory_bytes);
+  for (int d = 0; d < D; ++d) {
+    cost.device_memory_bytes.push_back(cluster.devices[static_cast<std::size_t>(devices[static_cast<std::size_t>(d)])].memory_bytes);
+  }
   if (cluster.contention_factor > 1.0) {
     cost.contention_factor.assign(static_cast<std::size_t>(D), cluster.contention_factor);
-    for (int d = 0; d < D; ++d) cost.contention_group.push_back(cluster.node_of(d));
+    for (int d = 0; d < D; ++d) cost.contention_group.push_back(cluster.node_of(devices[static_cast<std::size_t>(d)]));
   }
-
-  // Links in order of first use, scanning (a, b) row by row.
-  std::vector<int> egress(static_cast<std::size_t>(cluster.num_nodes()), -1);
-  cost.link_of.assign(static_cast<std::size_t>(D) * static_cast<std::size_t>(D), -1);
-  for (int a = 0; a < D; ++a) {
-    for (int b = 0; b < D; ++b) {
-      if (a == b) continue;
-      int& slot = cost.link_of[static_cast<std::size_t>(a) * static_cast<std::size_t>(D) + static_cast<std::size_t>(b)];
-      const int node = cluster.node_of(a);
-      if (node == cluster.node_of(b)) {
-        slot = static_cast<int>(cost.links.size());
-        cost.links.push_back(Link{cluster.intra_node.latency_ns, cluster.intra_node.bandwidth_bytes_per_s});
-      } else {
-        int& shared = egress[static_cast<std::size_t>(node)];
-        if (shared < 0) {
-          shared = static_cast<int>(cost.links.size());
-          cost.links.push_back(Link{cluster.inter_node.latency_ns, cluster.inter_node.bandwidth_bytes_per_s});
-        }
-        slot = shared;
-      }
-    }
+  add_links(cost, cluster, devices);
+  if (auto st = add_data_parallel_costs(cost, placement, model, cluster, layout, optimizer, options); !st) {
+    return st.error();
   }
   return cost;
 }

@@ -10,7 +10,9 @@
 #include "sim/plan/partition.h"
 #include "sim/spec/cluster_spec.h"
 #include "sim/spec/model_spec.h"
+#include "sim/plan/data_parallel.h"
 #include "sim/spec/optimizer.h"
+#include "sim/spec/parallel_layout.h"
 
 namespace pipeworks::sim {
 
@@ -26,17 +28,25 @@ namespace pipeworks::sim {
 //   stash_bytes         sum stash(m); param_bytes sum params
 //   grad_bytes, optimizer_bytes   from optimizer.h (grads in param precision; fp32 states,
 //                                 plus an fp32 master copy when params are fp16/bf16)
-// Devices: num_devices = max(placement) + 1 (the schedule's devices are cluster devices
-// 0..D-1), with their memory capacities. Links, per ordered pair (a, b), a != b:
+// Devices: the layout's pp pipeline ranks of replica 0; rank p is cluster device
+// rank_of(layout, {0, 0, p}) (replica_devices), with its memory capacity. Links, per ordered
+// pair (a, b), a != b:
 //   same node        its own link with the intra-node bandwidth and latency
-//   different nodes  the sending node's egress link (one per node, inter-node bandwidth and
-//                    latency), shared by every transfer leaving that node
+//   different nodes  the sender's egress link: its node has inter_node_links of them (inter-node
+//                    bandwidth and latency), device d sending on link d % inter_node_links,
+//                    shared by every transfer leaving the node on it
+// Then each stage's data-parallel costs and sharded state, and the optimizer step's time
+// (data_parallel.h).
 // comm_mode and per_action_overhead_ns come from the cluster; a contention factor above 1 goes to
 // every device, one contention group per node.
 sched::Result<CostModel> build_cost_model(const ModelSpec& model, const ClusterSpec& cluster,
-                                          const Partition& partition,
-                                          const std::vector<int>& placement, int microbatch_size,
-                                          OptimizerKind optimizer);
+                                          const Partition& partition, const std::vector<int>& placement,
+                                          int microbatch_size, OptimizerKind optimizer, const ParallelLayout& layout,
+                                          const DataParallelOptions& options = {});
+// One pipeline on cluster devices 0..D-1, D = max(placement) + 1: the layout pp D, dp 1.
+sched::Result<CostModel> build_cost_model(const ModelSpec& model, const ClusterSpec& cluster,
+                                          const Partition& partition, const std::vector<int>& placement,
+                                          int microbatch_size, OptimizerKind optimizer);
 
 // Stage i on device i; an error when there are more stages than devices.
 sched::Result<std::vector<int>> default_placement(int num_stages, const ClusterSpec& cluster);

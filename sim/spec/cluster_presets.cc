@@ -17,21 +17,25 @@ constexpr std::string_view kCpu2 =
 constexpr std::string_view kDgx =
     "one DGX H100: 8x H100 SXM 80 GB, NVLink 4 900 GB/s bidirectional = 450 GB/s per direction "
     "(NVIDIA H100 Tensor Core GPU datasheet); 395.6 TFLOP/s = 40% of the 989 TFLOP/s dense BF16 "
-    "peak (assumed sustained fraction); 3 us link latency, 10 us dispatch (estimates)";
+    "peak (assumed sustained fraction); HBM3 3.35 TB/s (same datasheet); 3 us link latency, 10 us "
+    "dispatch (estimates)";
 constexpr std::string_view kMultinode =
     "N DGX H100 nodes (default 4): intra-node as dgx-h100; between nodes 8x ConnectX-7 400 Gb/s "
     "NDR InfiniBand per node, one per GPU = 50 GB/s per direction (NVIDIA ConnectX-7 and DGX H100 "
-    "datasheets), 5 us latency (estimate). Transfers leaving a node share one 50 GB/s egress link";
+    "datasheets), 5 us latency (estimate): each GPU sends off the node on its own 50 GB/s link";
 
 ClusterSpec h100_nodes(std::string name, std::string_view description, int nodes) {
   ClusterSpec spec;
   spec.name = std::move(name);
   spec.description = std::string(description);
   spec.devices.assign(static_cast<std::size_t>(nodes * kGpusPerDgx),
-                      DeviceSpec{80 * kGiB, 1.0, kH100SustainedFlopsPerS});
+                      DeviceSpec{80 * kGiB, 1.0, kH100SustainedFlopsPerS, kH100MemoryBytesPerS});
   spec.devices_per_node = kGpusPerDgx;
   spec.intra_node = LinkSpec{kNvlink4BytesPerSPerDirection, 3'000};
-  if (nodes > 1) spec.inter_node = LinkSpec{kNdrBytesPerSPerPort, 5'000};
+  if (nodes > 1) {
+    spec.inter_node = LinkSpec{kNdrBytesPerSPerPort, 5'000};
+    spec.inter_node_links = kGpusPerDgx;  // one ConnectX-7 per GPU
+  }
   spec.comm_mode = CommMode::kOverlap;
   spec.dispatch_overhead_ns = 10'000;
   return spec;

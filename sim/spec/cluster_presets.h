@@ -20,6 +20,8 @@ inline constexpr double kH100PeakBf16FlopsPerS = 989e12;
 inline constexpr double kSustainedFraction = 0.4;
 inline constexpr double kH100SustainedFlopsPerS = kH100PeakBf16FlopsPerS * kSustainedFraction;
 inline constexpr double kNvlink4BytesPerSPerDirection = 450e9;
+// Same datasheet: HBM3 3.35 TB/s (H100 SXM).
+inline constexpr double kH100MemoryBytesPerS = 3.35e12;
 // NVIDIA ConnectX-7 datasheet: 400 Gb/s NDR InfiniBand per port; a DGX H100 has 8 of them,
 // one per GPU: 400e9 / 8 = 50 GB/s per direction.
 inline constexpr double kNdrBytesPerSPerPort = 400e9 / 8;

@@ -19,7 +19,7 @@ constexpr const char* kUnknownMemory = "unknown";  // a device's capacity not kn
 DeviceSpec read_device(SpecReader& reader, const Json& object, const std::string& pointer) {
   DeviceSpec device;
   if (!reader.expect_object(object, pointer)) return device;
-  reader.allow_keys(object, pointer, {"memory_bytes", "relative_speed", "flops_per_s"});
+  reader.allow_keys(object, pointer, {"memory_bytes", "relative_speed", "flops_per_s", "memory_bandwidth"});
   // "unknown" is the one way to leave the capacity unchecked (0 in DeviceSpec); a 0 written as
   // a size would silently make every configuration fit.
   const auto memory = object.find(kMemoryKey);
@@ -38,6 +38,8 @@ DeviceSpec read_device(SpecReader& reader, const Json& object, const std::string
   device.flops_per_s = object.contains("flops_per_s")
                            ? reader.flop_rate(object, pointer, "flops_per_s", std::nullopt)
                            : 0.0;
+  device.memory_bandwidth_bytes_per_s =
+      object.contains("memory_bandwidth") ? reader.bandwidth(object, pointer, "memory_bandwidth", std::nullopt) : 0.0;
   return device;
 }
 
@@ -57,6 +59,7 @@ nlohmann::ordered_json device_json(const DeviceSpec& d) {
   out[kMemoryKey] = d.memory_bytes == 0 ? std::string(kUnknownMemory) : exact_bytes_string(d.memory_bytes);
   out["relative_speed"] = d.relative_speed;
   if (d.flops_per_s > 0) out["flops_per_s"] = d.flops_per_s;
+  if (d.memory_bandwidth_bytes_per_s > 0) out["memory_bandwidth"] = d.memory_bandwidth_bytes_per_s;
   return out;
 }
 
@@ -77,8 +80,10 @@ sched::Status check_cluster_spec(const ClusterSpec& spec) {
   for (std::size_t i = 0; i < spec.devices.size(); ++i) {
     const DeviceSpec& d = spec.devices[i];
     if (d.memory_bytes < 0 || !(std::isfinite(d.relative_speed) && d.relative_speed > 0) ||
-        !(std::isfinite(d.flops_per_s) && d.flops_per_s >= 0)) {
-      return error(fmt::format("{}: device {}: memory and FLOP/s must be non-negative, speed positive", who, i));
+        !(std::isfinite(d.flops_per_s) && d.flops_per_s >= 0) ||
+        !(std::isfinite(d.memory_bandwidth_bytes_per_s) && d.memory_bandwidth_bytes_per_s >= 0)) {
+      return error(fmt::format("{}: device {}: memory, FLOP/s and memory bandwidth must be non-negative, speed positive",
+                               who, i));
     }
   }
   auto bad_link = [](const LinkSpec& l) {
@@ -89,6 +94,10 @@ sched::Status check_cluster_spec(const ClusterSpec& spec) {
   }
   if (spec.num_nodes() > 1 && bad_link(spec.inter_node)) {
     return error(who + ": inter_node link needs a positive bandwidth and a non-negative latency");
+  }
+  if (spec.inter_node_links < 1 || spec.inter_node_links > spec.devices_per_node) {
+    return error(fmt::format("{}: inter_node_links ({}) must be from 1 to devices_per_node ({})", who,
+                             spec.inter_node_links, spec.devices_per_node));
   }
   if (spec.dispatch_overhead_ns < 0) return error(who + ": dispatch overhead must not be negative");
   if (!(spec.contention_factor >= 1.0 && spec.contention_factor <= 1000.0)) {
@@ -105,7 +114,7 @@ sched::Result<ClusterSpec> parse_cluster_spec(std::string_view json_text, std::s
   ClusterSpec spec;
   if (!reader.expect_object(root, "")) return reader.error();
   reader.allow_keys(root, "", {"name", "description", "devices", "device", "devices_per_node",
-                               "intra_node", "inter_node", "comm_mode", "dispatch_overhead",
+                               "intra_node", "inter_node", "inter_node_links", "comm_mode", "dispatch_overhead",
                                "dispatch_overhead_ns", "contention"});
   spec.name = reader.string(root, "", "name", std::nullopt);
   spec.description = reader.string(root, "", "description", std::string());
@@ -142,8 +151,16 @@ sched::Result<ClusterSpec> parse_cluster_spec(std::string_view json_text, std::s
     if (!root.contains("inter_node")) reader.fail("/inter_node", nullptr, "missing required field");
     if (reader.ok()) spec.inter_node = read_link(reader, root, "inter_node");
   }
+  if (reader.ok() && spec.num_nodes() > 1) {
+    spec.inter_node_links = static_cast<int>(reader.integer(root, "", "inter_node_links", 1, 1));
+    if (reader.ok() && spec.inter_node_links > spec.devices_per_node) {
+      reader.fail("/inter_node_links", &root["inter_node_links"],
+                  fmt::format("a node of {} devices has at most {} egress links (one per device)",
+                              spec.devices_per_node, spec.devices_per_node));
+    }
+  }
   if (reader.ok()) {
-    for (const char* key : {"intra_node", "inter_node"}) {
+    for (const char* key : {"intra_node", "inter_node", "inter_node_links"}) {
       const bool used = std::string_view(key) == "intra_node" ? spec.devices_per_node > 1 : spec.num_nodes() > 1;
       if (!used && root.contains(key)) {
         reader.fail(pointer_child("", key), nullptr,
@@ -191,6 +208,7 @@ std::string cluster_spec_to_json(const ClusterSpec& spec) {
   root["devices_per_node"] = spec.devices_per_node;
   if (spec.devices_per_node > 1) root["intra_node"] = link_json(spec.intra_node);
   if (spec.num_nodes() > 1) root["inter_node"] = link_json(spec.inter_node);
+  if (spec.num_nodes() > 1 && spec.inter_node_links != 1) root["inter_node_links"] = spec.inter_node_links;
   root["comm_mode"] = std::string(comm_mode_name(spec.comm_mode));
   root["dispatch_overhead"] = exact_duration_string(spec.dispatch_overhead_ns);
   if (spec.contention_factor != 1.0) root["contention"] = spec.contention_factor;

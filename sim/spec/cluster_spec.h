@@ -17,6 +17,8 @@ struct DeviceSpec {
   Bytes memory_bytes = 0;     // capacity; 0 = unknown / unlimited
   double relative_speed = 1;  // > 0; stage times from the model spec are divided by it
   double flops_per_s = 0;     // sustained FLOP/s (for presets computed from FLOPs); 0 = unknown
+  // Memory bandwidth, for memory-bound work (the optimizer step); 0 = unknown: not timed.
+  double memory_bandwidth_bytes_per_s = 0;
   friend bool operator==(const DeviceSpec&, const DeviceSpec&) = default;
 };
 
@@ -32,7 +34,10 @@ struct ClusterSpec {
   std::vector<DeviceSpec> devices;
   int devices_per_node = 1;  // divides devices.size(); device d is on node d / devices_per_node
   LinkSpec intra_node;       // between two devices of one node (each ordered pair its own link)
-  LinkSpec inter_node;       // leaving a node (one egress link per node, shared by its devices)
+  LinkSpec inter_node;       // leaving a node: each of its inter_node_links egress links
+  // Egress links a node has (NICs); device d of a node sends on link d % inter_node_links, shared
+  // with the node's other devices on that link. DGX H100: 8, one per GPU.
+  int inter_node_links = 1;
   CommMode comm_mode = CommMode::kOverlap;
   Nanoseconds dispatch_overhead_ns = 0;  // added to every compute action
   // Devices of one node that compute at the same time each run up to this factor slower (CPU
@@ -50,7 +55,7 @@ struct ClusterSpec {
 
 // Checks >= 1 device, devices_per_node >= 1 dividing the count, positive speeds and
 // bandwidths (inter-node only when there are several nodes), non-negative sizes and times, a
-// contention factor in [1, 1000].
+// contention factor in [1, 1000], 1 <= inter_node_links <= devices_per_node.
 sched::Status check_cluster_spec(const ClusterSpec& spec);
 
 // JSON in, errors with JSON pointers: "cluster.json: /intra_node/latency: \"3 parsecs\": ...".

@@ -49,4 +49,15 @@ Bytes training_state_bytes(Bytes param_bytes, ParamDtype dtype, OptimizerKind ki
   return total;
 }
 
+Bytes optimizer_step_bytes(Bytes param_bytes, ParamDtype dtype, OptimizerKind kind) {
+  const Bytes state = optimizer_state_bytes(param_bytes, dtype, kind);
+  Bytes total = 0;
+  if (__builtin_mul_overflow(param_bytes, 2, &total) ||
+      __builtin_add_overflow(total, gradient_bytes(param_bytes), &total) ||
+      __builtin_add_overflow(total, state, &total) || __builtin_add_overflow(total, state, &total)) {
+    return std::numeric_limits<Bytes>::max();
+  }
+  return total;
+}
+
 }  // namespace pipeworks::sim

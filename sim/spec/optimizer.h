@@ -30,5 +30,10 @@ Bytes optimizer_state_bytes(Bytes param_bytes, ParamDtype dtype, OptimizerKind k
 
 // param + gradient + optimizer state, saturating likewise.
 Bytes training_state_bytes(Bytes param_bytes, ParamDtype dtype, OptimizerKind kind);
+// The bytes one optimizer step moves through memory: it reads and writes each parameter and its
+// state and reads its gradient once (a fused, element-wise update, as apex's FusedAdam and
+// torch's foreach/fused optimizers do): 2 param + grad + 2 state. bf16 Adam: 30 bytes a parameter.
+// Saturates likewise.
+Bytes optimizer_step_bytes(Bytes param_bytes, ParamDtype dtype, OptimizerKind kind);
 
 }  // namespace pipeworks::sim
