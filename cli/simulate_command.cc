@@ -14,6 +14,7 @@
 
 #include "cli/arg_checks.h"
 #include "cli/command_list.h"
+#include "cli/layout_flags.h"
 #include "cli/planning_args.h"
 #include "cli/schedule_flags.h"
 #include "cli/simulate_schedule.h"
@@ -47,6 +48,7 @@ struct SimulateOptions {
   std::optional<int> batch;  // default: 4 samples per micro-batch
   std::string partition = kDefaultPartition;
   std::string optimizer = kDefaultOptimizer;
+  LayoutArgs layout;
   std::string comm;  // "" = the cluster's comm mode
   std::string json;
   std::string trace;
@@ -68,16 +70,18 @@ std::optional<Failure> invalid(std::string message) { return Failure{kExitInvali
 // is a usage error.
 std::optional<Failure> make_partition(const SimulateOptions& o, const sim::ModelSpec& model,
                                       const sim::ClusterSpec& cluster, const sched::Schedule& schedule,
-                                      sim::PartitionContext context, std::optional<sim::Partition>& out) {
+                                      sim::PartitionContext context, const std::vector<int>& devices,
+                                      std::optional<sim::Partition>& out) {
   const int stages = schedule.num_stages;
   auto choice = sim::parse_partition_choice(o.partition);
   if (!choice) return usage("--" + choice.error().message);
   if (choice->rule == sim::PartitionChoice::Rule::kCounts && static_cast<int>(choice->counts.size()) != stages) {
     return usage(fmt::format("--partition names {} stages but the schedule has {}", choice->counts.size(), stages));
   }
-  for (const int device : schedule.placement) {
-    context.stage_speed.push_back(cluster.devices[static_cast<std::size_t>(device)].relative_speed);
-    context.capacity_bytes.push_back(cluster.devices[static_cast<std::size_t>(device)].memory_bytes);
+  for (const int rank : schedule.placement) {
+    const sim::DeviceSpec& device = cluster.devices[static_cast<std::size_t>(devices[static_cast<std::size_t>(rank)])];
+    context.stage_speed.push_back(device.relative_speed);
+    context.capacity_bytes.push_back(device.memory_bytes);
   }
   context.in_flight = sched::peak_in_flight(schedule);
   auto partition = sim::choose_partition(*choice, model, stages, context);
@@ -115,14 +119,24 @@ std::optional<Failure> run(const SimulateOptions& o) {
   }
   auto optimizer = sim::parse_optimizer(o.optimizer);
   if (!optimizer) return usage(optimizer.error().message);
+  auto replicated = layout_from(o.layout, 1, 1);
+  if (!replicated) return usage(replicated.error().message);
+  auto dp_options = data_parallel_options_from(o.layout);
+  if (!dp_options) return usage(dp_options.error().message);
   sim::ModelSpec model;
   sim::ClusterSpec cluster;
   if (auto failure = resolve_specs(o, model, cluster)) return failure;
   bool usage_error = false;
-  auto chosen = schedule_to_simulate(request, cluster, usage_error);
+  auto chosen = schedule_to_simulate(request, cluster, usage_error, *replicated);
   if (!chosen) return usage_error ? usage(chosen.error().message) : invalid(chosen.error().message);
   const sched::Schedule& schedule = chosen->schedule;
   if (auto size = sim::check_cost_model_devices(schedule.num_devices()); !size) return usage(size.error().message);
+  sim::ParallelLayout layout = *replicated;
+  layout.pp = schedule.num_devices();
+  layout.virtual_stages = std::max(1, schedule.num_stages / std::max(1, schedule.num_devices()));
+  if (auto fits = sim::check_layout(layout, cluster.num_devices(), cluster.devices_per_node); !fits) {
+    return invalid(fmt::format("{} on cluster '{}': {}", sim::layout_text(layout), cluster.name, fits.error().message));
+  }
   const int stages = schedule.num_stages;
   const int microbatches = schedule.num_microbatches;
   const int batch = o.batch.value_or(microbatches * kDefaultSamplesPerMicrobatch);
@@ -133,8 +147,11 @@ std::optional<Failure> run(const SimulateOptions& o) {
   std::optional<sim::Partition> partition;
   const auto kind = sched::parse_schedule_kind(request.kind).value();  // balanced's default in-flight rule
   const sim::PartitionContext context{kind, microbatches, *split, *optimizer, recompute, {}, {}, {}};
-  if (auto failure = make_partition(o, model, cluster, schedule, context, partition)) return failure;
-  auto costs = sim::build_cost_model(model, cluster, *partition, schedule.placement, *split, *optimizer);
+  if (auto failure = make_partition(o, model, cluster, schedule, context, sim::replica_devices(layout), partition)) {
+    return failure;
+  }
+  auto costs =
+      sim::build_cost_model(model, cluster, *partition, schedule.placement, *split, *optimizer, layout, *dp_options);
   if (!costs) return invalid(costs.error().message);
   const bool need_timeline = !o.json.empty() || !o.trace.empty() || !o.svg.empty() || o.grid;
   auto result = sim::simulate(schedule, *costs, sim::SimOptions{need_timeline});
@@ -142,7 +159,7 @@ std::optional<Failure> run(const SimulateOptions& o) {
 
   const sim::ReportInputs inputs{model.name, cluster.name, chosen->name, stages, microbatches, *split,
                                  recompute, true, sim::stage_layers(*partition, model),
-                                 request.file.empty() ? std::optional(kind) : std::nullopt};
+                                 request.file.empty() ? std::optional(kind) : std::nullopt, layout};
   std::cout << simulation_summary(*result, inputs, {costs->comm_mode, o.partition, o.optimizer, o.grid});
   if (auto written = write_simulation({o.json, o.trace, o.svg}, *result, inputs, *partition); !written) {
     return invalid(written.error().message);
@@ -174,6 +191,7 @@ void add_simulate_command(CLI::App& app, CommandContext& context) {
   command->add_option("--optimizer", o->optimizer, "Optimizer whose state counts towards memory")
       ->check(CLI::IsMember(std::vector<std::string>{"sgd", "momentum", "adam"}))
       ->capture_default_str();
+  add_layout_flags(*command, o->layout);
   command->add_option("--comm", o->comm, "Override the cluster's comm mode")
       ->check(CLI::IsMember(std::vector<std::string>{"overlap", "blocking"}));
   command->add_option("--json", o->json, "Write the full report as JSON (docs/simulate_report.md)");

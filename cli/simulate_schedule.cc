@@ -10,6 +10,7 @@
 #include "sched/schedule_file.h"
 #include "sched/validate.h"
 #include "sim/plan/cost_model_builder.h"
+#include "sim/plan/data_parallel.h"
 
 namespace pipeworks::cli {
 namespace {
@@ -66,7 +67,7 @@ sched::Result<sched::Schedule> read_schedule_file(const ScheduleRequest& r, bool
 }
 
 sched::Result<ScheduleToSimulate> schedule_to_simulate(const ScheduleRequest& r, const sim::ClusterSpec& cluster,
-                                                      bool& usage_error) {
+                                                      bool& usage_error, const sim::ParallelLayout& layout) {
   usage_error = true;
   sched::Result<sched::Schedule> schedule = sched::Error{""};
   if (r.file.empty()) {
@@ -82,6 +83,15 @@ sched::Result<ScheduleToSimulate> schedule_to_simulate(const ScheduleRequest& r,
                                     cluster.name, cluster.num_devices())};
   }
   if (r.recompute && !schedule->has_recompute()) schedule = sched::add_recompute(*schedule);
+  if (schedule && !schedule->has_stage_level() && layout.dp > 1) {
+    if (schedule->has_comm()) {
+      return sched::Error{fmt::format("--dp {} adds REDUCE_GRAD actions, which go in before the sends and receives; "
+                                      "this schedule already has its SEND/RECV: give one of compute actions only, or "
+                                      "one with its REDUCE_GRAD actions",
+                                      layout.dp)};
+    }
+    schedule = sim::add_data_parallel_actions(*schedule, layout);
+  }
   if (schedule && !schedule->has_comm()) schedule = sched::lower_comm(*schedule);
   if (!schedule) return schedule.error();
   return ScheduleToSimulate{std::move(schedule).value(), r.file.empty() ? r.kind : r.file};

@@ -11,6 +11,7 @@
 #include "sched/result.h"
 #include "sched/schedule.h"
 #include "sim/spec/cluster_spec.h"
+#include "sim/spec/parallel_layout.h"
 
 namespace pipeworks::cli {
 
@@ -37,9 +38,11 @@ struct ScheduleToSimulate {
 // `request` says were given (a contradiction sets `usage_error`: exit 2), as written.
 sched::Result<sched::Schedule> read_schedule_file(const ScheduleRequest& request, bool& usage_error);
 
-// The lowered schedule, on at most `cluster`'s devices. `usage_error` tells a contradiction in
-// the options (exit 2) from a bad file or a schedule that does not fit (exit 1).
+// The lowered schedule, on at most `cluster`'s devices, with the stage-level actions `layout`'s
+// data parallelism adds (sim/plan/data_parallel.h; a schedule that holds some is taken as it is).
+// `usage_error` tells a contradiction in the options (exit 2) from a bad file or a schedule that
+// does not fit (exit 1).
 sched::Result<ScheduleToSimulate> schedule_to_simulate(const ScheduleRequest& request, const sim::ClusterSpec& cluster,
-                                                      bool& usage_error);
+                                                      bool& usage_error, const sim::ParallelLayout& layout = {});
 
 }  // namespace pipeworks::cli

@@ -236,7 +236,7 @@ class Engine {
     }
     if (c.kind != ActionKind::kReshard) {
       lane = t.end_ns;
-      out_.collective_ns[di] += t.end_ns - t.start_ns;
+      out_.collective_ns[di] += c.duration_ns;  // the collective's own time, not its waits for buckets
     }
     time_[pi] = t;
     state_[pi] = kEnded;

@@ -81,7 +81,7 @@ struct EngineOutput {
   std::vector<OpTime, UninitializedAllocator<OpTime>> times;
   std::vector<Bytes> peak_activation_bytes;  // per device
   std::vector<Nanoseconds> busy_ns;          // per device: the sum of its compute ops' durations
-  std::vector<Nanoseconds> collective_ns;    // per device: the sum of its collectives' durations
+  std::vector<Nanoseconds> collective_ns;    // per device: the sum of its collectives' own durations
   std::vector<Nanoseconds> end_ns;           // per device: its stream and collective lane free
   // Per device, only when asked for: held bytes (static + activations) at every change.
   std::vector<std::vector<sched::MemorySample>> memory;

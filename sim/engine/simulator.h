@@ -42,7 +42,7 @@ struct DeviceResult {
   Nanoseconds idle_ns = 0;  // makespan - busy
   double bubble_fraction = 0;
   double contention_slowdown = 1;  // its compute ran this much slower for sharing (contention.h)
-  Nanoseconds collective_ns = 0;   // its collective lane's busy time (UNSHARD, REDUCE_GRAD)
+  Nanoseconds collective_ns = 0;   // its collectives' own time (UNSHARD, REDUCE_GRAD; not waits for buckets)
   Nanoseconds optimizer_ns = 0;    // its optimizer step and parameter all-gather, after its program
   MemoryReport memory;
 };

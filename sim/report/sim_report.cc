@@ -79,6 +79,17 @@ double gpipe_closed_form_bubble(int num_stages, int num_microbatches) {
   return form ? form->fraction() : 0.0;
 }
 
+nlohmann::ordered_json layout_json(const ParallelLayout& layout) {
+  return nlohmann::ordered_json{{"tp", layout.tp},
+                                {"pp", layout.pp},
+                                {"virtual_stages", layout.virtual_stages},
+                                {"dp", layout.dp},
+                                {"zero", std::string(zero_stage_name(layout.zero))},
+                                {"rank_order", std::string(rank_order_name(layout.order))},
+                                {"devices", layout.devices()},
+                                {"text", layout_text(layout)}};
+}
+
 std::string report_json(const SimResult& result, const ReportInputs& inputs) {
   Json stages = Json::array();
   for (int s = 0; s < inputs.num_stages; ++s) {
@@ -112,6 +123,10 @@ std::string report_json(const SimResult& result, const ReportInputs& inputs) {
       {"recompute", inputs.recompute},
       {"comm_lowered", inputs.comm_lowered},
   };
+  if (inputs.layout) {
+    report["layout"] = layout_json(*inputs.layout);
+    report["global_batch_size"] = std::int64_t{inputs.num_microbatches} * inputs.microbatch_size * inputs.layout->dp;
+  }
   // The result's fields after the inputs (those the inputs echo already, once). The closed form
   // comes right after the simulated bubble it is the reference for.
   for (const Field<SimResult>& field : sim_result_fields()) {
@@ -121,11 +136,24 @@ std::string report_json(const SimResult& result, const ReportInputs& inputs) {
           gpipe_closed_form_bubble(inputs.num_stages, inputs.num_microbatches);
     }
   }
+  if (inputs.layout) {
+    report["global_throughput_samples_per_s"] = result.throughput_samples_per_s * inputs.layout->dp;
+  }
   report["notes"] = simulation_notes(result);
   report["stages"] = std::move(stages);
   report["devices"] = std::move(devices);
   return report.dump(2) + "\n";
 }
+
+namespace {
+
+Nanoseconds max_collective_ns(const SimResult& result) {
+  Nanoseconds most = 0;
+  for (const DeviceResult& d : result.devices) most = std::max(most, d.collective_ns);
+  return most;
+}
+
+}  // namespace
 
 std::string summary_table(const SimResult& result, const ReportInputs& inputs) {
   // Text columns (layers, fits) align left, numbers right.
@@ -146,8 +174,25 @@ std::string summary_table(const SimResult& result, const ReportInputs& inputs) {
   const std::int64_t samples = std::int64_t{m} * inputs.microbatch_size;
   text += "\n";
   text += fmt::format("makespan     {}\n", format_duration(result.makespan_ns));
-  text += fmt::format("throughput   {:.1f} samples/s ({} per iteration)\n", result.throughput_samples_per_s,
-                      sched::counted(samples, "sample"));
+  if (result.step_ns != result.makespan_ns) {
+    text += fmt::format("step         {} (the optimizer step{} after each device's last action)\n",
+                        format_duration(result.step_ns), inputs.layout && inputs.layout->dp > 1 &&
+                        (inputs.layout->zero == ZeroStage::kOptimizer || inputs.layout->zero == ZeroStage::kGradients)
+                            ? " and ZeRO's parameter all-gather" : "");
+  }
+  if (const Nanoseconds collective = max_collective_ns(result); collective > 0) {
+    text += fmt::format("collectives  {} on the busiest device's collective lane (UNSHARD, REDUCE_GRAD)\n",
+                        format_duration(collective));
+  }
+  if (inputs.layout && inputs.layout->dp > 1) {
+    const int dp = inputs.layout->dp;
+    text += fmt::format("throughput   {:.1f} samples/s over {} replicas ({} per iteration, {} each)\n",
+                        result.throughput_samples_per_s * dp, dp, sched::counted(samples * dp, "sample"),
+                        sched::counted(samples, "sample"));
+  } else {
+    text += fmt::format("throughput   {:.1f} samples/s ({} per iteration)\n", result.throughput_samples_per_s,
+                        sched::counted(samples, "sample"));
+  }
   text += fmt::format("bubble       {} simulated, {}\n", format_percent(result.bubble_fraction),
                       closed_form_text(inputs.kind.value_or(sched::ScheduleKind::kGPipe), k, m, static_cast<int>(result.devices.size())));
   std::size_t fitting = 0;

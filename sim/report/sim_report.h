@@ -10,7 +10,10 @@
 #include "sched/generators.h"
 #include "sim/engine/simulator.h"
 #include "sim/plan/partition.h"
+#include <nlohmann/json.hpp>
+
 #include "sim/spec/model_spec.h"
+#include "sim/spec/parallel_layout.h"
 
 namespace pipeworks::sim {
 
@@ -38,7 +41,13 @@ struct ReportInputs {
   std::vector<StageLayers> stages;  // one per stage; empty when unknown
   // The kind `schedule` names; none for a schedule file, whose closed-form reference is GPipe's.
   std::optional<sched::ScheduleKind> kind;
+  // How the simulated pipeline is laid out beside its data-parallel replicas; none: one pipeline.
+  std::optional<ParallelLayout> layout;
 };
+
+// The layout as the JSON report writes it: tp, pp, virtual_stages, dp, zero, rank_order,
+// devices and the headline's text.
+nlohmann::ordered_json layout_json(const ParallelLayout& layout);
 
 // What the simulation did not time, one sentence each (none when the schedule has neither):
 // "12 stage-level actions (UNSHARD, RESHARD, REDUCE_GRAD) cost nothing: the cost model gives them
