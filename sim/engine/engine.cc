@@ -104,6 +104,9 @@ class Engine {
     for (std::size_t d = 0; d < table_devices(); ++d) latest = std::max(latest, device_end(d));
     return latest;
   }
+  Nanoseconds compute_end() const {
+    return last_compute_end_.empty() ? 0 : *std::max_element(last_compute_end_.begin(), last_compute_end_.end());
+  }
   // When device d's stream and collective lane are both free after its program.
   Nanoseconds device_end(std::size_t d) const { return std::max(stream_free_[d], collective_free_[d]); }
   const std::vector<std::int32_t>& cursor() const { return cursor_; }
@@ -464,9 +467,11 @@ sched::Result<EngineOutput> run_engine(const OpTable& table, const sched::Schedu
   const Nanoseconds makespan = engine.makespan();
   std::vector<Nanoseconds> ends;
   for (std::size_t d = 0; d + 1 < table.device_begin.size(); ++d) ends.push_back(engine.device_end(d));
+  const Nanoseconds compute_end = engine.compute_end();
   EngineOutput out = engine.take();
   out.makespan_ns = makespan;
   out.end_ns = std::move(ends);
+  out.compute_end_ns = compute_end;
   return out;
 }
 

@@ -83,6 +83,7 @@ struct EngineOutput {
   std::vector<Nanoseconds> busy_ns;          // per device: the sum of its compute ops' durations
   std::vector<Nanoseconds> collective_ns;    // per device: the sum of its collectives' own durations
   std::vector<Nanoseconds> end_ns;           // per device: its stream and collective lane free
+  Nanoseconds compute_end_ns = 0;            // the latest end of a compute op
   // Per device, only when asked for: held bytes (static + activations) at every change.
   std::vector<std::vector<sched::MemorySample>> memory;
   Nanoseconds makespan_ns = 0;  // latest end (time starts at 0)

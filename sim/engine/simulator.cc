@@ -125,6 +125,7 @@ sched::Result<SimResult> simulate(const sched::Schedule& schedule, const CostMod
   SimResult result;
   result.makespan_ns = out->makespan_ns;
   result.step_ns = step_end(schedule, model, *out, result.makespan_ns);
+  result.compute_end_ns = out->compute_end_ns;
   result.num_actions = static_cast<std::int64_t>(table->size());
   result.num_transfers = table->num_transfers;
   result.num_stage_level_actions = table->num_stage_level;

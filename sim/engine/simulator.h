@@ -53,6 +53,7 @@ struct SimResult {
   // The training step: each device's optimizer tail after its program and collectives end; the
   // makespan when no stage has an optimizer cost.
   Nanoseconds step_ns = 0;
+  Nanoseconds compute_end_ns = 0;  // the latest end of a compute action (step - this: the data-parallel tail)
   double bubble_fraction = 0;  // idle compute time over devices x makespan
   double throughput_samples_per_s = 0;  // M * microbatch_size / step
   std::vector<DeviceResult> devices;

@@ -325,7 +325,9 @@ sched::Result<PartitionProblem> partition_problem(const ModelSpec& spec, const B
     Nanoseconds total = 0;
     if (__builtin_add_overflow(*forward, *backward, &total)) return error(fmt::format("layer '{}': time overflows", layer.name));
     problem.layer_time_ns.push_back(total);
-    problem.static_bytes.push_back(training_state_bytes(layer.param_bytes, spec.param_dtype, options.optimizer));
+    ShardedState state = sharded_state(layer.param_bytes, spec.param_dtype, options.optimizer, options.zero, options.dp);
+    state.param_bytes = layer.param_bytes;  // whole while computing, also under ZeRO-3
+    problem.static_bytes.push_back(state.total_bytes());
     problem.stash_bytes.push_back(*stash);
     problem.input_bytes.push_back(previous_output);
     previous_output = *output;

@@ -11,6 +11,7 @@
 #include "sched/result.h"
 #include "sim/spec/model_spec.h"
 #include "sim/spec/optimizer.h"
+#include "sim/spec/zero_sharding.h"
 
 namespace pipeworks::sim {
 
@@ -83,6 +84,10 @@ struct BalanceOptions {
   int microbatch_size = 1;
   OptimizerKind optimizer = OptimizerKind::kAdam;
   bool recompute = false;
+  // The training state of each of dp replicas under this sharding (zero_sharding.h); under
+  // ZeRO-3 a stage holds its gathered parameters while it computes, so they count whole.
+  ZeroStage zero = ZeroStage::kNone;
+  int dp = 1;
   std::vector<double> stage_speed;
   std::vector<Bytes> capacity_bytes;
   std::vector<int> in_flight;

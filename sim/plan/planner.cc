@@ -65,29 +65,43 @@ RunnerUp verdict(std::string family, const std::vector<SweepRow>& rows, const st
   return up;
 }
 
-// How much slower `loser` is, and whether its bubble or its compute is to blame (planner.h).
+// How much slower `loser` is, and whether its compute, its bubble or its communication is to
+// blame (planner.h).
 std::string explain_slower(const SweepRow& loser, const SweepRow& best) {
-  // T = W x f with W = M x c (see planner.h); compare the two factors on a log scale.
+  // T = W x f x g with W = M x c, f = E / W, g = T / E (see planner.h); compare on a log scale.
   const auto work = [](const SweepRow& r) {
     return static_cast<double>(r.config.num_microbatches) * static_cast<double>(r.stage_compute_ns);
   };
-  if (work(loser) <= 0 || work(best) <= 0 || best.makespan_ns <= 0) {
-    return fmt::format("slower by {} ({} vs {} samples/s)",
-                       format_percent(1 - loser.samples_per_s / best.samples_per_s),
-                       format_samples_per_s(loser.samples_per_s), format_samples_per_s(best.samples_per_s));
-  }
+  const std::string slower =
+      fmt::format("slower by {} ({} vs {} samples/s)", format_percent(1 - loser.samples_per_s / best.samples_per_s),
+                  format_samples_per_s(loser.samples_per_s), format_samples_per_s(best.samples_per_s));
+  const auto compute_end = [](const SweepRow& r) { return static_cast<double>(r.makespan_ns - r.tail_ns); };
+  if (work(loser) <= 0 || work(best) <= 0 || compute_end(loser) <= 0 || compute_end(best) <= 0) return slower;
   const double compute_factor = work(loser) / work(best);
-  const double overhead_factor = (static_cast<double>(loser.makespan_ns) / work(loser)) /
-                                 (static_cast<double>(best.makespan_ns) / work(best));
-  const bool bubble = std::abs(std::log(overhead_factor)) >= std::abs(std::log(compute_factor));
-  return fmt::format(
-      "slower by {} ({} vs {} samples/s), mostly {}: bubble {} vs {} (overhead x{:.2f}); slowest stage computes "
-      "{} x {} vs {} x {} per micro-batch (x{:.2f})",
-      format_percent(1 - loser.samples_per_s / best.samples_per_s), format_samples_per_s(loser.samples_per_s),
-      format_samples_per_s(best.samples_per_s), bubble ? "bubble" : "compute", format_percent(loser.bubble_fraction),
-      format_percent(best.bubble_fraction), overhead_factor, loser.config.num_microbatches,
-      format_duration(loser.stage_compute_ns), best.config.num_microbatches, format_duration(best.stage_compute_ns),
-      compute_factor);
+  const double bubble_factor = (compute_end(loser) / work(loser)) / (compute_end(best) / work(best));
+  const double tail_factor = (static_cast<double>(loser.makespan_ns) / compute_end(loser)) /
+                             (static_cast<double>(best.makespan_ns) / compute_end(best));
+  const double c = std::abs(std::log(compute_factor));
+  const double b = std::abs(std::log(bubble_factor));
+  const double t = std::abs(std::log(tail_factor));
+  const std::string_view cause = t > b && t > c ? "communication" : b >= c ? "bubble" : "compute";
+  std::string text = fmt::format(
+      "{}, mostly {}: bubble {} vs {} (overhead x{:.2f}); slowest stage computes {} x {} vs {} x {} per micro-batch "
+      "(x{:.2f})",
+      slower, cause, format_percent(loser.bubble_fraction), format_percent(best.bubble_fraction), bubble_factor,
+      loser.config.num_microbatches, format_duration(loser.stage_compute_ns), best.config.num_microbatches,
+      format_duration(best.stage_compute_ns), compute_factor);
+  if (loser.tail_ns > 0 || best.tail_ns > 0) {
+    text += fmt::format("; collectives and optimizer after the last compute {} vs {} (x{:.2f})",
+                        format_duration(loser.tail_ns), format_duration(best.tail_ns), tail_factor);
+  }
+  return text;
+}
+
+// "no sharding (dp > 1)", "ZeRO-1".
+std::string zero_family(ZeroStage zero) {
+  if (zero == ZeroStage::kNone) return "no sharding (dp > 1)";
+  return fmt::format("ZeRO-{}", zero_stage_name(zero));
 }
 
 }  // namespace
@@ -104,6 +118,7 @@ sched::Result<SweepSpec> plan_sweep_spec(const PlanRequest& request) {
     return sched::Error{fmt::format("plan: {} devices asked for, but cluster '{}' has {}", request.num_devices,
                                     request.cluster.name, request.cluster.num_devices())};
   }
+  if (request.zero_stages.empty()) return sched::Error{"plan: no ZeRO stages to search"};
   SweepSpec spec;
   spec.model = request.model;
   spec.cluster = request.cluster;
@@ -111,6 +126,11 @@ sched::Result<SweepSpec> plan_sweep_spec(const PlanRequest& request) {
   for (const int k : divisors(request.num_devices)) {
     if (k <= request.model.num_layers()) spec.stage_counts.push_back(k);
   }
+  spec.dp_counts = divisors(request.num_devices);
+  spec.exact_devices = request.num_devices;
+  spec.zero_stages = request.zero_stages;
+  spec.rank_order = request.rank_order;
+  spec.data_parallel = request.data_parallel;
   spec.microbatch_counts = divisors(request.batch_size);
   spec.schedules = request.schedules.empty() ? plan_schedules() : request.schedules;
   if (!request.virtual_stage_counts.empty()) spec.virtual_stage_counts = request.virtual_stage_counts;
@@ -134,21 +154,27 @@ sched::Result<Plan> make_plan(const PlanRequest& request, const SweepOptions& op
   for (const auto& variant : schedule_variants(plan.spec)) {
     const sched::ScheduleKind schedule = variant.first;  // named copies: lambdas below capture them
     const int v = variant.second;
-    const std::string name = schedule_text(SweepConfig{1, v, 1, schedule, false, v});
+    const std::string name = schedule_text(SweepConfig{1, v, 1, schedule, false, v, 1, ZeroStage::kNone});
     for (const bool recompute : plan.spec.recompute_modes) {
       plan.runners_up.push_back(verdict(
           fmt::format("{}, recompute {}", name, recompute_name(recompute)), rows, ranked, plan.best,
           [=](const SweepConfig& c) { return c.schedule == schedule && c.virtual_stages == v && c.recompute == recompute; }));
     }
   }
-  // Families by pipeline depth: D devices (one stage each, or v stages each for the virtual
-  // kinds, when the family is named by its devices).
-  const auto variants = schedule_variants(plan.spec);
-  const bool virtual_kinds = std::any_of(variants.begin(), variants.end(), [](const auto& k) { return k.second > 1; });
-  for (const int devices : plan.spec.stage_counts) {
-    const std::string family = fmt::format("{} {}{}", devices, virtual_kinds ? "device" : "stage", devices == 1 ? "" : "s");
-    plan.runners_up.push_back(
-        verdict(family, rows, ranked, plan.best, [=](const SweepConfig& c) { return c.num_devices() == devices; }));
+  // Families by layout: pp pipeline ranks (one stage each, or v each for the virtual kinds)
+  // x dp replicas; then by sharding where replicas were searched.
+  for (const int pp : plan.spec.stage_counts) {
+    for (const int dp : plan.spec.dp_counts) {
+      if (static_cast<std::int64_t>(pp) * dp != request.num_devices) continue;
+      plan.runners_up.push_back(verdict(fmt::format("pp {} x dp {}", pp, dp), rows, ranked, plan.best,
+                                        [=](const SweepConfig& c) { return c.num_devices() == pp && c.dp == dp; }));
+    }
+  }
+  if (plan.spec.zero_stages.size() > 1 && request.num_devices > 1) {
+    for (const ZeroStage zero : plan.spec.zero_stages) {
+      plan.runners_up.push_back(verdict(zero_family(zero), rows, ranked, plan.best,
+                                        [=](const SweepConfig& c) { return c.dp > 1 && c.zero == zero; }));
+    }
   }
   return plan;
 }
@@ -172,8 +198,8 @@ std::string explain_loss(const SweepRow& loser, const SweepRow& best) {
                        format_bytes(loser.peak_bytes), format_bytes(best.peak_bytes));
   }
   std::string cause;
-  if (loser.config.num_devices() < best.config.num_devices()) {
-    cause = fmt::format("uses {} of the best's {} devices; ", loser.config.num_devices(), best.config.num_devices());
+  if (loser.config.total_devices() < best.config.total_devices()) {
+    cause = fmt::format("uses {} of the best's {} devices; ", loser.config.total_devices(), best.config.total_devices());
   }
   if (1 - loser.samples_per_s / best.samples_per_s < kTieFraction) {
     cause += fmt::format("a tie within {}: ", format_percent(kTieFraction));

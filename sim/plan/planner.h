@@ -4,10 +4,13 @@
 // whether its bubble or its compute per micro-batch is to blame).
 //
 // Why a configuration is slower: with W = M x c the busy time of its slowest stage (c: that
-// stage's compute per micro-batch) its step takes T = W x f, where f = T / W >= 1 is the
-// pipeline's overhead factor (bubble, imbalance, transfers). So T_loser / T_best splits
-// exactly into (W_loser / W_best) x (f_loser / f_best); the larger factor names the cause:
-// "compute" (smaller, less efficient micro-batches or re-materialization) or "bubble". Two causes
+// stage's compute per micro-batch) its step takes T = W x f x g, where f = E / W >= 1 is the
+// pipeline's overhead factor up to E, the end of its last compute (bubble, imbalance,
+// transfers), and g = T / E >= 1 what follows it (data-parallel collectives and the optimizer
+// step no compute hides). Per sample over its devices, the throughput ratio splits exactly into
+// the ratios of these factors and of the samples each replica computes; the largest names the
+// cause: "compute" (smaller, less efficient micro-batches or re-materialization), "bubble" or
+// "communication". Two causes
 // come first when they hold: a configuration on fewer devices than the best says so ("uses 4 of
 // the best's 8 devices"), since that, not its bubble or compute, is why it is slower; and one
 // within kTieFraction of the best's throughput is called a tie.
@@ -36,6 +39,11 @@ struct PlanRequest {
   std::vector<sched::ScheduleKind> schedules;
   // v searched for interleaved-1f1b, looped-bfs and interleaved-zb; empty: the sweep's default (2).
   std::vector<int> virtual_stage_counts;
+  // The sharding searched for layouts with dp > 1: none and ZeRO-1 (Megatron's distributed
+  // optimizer) unless told otherwise; DeepSpeed runs ZeRO-2 and -3 without pipelines.
+  std::vector<ZeroStage> zero_stages = {ZeroStage::kNone, ZeroStage::kOptimizer};
+  RankOrder rank_order = RankOrder::kTpDpPp;
+  DataParallelOptions data_parallel;
 };
 
 // What a plan compares unless told otherwise: the kinds with one stage per device, gpipe, 1f1b,
@@ -43,7 +51,7 @@ struct PlanRequest {
 std::vector<sched::ScheduleKind> plan_schedules();
 
 // A group of configurations the plan compares with the winner: one per schedule x recompute
-// pair ("1f1b, recompute on") and one per stage count ("16 stages").
+// pair ("1f1b, recompute on"), one per layout ("pp 8 x dp 4") and one per sharding ("ZeRO-1").
 struct RunnerUp {
   std::string family;
   std::optional<std::size_t> row;  // its best fitting row, else its least overflowing row
@@ -58,8 +66,9 @@ struct Plan {
   std::vector<RunnerUp> runners_up;  // schedule x recompute families, then stage counts
 };
 
-// The sweep the planner runs: stages = divisors of num_devices (at most the number of layers),
-// micro-batches = divisors of batch_size, the request's schedules, recompute off and on.
+// The sweep the planner runs: every layout pp x dp = num_devices (pp at most the number of
+// layers), micro-batches = divisors of batch_size (dp x M dividing it), the request's schedules
+// and shardings, recompute off and on.
 sched::Result<SweepSpec> plan_sweep_spec(const PlanRequest& request);
 
 sched::Result<Plan> make_plan(const PlanRequest& request, const SweepOptions& options = {});

@@ -11,7 +11,6 @@
 #include "sim/plan/parallel_for.h"
 #include "sim/plan/pareto.h"
 #include "sim/plan/partition_memo.h"
-#include "sim/spec/batch_split.h"
 
 namespace pipeworks::sim {
 namespace {
@@ -69,7 +68,11 @@ sched::Status check_sweep_spec(const SweepSpec& spec) {
   }
   if (spec.schedules.empty()) return sched::Error{"sweep: no schedules given"};
   if (spec.recompute_modes.empty()) return sched::Error{"sweep: no recompute modes given"};
+  if (auto dp = check_positive(spec.dp_counts, "data-parallel counts"); !dp) return dp;
+  if (spec.zero_stages.empty()) return sched::Error{"sweep: no ZeRO stages given"};
+  if (spec.data_parallel.bucket_bytes < 1) return sched::Error{"sweep: the gradient bucket must hold at least 1 byte"};
   const double combinations = static_cast<double>(spec.batch_sizes.size()) * static_cast<double>(spec.stage_counts.size()) *
+                              static_cast<double>(spec.dp_counts.size()) * static_cast<double>(spec.zero_stages.size()) *
                               static_cast<double>(spec.microbatch_counts.size()) *
                               static_cast<double>(schedule_variants(spec).size()) *
                               static_cast<double>(spec.recompute_modes.size());
@@ -89,29 +92,58 @@ sched::Status check_sweep_spec(const SweepSpec& spec) {
   return sched::Ok{};
 }
 
+namespace {
+
+// The configurations of one (batch, pp, dp, M) over the schedule variants, sharding and recompute.
+void add_layout_configs(const SweepSpec& spec, SweepConfig base, SkipCounts& skipped,
+                        std::vector<SweepConfig>& configs) {
+  const auto variants = schedule_variants(spec);
+  const std::size_t modes = spec.recompute_modes.size();
+  const std::int64_t replicas_microbatches = static_cast<std::int64_t>(base.dp) * base.num_microbatches;
+  const int pp = base.num_stages;
+  for (const auto& [schedule, v] : variants) {
+    const std::int64_t stages = static_cast<std::int64_t>(pp) * v;
+    if (stages > spec.model.num_layers()) {
+      skipped.more_stages_than_layers += modes;
+      continue;
+    }
+    if (replicas_microbatches > base.batch_size || base.batch_size % replicas_microbatches != 0) {
+      skipped.microbatches_not_dividing_batch += modes;
+      continue;
+    }
+    for (const ZeroStage zero : spec.zero_stages) {
+      if (base.dp == 1 && zero != spec.zero_stages.front()) continue;  // nothing to shard: one row
+      for (const bool recompute : spec.recompute_modes) {
+        SweepConfig c = base;
+        c.num_stages = static_cast<int>(stages);
+        c.schedule = schedule;
+        c.recompute = recompute;
+        c.virtual_stages = v;
+        c.zero = base.dp == 1 ? ZeroStage::kNone : zero;
+        configs.push_back(c);
+      }
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<SweepConfig> sweep_configs(const SweepSpec& spec, SkipCounts& skipped) {
   skipped = {};
   std::vector<SweepConfig> configs;
-  const auto variants = schedule_variants(spec);
-  const std::size_t modes = spec.recompute_modes.size();
+  const std::size_t per_layout = schedule_variants(spec).size() * spec.recompute_modes.size();
   for (const int batch : spec.batch_sizes) {
-    for (const int devices : spec.stage_counts) {
-      for (const int microbatches : spec.microbatch_counts) {
-        if (devices > spec.cluster.num_devices()) {
-          skipped.more_stages_than_devices += variants.size() * modes;
-          continue;
-        }
-        for (const auto& [schedule, v] : variants) {
-          const std::int64_t stages = static_cast<std::int64_t>(devices) * v;
-          if (stages > spec.model.num_layers()) {
-            skipped.more_stages_than_layers += modes;
-          } else if (!microbatch_size(batch, microbatches)) {
-            skipped.microbatches_not_dividing_batch += modes;
-          } else {
-            for (const bool recompute : spec.recompute_modes) {
-              configs.push_back({batch, static_cast<int>(stages), microbatches, schedule, recompute, v});
-            }
+    for (const int pp : spec.stage_counts) {
+      for (const int dp : spec.dp_counts) {
+        const std::int64_t devices = static_cast<std::int64_t>(pp) * dp;
+        if (spec.exact_devices && devices != *spec.exact_devices) continue;
+        for (const int microbatches : spec.microbatch_counts) {
+          if (devices > spec.cluster.num_devices()) {
+            skipped.more_stages_than_devices += per_layout;
+            continue;
           }
+          const SweepConfig base{batch, pp, microbatches, sched::ScheduleKind::kGPipe, false, 1, dp, ZeroStage::kNone};
+          add_layout_configs(spec, base, skipped, configs);
         }
       }
     }

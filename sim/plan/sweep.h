@@ -12,10 +12,12 @@
 #include <vector>
 
 #include "sched/generators.h"
+#include "sim/plan/data_parallel.h"
 #include "sim/plan/partition.h"
 #include "sim/spec/cluster_spec.h"
 #include "sim/spec/model_spec.h"
 #include "sim/spec/optimizer.h"
+#include "sim/spec/parallel_layout.h"
 
 namespace pipeworks::sim {
 
@@ -39,6 +41,14 @@ struct SweepSpec {
   // >= 2); zb-v and dualpipe-v always have 2, the other kinds 1.
   std::vector<int> virtual_stage_counts = {2};
   std::vector<bool> recompute_modes;   // false: keep activations; true: re-materialize (R)
+  // Data-parallel replicas of each pipeline (a row uses pp x dp devices: stage_counts give pp),
+  // the sharding searched with dp > 1 (dp 1 has none), and how replicas lie on the cluster.
+  std::vector<int> dp_counts = {1};
+  std::vector<ZeroStage> zero_stages = {ZeroStage::kNone};
+  RankOrder rank_order = RankOrder::kTpDpPp;
+  DataParallelOptions data_parallel;
+  // When set, only layouts of exactly this many devices (pp x dp); the others are not counted.
+  std::optional<int> exact_devices;
   // Per-device cap on top of each device's own memory (the smaller applies); nullopt: none.
   std::optional<Bytes> memory_cap_bytes;
   OptimizerKind optimizer = OptimizerKind::kAdam;
@@ -51,8 +61,11 @@ struct SweepConfig {
   sched::ScheduleKind schedule = sched::ScheduleKind::kGPipe;
   bool recompute = false;
   int virtual_stages = 1;  // v: K / v devices
-  int microbatch_size() const { return batch_size / num_microbatches; }
-  int num_devices() const { return num_stages / virtual_stages; }
+  int dp = 1;              // replicas, each with batch_size / dp samples
+  ZeroStage zero = ZeroStage::kNone;
+  int microbatch_size() const { return batch_size / dp / num_microbatches; }
+  int num_devices() const { return num_stages / virtual_stages; }  // of one pipeline: pp
+  int total_devices() const { return num_devices() * dp; }
   friend bool operator==(const SweepConfig&, const SweepConfig&) = default;
 };
 
@@ -61,8 +74,14 @@ struct SweepRow {
   SweepConfig config;
   Partition partition;
   bool simulated = false;      // false: it could not be built or simulated; `note` says why
-  Nanoseconds makespan_ns = 0;  // one training step (all M micro-batches, forward and backward)
-  double samples_per_s = 0;    // batch_size / makespan
+  Nanoseconds makespan_ns = 0;  // one training step: all M micro-batches, the collectives, the optimizer
+  // Of the step, the part after the last compute: the data-parallel collectives and the
+  // optimizer step that no compute hides (planner.h).
+  Nanoseconds tail_ns = 0;
+  double samples_per_s = 0;    // batch_size / makespan, over all replicas
+  double tokens_per_s = 0;     // samples_per_s x the model's tokens per sample; 0 unknown
+  // Model FLOPs utilization: flops_per_sample x batch / (step x devices x peak FLOP/s); 0 unknown.
+  double mfu = 0;
   double bubble_fraction = 0;  // idle compute time over devices x makespan
   Bytes peak_bytes = 0;        // peak of the fullest device
   int peak_device = 0;         // that device
@@ -79,9 +98,9 @@ struct SweepRow {
 
 // Combinations that are impossible; each is counted under the first reason that applies.
 struct SkipCounts {
-  std::size_t more_stages_than_devices = 0;  // D more than the cluster's devices
+  std::size_t more_stages_than_devices = 0;  // pp x dp more than the cluster's devices
   std::size_t more_stages_than_layers = 0;
-  std::size_t microbatches_not_dividing_batch = 0;
+  std::size_t microbatches_not_dividing_batch = 0;  // dp x M does not divide the batch
   std::size_t total() const {
     return more_stages_than_devices + more_stages_than_layers + microbatches_not_dividing_batch;
   }

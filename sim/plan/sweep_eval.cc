@@ -26,24 +26,38 @@ sched::Result<sched::Schedule> generated_schedule(const SweepConfig& c) {
   return sched::generate(c.schedule, {c.num_stages, c.num_microbatches, {}}, c.virtual_stages);
 }
 
-sched::Result<sched::Schedule> lowered_schedule(sched::Schedule schedule, bool recompute) {
+// Re-materialized when asked, with the layout's data-parallel actions, lowered to SEND/RECV.
+sched::Result<sched::Schedule> lowered_schedule(sched::Schedule schedule, bool recompute, const ParallelLayout& layout) {
   if (recompute) {
     auto recomputed = sched::add_recompute(schedule);
     if (!recomputed) return recomputed.error();
     schedule = std::move(recomputed).value();
   }
-  return sched::lower_comm(schedule);
+  auto replicated = add_data_parallel_actions(schedule, layout);
+  if (!replicated) return replicated.error();
+  return sched::lower_comm(*replicated);
 }
 
-// Per stage, the cluster device it runs on: the schedule's device d is the cluster's d-th of
-// the pipeline's devices.
-sched::Result<std::vector<int>> cluster_placement(const sched::Schedule& schedule, int num_devices,
-                                                  const ClusterSpec& cluster) {
-  auto devices = default_placement(num_devices, cluster);
-  if (!devices) return devices.error();
-  std::vector<int> placement;
-  for (const int d : schedule.placement) placement.push_back((*devices)[static_cast<std::size_t>(d)]);
-  return placement;
+ParallelLayout layout_of(const SweepSpec& spec, const SweepConfig& c) {
+  ParallelLayout layout;
+  layout.pp = c.num_devices();
+  layout.virtual_stages = c.virtual_stages;
+  layout.dp = c.dp;
+  layout.zero = c.zero;
+  layout.order = spec.rank_order;
+  return layout;
+}
+
+// The step's figures over all replicas: samples/s, tokens/s and MFU (sweep.h).
+void add_rates(const SweepSpec& spec, const SweepConfig& config, SweepRow& row) {
+  if (row.makespan_ns <= 0) return;
+  const double seconds = static_cast<double>(row.makespan_ns) * 1e-9;
+  row.samples_per_s = config.batch_size / seconds;
+  row.tokens_per_s = row.samples_per_s * static_cast<double>(spec.model.tokens_per_sample);
+  const double peak = spec.cluster.devices.front().peak_flops_per_s;
+  if (peak > 0 && spec.model.flops_per_sample > 0) {
+    row.mfu = spec.model.flops_per_sample * config.batch_size / (seconds * config.total_devices() * peak);
+  }
 }
 
 Nanoseconds slowest_stage_compute_ns(const CostModel& model, bool recompute) {
@@ -60,14 +74,17 @@ Nanoseconds slowest_stage_compute_ns(const CostModel& model, bool recompute) {
 // The balanced partition under the memory caps when one fits; else the uncapped one, with the
 // partitioner's reason in `note`.
 sched::Result<Partition> row_partition(const SweepSpec& spec, const SweepConfig& config, const sched::Schedule& generated,
-                                       const std::vector<int>& placement, PartitionMemo* memo, std::string& note) {
+                                       const ParallelLayout& layout, PartitionMemo* memo, std::string& note) {
   BalanceOptions balance;
   balance.microbatch_size = config.microbatch_size();
   balance.optimizer = spec.optimizer;
   balance.recompute = config.recompute;
   balance.in_flight = sched::peak_in_flight(generated);
-  for (const int device : placement) {
-    const DeviceSpec& d = spec.cluster.devices[static_cast<std::size_t>(device)];
+  balance.zero = layout.zero;
+  balance.dp = layout.dp;
+  const std::vector<int> devices = replica_devices(layout);
+  for (const int rank : generated.placement) {
+    const DeviceSpec& d = spec.cluster.devices[static_cast<std::size_t>(devices[static_cast<std::size_t>(rank)])];
     balance.stage_speed.push_back(d.relative_speed);
     balance.capacity_bytes.push_back(effective_capacity(d.memory_bytes, spec.memory_cap_bytes));
   }
@@ -92,20 +109,18 @@ SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config, Parti
   }
   auto generated = generated_schedule(config);
   if (!generated) return fail("schedule", generated.error());
-  auto placement = cluster_placement(*generated, config.num_devices(), spec.cluster);
-  if (!placement) return fail("placement", placement.error());
-
-  auto partition = row_partition(spec, config, *generated, *placement, memo, row.partition_note);
+  const ParallelLayout layout = layout_of(spec, config);
+  auto partition = row_partition(spec, config, *generated, layout, memo, row.partition_note);
   if (!partition) return fail("partition", partition.error());
   row.partition = *partition;
 
-  auto costs = build_cost_model(spec.model, spec.cluster, *partition, *placement, config.microbatch_size(),
-                                spec.optimizer);
+  auto costs = build_cost_model(spec.model, spec.cluster, *partition, generated->placement, config.microbatch_size(),
+                                spec.optimizer, layout, spec.data_parallel);
   if (!costs) return fail("cost model", costs.error());
   for (Bytes& device_bytes : costs->device_memory_bytes) device_bytes = effective_capacity(device_bytes, spec.memory_cap_bytes);
   row.stage_compute_ns = slowest_stage_compute_ns(*costs, config.recompute);
 
-  auto schedule = lowered_schedule(std::move(generated).value(), config.recompute);
+  auto schedule = lowered_schedule(std::move(generated).value(), config.recompute, layout);
   if (!schedule) return fail("schedule", schedule.error());
   SimOptions options;
   options.build_timeline = false;
@@ -113,8 +128,9 @@ SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config, Parti
   if (!result) return fail("simulation", result.error());
 
   row.simulated = true;
-  row.makespan_ns = result->makespan_ns;
-  row.samples_per_s = result->makespan_ns > 0 ? config.batch_size * 1e9 / static_cast<double>(result->makespan_ns) : 0;
+  row.makespan_ns = result->step_ns;
+  row.tail_ns = result->step_ns - result->compute_end_ns;
+  add_rates(spec, config, row);
   row.bubble_fraction = result->bubble_fraction;
   row.fits = result->fits;
   // The fullest device, and for the note the one that overflows its cap most.

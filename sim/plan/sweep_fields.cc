@@ -16,6 +16,8 @@ template <auto member>
 FieldValue setting(const Row& row) { return row.config.*member; }
 
 FieldValue microbatch_size(const Row& r) { return r.config.microbatch_size(); }
+FieldValue zero(const Row& r) { return std::string(zero_stage_name(r.config.zero)); }
+FieldValue devices(const Row& r) { return r.config.total_devices(); }
 FieldValue schedule(const Row& r) { return std::string(sched::schedule_kind_name(r.config.schedule)); }
 FieldValue boundaries(const Row& r) { return r.partition.boundaries; }
 std::string recompute_text(const Row& r) { return std::string(recompute_name(r.config.recompute)); }
@@ -48,6 +50,13 @@ constexpr Field<Row> kFields[] = {
     {.name = "stage_compute_ns", .unit = U::kNanoseconds, .value = figure<&SweepRow::stage_compute_ns>},
     {.name = "note", .unit = U::kText, .value = figure<&SweepRow::note>},
     {.name = "partition_note", .unit = U::kText, .value = figure<&SweepRow::partition_note>},
+    // After the columns a sweep CSV always had, so that readers by position keep working.
+    {.name = "dp", .unit = U::kCount, .value = setting<&SweepConfig::dp>, .heading = "dp"},
+    {.name = "zero", .unit = U::kText, .value = zero, .heading = "zero"},
+    {.name = "devices", .unit = U::kCount, .value = devices},
+    {.name = "tail_ns", .unit = U::kNanoseconds, .value = figure<&SweepRow::tail_ns>},
+    {.name = "tokens_per_s", .unit = U::kTokensPerSecond, .value = figure<&SweepRow::tokens_per_s>},
+    {.name = "mfu", .unit = U::kFraction, .value = figure<&SweepRow::mfu>, .heading = "MFU"},
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "sched/units_text.h"
 #include "sim/plan/partition_text.h"
 #include "sim/plan/sweep_table.h"
 #include "sim/spec/units.h"
@@ -16,22 +17,47 @@ std::string skipped_line(const SkipCounts& s) {
   return s.total() == 0 ? std::string("none skipped") : fmt::format("{} skipped as impossible", s.total());
 }
 
-// "K=16 M=64 1f1b rc=off"
+// "pp 4 x dp 2 (8 devices, 4 stages; ZeRO-1)" of a row.
+std::string layout_of(const SweepConfig& c) {
+  ParallelLayout layout;
+  layout.pp = c.num_devices();
+  layout.virtual_stages = c.virtual_stages;
+  layout.dp = c.dp;
+  layout.zero = c.zero;
+  return layout_text(layout);
+}
+
+// "K=16 M=64 1f1b rc=off", with " dp=4 z1" when replicated.
 std::string config_label(const SweepConfig& c) {
-  return fmt::format("K={} M={} {} rc={}", c.num_stages, c.num_microbatches, schedule_text(c), recompute_name(c.recompute));
+  std::string label =
+      fmt::format("K={} M={} {} rc={}", c.num_stages, c.num_microbatches, schedule_text(c), recompute_name(c.recompute));
+  if (c.dp > 1) label += fmt::format(" dp={} z{}", c.dp, zero_stage_name(c.zero));
+  return label;
+}
+
+// "412.3 samples/s (51.5 per device), 843,366 tokens/s, MFU 31.2%": MFU and tokens when known.
+std::string throughput_text(const SweepRow& r) {
+  std::string text = fmt::format("{} samples/s ({} per device)", format_samples_per_s(r.samples_per_s),
+                                 format_samples_per_s(r.samples_per_s / r.config.total_devices()));
+  if (r.tokens_per_s > 0) text += fmt::format(", {:.0f} tokens/s", r.tokens_per_s);
+  if (r.mfu > 0) text += fmt::format(", MFU {:.1f}%", 100 * r.mfu);
+  return text;
 }
 
 std::string summary(const SweepRow& r) {
   const SweepConfig& c = r.config;
   const std::vector<std::pair<std::string, std::string>> lines = {
+      {"layout", layout_of(c)},
       {"stages", fmt::format("{}{} (layers per stage: {} = {})", c.num_stages,
                               c.virtual_stages > 1 ? fmt::format(", {} per device on {} devices", c.virtual_stages, c.num_devices()) : "",
                               layer_counts_text(r.partition, true), to_string(r.partition))},
       {"micro-batches", fmt::format("{} of {} sample{}", c.num_microbatches, c.microbatch_size(),
                                     c.microbatch_size() == 1 ? "" : "s")},
       {"schedule", fmt::format("{}, recompute {}", schedule_text(c), recompute_name(c.recompute))},
-      {"step time", format_duration(r.makespan_ns)},
-      {"throughput", fmt::format("{} samples/s", format_samples_per_s(r.samples_per_s))},
+      {"step time", r.tail_ns > 0 ? fmt::format("{} ({} of collectives and optimizer after the last compute)",
+                                                  format_duration(r.makespan_ns), format_duration(r.tail_ns))
+                                  : format_duration(r.makespan_ns)},
+      {"throughput", throughput_text(r)},
       {"bubble", fmt::format("{:.1f}%", 100 * r.bubble_fraction)},
       {"peak memory", r.capacity_bytes > 0 ? fmt::format("{} on device {} (cap {})", format_bytes(r.peak_bytes),
                                                          r.peak_device, format_bytes(r.capacity_bytes))
@@ -52,8 +78,8 @@ std::string plan_report(const Plan& plan) {
                                 skipped_line(plan.sweep.skipped));
   if (plan.best) {
     const SweepRow& best = rows[*plan.best];
-    out += fmt::format("\nbest: {} stages, {} micro-batches, {}, recompute {}\n", best.config.num_stages,
-                       best.config.num_microbatches, schedule_text(best.config),
+    out += fmt::format("\nbest: {}, {}, {}, recompute {}\n", layout_of(best.config),
+                       sched::counted(best.config.num_microbatches, "micro-batch", "micro-batches"), schedule_text(best.config),
                        recompute_name(best.config.recompute));
     out += summary(best);
   } else {

@@ -29,7 +29,7 @@ ClusterSpec h100_nodes(std::string name, std::string_view description, int nodes
   spec.name = std::move(name);
   spec.description = std::string(description);
   spec.devices.assign(static_cast<std::size_t>(nodes * kGpusPerDgx),
-                      DeviceSpec{80 * kGiB, 1.0, kH100SustainedFlopsPerS, kH100MemoryBytesPerS});
+                      DeviceSpec{80 * kGiB, 1.0, kH100SustainedFlopsPerS, kH100PeakBf16FlopsPerS, kH100MemoryBytesPerS});
   spec.devices_per_node = kGpusPerDgx;
   spec.intra_node = LinkSpec{kNvlink4BytesPerSPerDirection, 3'000};
   if (nodes > 1) {

@@ -19,7 +19,8 @@ constexpr const char* kUnknownMemory = "unknown";  // a device's capacity not kn
 DeviceSpec read_device(SpecReader& reader, const Json& object, const std::string& pointer) {
   DeviceSpec device;
   if (!reader.expect_object(object, pointer)) return device;
-  reader.allow_keys(object, pointer, {"memory_bytes", "relative_speed", "flops_per_s", "memory_bandwidth"});
+  reader.allow_keys(object, pointer,
+                    {"memory_bytes", "relative_speed", "flops_per_s", "peak_flops_per_s", "memory_bandwidth"});
   // "unknown" is the one way to leave the capacity unchecked (0 in DeviceSpec); a 0 written as
   // a size would silently make every configuration fit.
   const auto memory = object.find(kMemoryKey);
@@ -38,6 +39,8 @@ DeviceSpec read_device(SpecReader& reader, const Json& object, const std::string
   device.flops_per_s = object.contains("flops_per_s")
                            ? reader.flop_rate(object, pointer, "flops_per_s", std::nullopt)
                            : 0.0;
+  device.peak_flops_per_s =
+      object.contains("peak_flops_per_s") ? reader.flop_rate(object, pointer, "peak_flops_per_s", std::nullopt) : 0.0;
   device.memory_bandwidth_bytes_per_s =
       object.contains("memory_bandwidth") ? reader.bandwidth(object, pointer, "memory_bandwidth", std::nullopt) : 0.0;
   return device;
@@ -59,6 +62,7 @@ nlohmann::ordered_json device_json(const DeviceSpec& d) {
   out[kMemoryKey] = d.memory_bytes == 0 ? std::string(kUnknownMemory) : exact_bytes_string(d.memory_bytes);
   out["relative_speed"] = d.relative_speed;
   if (d.flops_per_s > 0) out["flops_per_s"] = d.flops_per_s;
+  if (d.peak_flops_per_s > 0) out["peak_flops_per_s"] = d.peak_flops_per_s;
   if (d.memory_bandwidth_bytes_per_s > 0) out["memory_bandwidth"] = d.memory_bandwidth_bytes_per_s;
   return out;
 }
@@ -81,6 +85,7 @@ sched::Status check_cluster_spec(const ClusterSpec& spec) {
     const DeviceSpec& d = spec.devices[i];
     if (d.memory_bytes < 0 || !(std::isfinite(d.relative_speed) && d.relative_speed > 0) ||
         !(std::isfinite(d.flops_per_s) && d.flops_per_s >= 0) ||
+        !(std::isfinite(d.peak_flops_per_s) && d.peak_flops_per_s >= 0) ||
         !(std::isfinite(d.memory_bandwidth_bytes_per_s) && d.memory_bandwidth_bytes_per_s >= 0)) {
       return error(fmt::format("{}: device {}: memory, FLOP/s and memory bandwidth must be non-negative, speed positive",
                                who, i));

@@ -17,6 +17,7 @@ struct DeviceSpec {
   Bytes memory_bytes = 0;     // capacity; 0 = unknown / unlimited
   double relative_speed = 1;  // > 0; stage times from the model spec are divided by it
   double flops_per_s = 0;     // sustained FLOP/s (for presets computed from FLOPs); 0 = unknown
+  double peak_flops_per_s = 0;  // the datasheet's peak, for model FLOPs utilization; 0 = unknown
   // Memory bandwidth, for memory-bound work (the optimizer step); 0 = unknown: not timed.
   double memory_bandwidth_bytes_per_s = 0;
   friend bool operator==(const DeviceSpec&, const DeviceSpec&) = default;

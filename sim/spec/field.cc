@@ -19,6 +19,7 @@ std::string_view unit_name(FieldUnit unit) {
     case FieldUnit::kBytes: return "bytes";
     case FieldUnit::kFraction: return "fraction";
     case FieldUnit::kSamplesPerSecond: return "samples/s";
+    case FieldUnit::kTokensPerSecond: return "tokens/s";
     case FieldUnit::kFlag: return "flag";
     case FieldUnit::kText: return "text";
     case FieldUnit::kLayers: return "layers";
@@ -57,9 +58,11 @@ std::string human_text(const FieldValue& value, FieldUnit unit, std::string text
 
 std::optional<FieldUnit> unit_named_by(std::string_view name) {
   constexpr std::pair<std::string_view, FieldUnit> kSuffixes[] = {{"_ns", FieldUnit::kNanoseconds},
+                                                                  {"_tokens_per_s", FieldUnit::kTokensPerSecond},
                                                                   {"_bytes", FieldUnit::kBytes},
                                                                   {"_fraction", FieldUnit::kFraction},
                                                                   {"_per_s", FieldUnit::kSamplesPerSecond}};
+  if (name == "tokens_per_s") return FieldUnit::kTokensPerSecond;
   for (const auto& [suffix, unit] : kSuffixes) {
     if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix) return unit;
   }

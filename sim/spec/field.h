@@ -22,14 +22,15 @@ enum class FieldUnit {
   kBytes,
   kFraction,          // a share in [0, 1]
   kSamplesPerSecond,
+  kTokensPerSecond,
   kFlag,              // yes or no
   kText,
   kLayers,            // a partition: its boundaries, printed as layers per stage
   kNumber,            // a quantity without a unit: a loss, a relative difference
 };
 
-// "count", "index", "samples", "ns", "bytes", "fraction", "samples/s", "flag", "text", "layers",
-// "number".
+// "count", "index", "samples", "ns", "bytes", "fraction", "samples/s", "tokens/s", "flag", "text",
+// "layers", "number".
 std::string_view unit_name(FieldUnit unit);
 
 // A field's value as JSON and Python take it. `int` and `std::int64_t` stay apart so that

@@ -169,6 +169,11 @@ ModelSpec gpt_model(std::string name, const GptConfig& c, double flops_per_s) {
   head.backward_weight.per_sample_ns = flops_to_ns(head_flops, flops_per_s);
   head.backward_split = true;
   spec.layers.push_back(head);
+  // Forward, backward input and weight gradients of the blocks and the head, as above: Megatron's
+  // 72 L s h^2 (1 + s / 6h + V / 12 h L) per sample (Narayanan et al. 2021, sec. 5.1, without
+  // re-materialization).
+  spec.flops_per_sample = c.layers * (3 * matmul + 3 * attention) + 3 * head_flops;
+  spec.tokens_per_sample = c.sequence;
   return spec;
 }
 

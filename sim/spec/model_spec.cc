@@ -147,6 +147,9 @@ sched::Status check_model_spec(const ModelSpec& spec) {
     return sched::Error{fmt::format("model '{}': {}", spec.name, message), std::nullopt};
   };
   if (spec.layers.empty()) return fail("needs at least one layer");
+  if (!(std::isfinite(spec.flops_per_sample) && spec.flops_per_sample >= 0) || spec.tokens_per_sample < 0) {
+    return fail("flops_per_sample and tokens_per_sample must be finite and non-negative");
+  }
   if (spec.layers.size() > static_cast<std::size_t>(kMaxModelLayers)) {
     return fail(fmt::format("has {} layers; at most {} are supported", spec.layers.size(), kMaxModelLayers));
   }

@@ -118,6 +118,10 @@ struct ModelSpec {
   ScaledBytes input_bytes;  // the first layer's input (what the first stage receives)
   std::vector<LayerSpec> layers;
   std::vector<StageTemporaries> stage_temporaries;  // optional, any number of ranges
+  // The model's FLOPs for one sample's forward and backward (no re-materialization counted),
+  // for model FLOPs utilization (MFU); 0: unknown.
+  double flops_per_sample = 0;
+  std::int64_t tokens_per_sample = 0;  // for tokens/s; 0: unknown (not a sequence model)
 
   int num_layers() const { return static_cast<int>(layers.size()); }
   // The measured temporaries of layers [begin, end); null when the spec has none for that range.

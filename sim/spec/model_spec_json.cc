@@ -243,11 +243,14 @@ sched::Result<ModelSpec> parse_model_spec(std::string_view json_text, std::strin
   SpecReader reader{std::string(source)};
   ModelSpec spec;
   if (!reader.expect_object(root, "")) return reader.error();
-  reader.allow_keys(root, "", {"name", "description", "param_dtype", "input_bytes", "layers", "stage_temporaries"});
+  reader.allow_keys(root, "", {"name", "description", "param_dtype", "input_bytes", "layers", "stage_temporaries",
+                               "flops_per_sample", "tokens_per_sample"});
   spec.name = reader.string(root, "", "name", std::nullopt);
   spec.description = reader.string(root, "", "description", std::string());
   spec.param_dtype = read_dtype(reader, root);
   spec.input_bytes = scaled_bytes(reader, root, "", "input_bytes");
+  if (root.contains("flops_per_sample")) spec.flops_per_sample = reader.positive_number(root, "", "flops_per_sample", std::nullopt);
+  if (root.contains("tokens_per_sample")) spec.tokens_per_sample = reader.integer(root, "", "tokens_per_sample", 1, std::nullopt);
   if (reader.ok() && !root.contains("layers")) reader.fail("/layers", nullptr, "missing required field");
   if (!reader.ok()) return reader.error();
   const Json& layers = root["layers"];
@@ -281,6 +284,8 @@ std::string model_spec_to_json(const ModelSpec& spec) {
   if (!spec.description.empty()) root["description"] = spec.description;
   root["param_dtype"] = std::string(dtype_name(spec.param_dtype));
   if (spec.input_bytes != ScaledBytes{}) root["input_bytes"] = bytes_json(spec.input_bytes);
+  if (spec.flops_per_sample > 0) root["flops_per_sample"] = spec.flops_per_sample;
+  if (spec.tokens_per_sample > 0) root["tokens_per_sample"] = spec.tokens_per_sample;
   OrderedJson layers = OrderedJson::array();
   for (const LayerSpec& layer : spec.layers) {
     OrderedJson out;

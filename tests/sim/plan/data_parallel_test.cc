@@ -34,7 +34,7 @@ ModelSpec three_layers() {
 ClusterSpec two_by_two() {
   ClusterSpec c;
   c.name = "2x2";
-  c.devices.assign(4, DeviceSpec{1 << 30, 1.0, 0, 1e9});
+  c.devices.assign(4, DeviceSpec{1 << 30, 1.0, 0, 0, 1e9});
   c.devices_per_node = 2;
   c.intra_node = LinkSpec{100e9, 1000};
   c.inter_node = LinkSpec{10e9, 5000};

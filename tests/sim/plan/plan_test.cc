@@ -77,17 +77,22 @@ TEST_CASE("the planner's choice is the best fitting row of the same sweep") {
       CHECK(best.peak_bytes <= *cap);
       CHECK(best.capacity_bytes == *cap);
     }
-    // One family per schedule x recompute pair, one per stage count; the winner is in two.
-    REQUIRE(plan->runners_up.size() == 8 + plan->spec.stage_counts.size());
+    // One family per schedule x recompute pair, one per layout pp x dp = 8, one per sharding;
+    // the winner is in one of each (of a sharding family only with dp > 1).
+    REQUIRE(plan->runners_up.size() == 8 + plan->spec.stage_counts.size() + 2);
     CHECK(plan->runners_up[0].family == "gpipe, recompute off");
     CHECK(plan->runners_up[7].family == "zb-h2, recompute on");
-    CHECK(plan->runners_up[8].family == "1 stage");
+    CHECK(plan->runners_up[8].family == "pp 1 x dp 8");
+    CHECK(plan->runners_up[11].family == "pp 8 x dp 1");
+    CHECK(plan->runners_up[12].family == "no sharding (dp > 1)");
+    CHECK(plan->runners_up[13].family == "ZeRO-1");
     int holding_best = 0;
     for (const auto& up : plan->runners_up) {
       holding_best += up.contains_best ? 1 : 0;
       CHECK_FALSE(up.reason.empty());
     }
-    CHECK(holding_best == 2);
+    CHECK(holding_best == (best.config.dp > 1 ? 3 : 2));
+    CHECK(best.config.total_devices() == 8);
   }
 }
 
@@ -174,7 +179,8 @@ TEST_CASE("the plan report names the best configuration and every family") {
   const std::string report = sim::plan_report(*plan);
   const SweepRow& best = plan->sweep.rows[*plan->best];
   CHECK_THAT(report, Catch::StartsWith("plan: gpt2-medium on dgx-h100, batch 64: "));
-  CHECK_THAT(report, Catch::Contains(fmt::format("best: {} stages, {} micro-batches", best.config.num_stages,
-                                                 best.config.num_microbatches)));
+  CHECK_THAT(report, Catch::Contains(fmt::format("best: pp {} x dp {} (8 devices, ", best.config.num_devices(),
+                                                 best.config.dp)));
+  CHECK_THAT(report, Catch::Contains(", MFU "));  // the preset knows its FLOPs and the H100's peak
   for (const auto& up : plan->runners_up) CHECK_THAT(report, Catch::Contains(up.family) && Catch::Contains(up.reason));
 }

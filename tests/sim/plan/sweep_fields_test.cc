@@ -95,7 +95,7 @@ TEST_CASE("the sweep CSV has the table's columns in its order, and the header it
   CHECK(lines[0] ==
         "batch,stages,virtual_stages,microbatches,microbatch_size,schedule,recompute,partition,makespan_ns,"
         "samples_per_s,bubble_fraction,peak_bytes,peak_device,capacity_bytes,fits,overflow_bytes,stage_compute_ns,"
-        "note,partition_note");
+        "note,partition_note,dp,zero,devices,tail_ns,tokens_per_s,mfu");
   for (std::size_t r = 0; r < result.rows.size(); ++r) {
     const std::vector<std::string> cells = csv_cells(lines[r + 1]);
     REQUIRE(cells.size() == names.size());
@@ -140,7 +140,7 @@ TEST_CASE("the sweep's people's table has a column per field with a heading, in 
     if (!field.heading.empty()) headings.emplace_back(field.heading);
   }
   CHECK(headings == std::vector<std::string>{"batch", "stages", "M", "mb", "schedule", "recompute", "partition",
-                                             "step", "samples/s", "bubble", "peak", "fits"});
+                                             "step", "samples/s", "bubble", "peak", "fits", "dp", "zero", "MFU"});
   const auto header_words = [](const std::string& table) {
     std::istringstream in(split_lines(table).at(0));
     std::vector<std::string> words;

@@ -64,7 +64,7 @@ Simulated simulated() {
   REQUIRE(result);
   sim::ReportInputs inputs{"uniform", "ideal", "1f1b", 3, 4, result->microbatch_size, false, true,
                            {{0, 2, "l0", "l1"}, {2, 4, "l2", "l3"}, {4, 6, "l4", "l5"}},
-                           sched::ScheduleKind::kOneFOneB};
+                           sched::ScheduleKind::kOneFOneB, std::nullopt};
   return {std::move(*result), std::move(inputs)};
 }
 

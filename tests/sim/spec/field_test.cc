@@ -16,6 +16,7 @@ TEST_CASE("field: a name's suffix promises its unit, other names promise none", 
   CHECK(unit_named_by("peak_bytes") == FieldUnit::kBytes);
   CHECK(unit_named_by("bubble_fraction") == FieldUnit::kFraction);
   CHECK(unit_named_by("samples_per_s") == FieldUnit::kSamplesPerSecond);
+  CHECK(unit_named_by("tokens_per_s") == FieldUnit::kTokensPerSecond);
   CHECK_FALSE(unit_named_by("stages").has_value());
   CHECK_FALSE(unit_named_by("_ns").has_value());  // a suffix alone names nothing
   CHECK_FALSE(unit_named_by("ns").has_value());
