@@ -5,20 +5,19 @@
 
 #include "cli/arg_checks.h"
 #include "sched/limits.h"
+#include "sim/spec/int_ranges.h"
 #include "sim/spec/units.h"
 #include "sim/spec/zero_sharding.h"
 
 namespace pipeworks::cli {
+namespace {
 
-void add_layout_flags(CLI::App& command, LayoutArgs& args) {
-  command.add_option("--dp", args.dp, "Data-parallel replicas of the pipeline (each on its own devices)")
-      ->check(integer_from(1, sched::kMaxStages))
-      ->capture_default_str();
-  command.add_option("--zero", args.zero,
-                     "Sharding over the replicas: 0 none (DDP), 1 optimizer state (Megatron's distributed "
-                     "optimizer), 2 + gradients, 3 + parameters (FSDP)")
-      ->check(CLI::IsMember(std::vector<std::string>{"0", "1", "2", "3"}))
-      ->capture_default_str();
+constexpr const char* kDpHelp = "Data-parallel replicas of the pipeline (each on its own devices)";
+constexpr const char* kZeroHelp =
+    "Sharding over the replicas: 0 none (DDP), 1 optimizer state (Megatron's distributed optimizer), 2 + gradients, "
+    "3 + parameters (FSDP)";
+
+void add_replica_flags(CLI::App& command, ReplicaArgs& args) {
   command.add_option("--rank-order", args.rank_order,
                      "How ranks are numbered onto devices: tp-dp-pp (Megatron-LM's default: a data-parallel group "
                      "on neighbouring devices) or tp-pp-dp (a pipeline on neighbouring devices)")
@@ -32,6 +31,22 @@ void add_layout_flags(CLI::App& command, LayoutArgs& args) {
                    "Reduce a stage's gradients after its last backward, holding its device (no overlap)");
 }
 
+sched::Result<sim::RankOrder> rank_order_from(const ReplicaArgs& args) {
+  auto order = sim::parse_rank_order(args.rank_order);
+  if (!order) return sched::Error{fmt::format("--rank-order: {}", order.error().message)};
+  return order;
+}
+
+}  // namespace
+
+void add_layout_flags(CLI::App& command, LayoutArgs& args) {
+  command.add_option("--dp", args.dp, kDpHelp)->check(integer_from(1, sched::kMaxStages))->capture_default_str();
+  command.add_option("--zero", args.zero, kZeroHelp)
+      ->check(CLI::IsMember(std::vector<std::string>{"0", "1", "2", "3"}))
+      ->capture_default_str();
+  add_replica_flags(command, args.replicas);
+}
+
 sched::Result<sim::ParallelLayout> layout_from(const LayoutArgs& args, int pp, int virtual_stages) {
   sim::ParallelLayout layout;
   layout.pp = pp;
@@ -40,8 +55,8 @@ sched::Result<sim::ParallelLayout> layout_from(const LayoutArgs& args, int pp, i
   auto zero = sim::parse_zero_stage(args.zero);
   if (!zero) return sched::Error{fmt::format("--zero: {}", zero.error().message)};
   layout.zero = *zero;
-  auto order = sim::parse_rank_order(args.rank_order);
-  if (!order) return sched::Error{fmt::format("--rank-order: {}", order.error().message)};
+  auto order = rank_order_from(args.replicas);
+  if (!order) return order.error();
   layout.order = *order;
   if (layout.dp == 1 && layout.zero != sim::ZeroStage::kNone) {
     return sched::Error{fmt::format("--zero {} shards over data-parallel replicas, but --dp is 1", args.zero)};
@@ -49,7 +64,7 @@ sched::Result<sim::ParallelLayout> layout_from(const LayoutArgs& args, int pp, i
   return layout;
 }
 
-sched::Result<sim::DataParallelOptions> data_parallel_options_from(const LayoutArgs& args) {
+sched::Result<sim::DataParallelOptions> data_parallel_options_from(const ReplicaArgs& args) {
   sim::DataParallelOptions options;
   auto bucket = sim::parse_bytes(args.grad_bucket);
   if (!bucket) return sched::Error{fmt::format("--grad-bucket: {}", bucket.error().message)};
@@ -57,6 +72,33 @@ sched::Result<sim::DataParallelOptions> data_parallel_options_from(const LayoutA
   options.bucket_bytes = *bucket;
   options.overlap_grad_reduce = !args.no_overlap_grad_reduce;
   return options;
+}
+
+void add_layout_search_flags(CLI::App& command, LayoutSearchArgs& args, bool with_dp) {
+  if (with_dp) {
+    command.add_option("--dp", args.dp, std::string(kDpHelp) + "; a list or range, e.g. 1,2,4 or pow2:1..64")
+        ->capture_default_str();
+  }
+  command.add_option("--zero", args.zero, std::string(kZeroHelp) + "; a list, e.g. 0,1 (only rows with dp > 1 shard)")
+      ->capture_default_str();
+  add_replica_flags(command, args.replicas);
+}
+
+sched::Result<LayoutSearch> resolve_layout_search(const LayoutSearchArgs& args) {
+  LayoutSearch search;
+  auto dp = sim::parse_int_list(args.dp);
+  if (!dp) return sched::Error{fmt::format("--dp: {}", dp.error().message)};
+  search.dp_counts = std::move(dp).value();
+  auto names = sim::parse_name_list(args.zero, {"0", "1", "2", "3"});
+  if (!names) return sched::Error{fmt::format("--zero: {}", names.error().message)};
+  for (const auto name : *names) search.zero_stages.push_back(sim::parse_zero_stage(name).value());
+  auto order = rank_order_from(args.replicas);
+  if (!order) return order.error();
+  search.rank_order = *order;
+  auto options = data_parallel_options_from(args.replicas);
+  if (!options) return options.error();
+  search.options = *options;
+  return search;
 }
 
 }  // namespace pipeworks::cli

@@ -1,9 +1,12 @@
-// The flags that lay a pipeline out beside data parallelism -- --dp, --zero, --rank-order,
-// --grad-bucket, --no-overlap-grad-reduce -- declared once with one wording and one check each,
-// and read into a sim::ParallelLayout and sim::DataParallelOptions (sim/plan/data_parallel.h).
+// The flags that lay pipelines out beside data parallelism, declared once with one wording and
+// one check each: how replicas lie and reduce (--rank-order, --grad-bucket,
+// --no-overlap-grad-reduce), one layout for `simulate` (--dp N, --zero S) and the lists a search
+// compares for `sweep` and `plan` (--dp LIST, --zero LIST). Read into sim::ParallelLayout and
+// sim::DataParallelOptions (sim/plan/data_parallel.h).
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -13,18 +16,42 @@
 
 namespace pipeworks::cli {
 
-struct LayoutArgs {
-  int dp = 1;
-  std::string zero = "0";
+struct ReplicaArgs {
   std::string rank_order = "tp-dp-pp";
   std::string grad_bucket = "25MiB";
   bool no_overlap_grad_reduce = false;
 };
 
+struct LayoutArgs {
+  int dp = 1;
+  std::string zero = "0";
+  ReplicaArgs replicas;
+};
+
+// --dp N, --zero S and the replica flags.
 void add_layout_flags(CLI::App& command, LayoutArgs& args);
 
 // The layout of `pp` pipeline ranks of `virtual_stages` stages each, replicated as the flags say.
 sched::Result<sim::ParallelLayout> layout_from(const LayoutArgs& args, int pp, int virtual_stages);
-sched::Result<sim::DataParallelOptions> data_parallel_options_from(const LayoutArgs& args);
+sched::Result<sim::DataParallelOptions> data_parallel_options_from(const ReplicaArgs& args);
+
+struct LayoutSearchArgs {
+  std::string dp = "1";  // a list; `sweep` only (`plan` uses every dp with pp x dp = N)
+  std::string zero;      // a list; the default is the command's
+  ReplicaArgs replicas;
+};
+
+// --zero LIST, the replica flags and, `with_dp`, --dp LIST.
+void add_layout_search_flags(CLI::App& command, LayoutSearchArgs& args, bool with_dp);
+
+struct LayoutSearch {
+  std::vector<int> dp_counts;
+  std::vector<sim::ZeroStage> zero_stages;
+  sim::RankOrder rank_order = sim::RankOrder::kTpDpPp;
+  sim::DataParallelOptions options;
+};
+
+// Every error is bad usage and names its option.
+sched::Result<LayoutSearch> resolve_layout_search(const LayoutSearchArgs& args);
 
 }  // namespace pipeworks::cli

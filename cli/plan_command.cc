@@ -9,6 +9,7 @@
 
 #include "cli/arg_checks.h"
 #include "cli/command_list.h"
+#include "cli/layout_flags.h"
 #include "cli/planning_args.h"
 #include "cli/progress_bar.h"
 #include "sched/text_file.h"
@@ -26,6 +27,7 @@ struct PlanArgs {
   std::string batch;
   std::string devices;
   ScheduleSearchArgs search;
+  LayoutSearchArgs layouts{.dp = "1", .zero = "0,1", .replicas = {}};
   std::string output;
 };
 
@@ -52,6 +54,8 @@ int run(const PlanArgs& args) {
 
   auto search = resolve_schedule_search(args.search);
   if (!search) return fail(kExitUsage, search.error().message);
+  auto layouts = resolve_layout_search(args.layouts);
+  if (!layouts) return fail(kExitUsage, layouts.error().message);
 
   sim::PlanRequest request;
   request.schedules = search->schedules;
@@ -62,6 +66,9 @@ int run(const PlanArgs& args) {
   request.num_devices = *devices;
   request.memory_cap_bytes = inputs->memory_cap_bytes;
   request.optimizer = inputs->optimizer;
+  request.zero_stages = layouts->zero_stages;
+  request.rank_order = layouts->rank_order;
+  request.data_parallel = layouts->options;
   auto spec = sim::plan_sweep_spec(request);
   if (!spec) return fail(kExitInvalid, spec.error().message);
   sim::SkipCounts skipped;
@@ -87,11 +94,13 @@ int run(const PlanArgs& args) {
 void add_plan_command(CLI::App& app, CommandContext& context) {
   auto args = std::make_shared<PlanArgs>();
   CLI::App* command = app.add_subcommand(
-      "plan", "The fastest pipeline configuration that fits, and why each alternative lost");
+      "plan", "The fastest layout (pipeline x data-parallel replicas) that fits on all the devices, and why each "
+              "alternative lost");
   add_planning_options(*command, args->planning);
   command->add_option("--batch", args->batch, "Samples per training step")->required();
   command->add_option("--devices", args->devices, "Devices to use (the first N of the cluster)")->required();
   add_schedule_search_options(*command, args->search);
+  add_layout_search_flags(*command, args->layouts, false);
   command->add_option("-o,--output", args->output, "Also write every swept row to FILE.csv or FILE.json");
   command->callback([args, &context] { context.exit_code = run(*args); });
 }

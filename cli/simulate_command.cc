@@ -121,7 +121,7 @@ std::optional<Failure> run(const SimulateOptions& o) {
   if (!optimizer) return usage(optimizer.error().message);
   auto replicated = layout_from(o.layout, 1, 1);
   if (!replicated) return usage(replicated.error().message);
-  auto dp_options = data_parallel_options_from(o.layout);
+  auto dp_options = data_parallel_options_from(o.layout.replicas);
   if (!dp_options) return usage(dp_options.error().message);
   sim::ModelSpec model;
   sim::ClusterSpec cluster;

@@ -18,13 +18,12 @@ namespace pipeworks::cli {
 std::string simulation_summary(const sim::SimResult& result, const sim::ReportInputs& inputs,
                                const SummaryChoices& choices) {
   std::string out =
-      fmt::format("{} on {}: {}, {}K={}, M={} of {}, {} comm{}, {} partition, {} optimizer state\n\n", inputs.model,
-                  inputs.cluster, inputs.schedule,
-                  inputs.layout ? sim::layout_text(*inputs.layout) + ", " : std::string(),
-                  sched::counted(inputs.num_stages, "stage"),
+      fmt::format("{} on {}: {}, K={}, M={} of {}, {} comm{}, {} partition, {} optimizer state\n{}\n", inputs.model,
+                  inputs.cluster, inputs.schedule, sched::counted(inputs.num_stages, "stage"),
                   sched::counted(inputs.num_microbatches, "micro-batch", "micro-batches"),
                   sched::counted(inputs.microbatch_size, "sample"), sim::comm_mode_name(choices.comm_mode),
-                  inputs.recompute ? ", re-materialization" : "", choices.partition, choices.optimizer);
+                  inputs.recompute ? ", re-materialization" : "", choices.partition, choices.optimizer,
+                  inputs.layout ? fmt::format("layout {}\n", sim::layout_text(*inputs.layout)) : std::string());
   out += sim::summary_table(result, inputs);
   if (choices.grid) {
     out += '\n';

@@ -20,8 +20,8 @@ struct SummaryChoices {
   bool grid = false;
 };
 
-// "gpt2-medium on dgx-h100: 1f1b, K=4 stages, ...", a blank line and sim::summary_table, then the
-// grid when asked for.
+// "gpt2-medium on dgx-h100: 1f1b, K=4 stages, ...", "layout pp 4 x dp 2 (8 devices, 4 stages)",
+// a blank line and sim::summary_table, then the grid when asked for.
 std::string simulation_summary(const sim::SimResult& result, const sim::ReportInputs& inputs,
                                const SummaryChoices& choices);
 

@@ -10,6 +10,8 @@
 
 #include "cli/arg_checks.h"
 #include "cli/command_list.h"
+#include "cli/layout_flags.h"
+#include "cli/renamed_option.h"
 #include "cli/planning_args.h"
 #include "cli/progress_bar.h"
 #include "sched/text_file.h"
@@ -27,6 +29,7 @@ struct SweepArgs {
   std::string stages;
   std::string microbatches;
   ScheduleSearchArgs search;
+  LayoutSearchArgs layouts{.dp = "1", .zero = "0", .replicas = {}};
   std::string recompute = "off,on";
   std::size_t top = 10;
   std::string output;
@@ -43,7 +46,8 @@ sched::Status parse_lists(const SweepArgs& args, sim::SweepSpec& spec) {
     return sched::Ok{};
   };
   if (auto s = list(args.batch, "--batch", spec.batch_sizes); !s) return s;
-  if (auto s = list(args.stages, "--stages", spec.stage_counts); !s) return s;
+  if (args.stages.empty()) return sched::Error{"--pp is required (the pipeline ranks to compare, e.g. 2,4,8)"};
+  if (auto s = list(args.stages, "--pp", spec.stage_counts); !s) return s;
   if (auto s = list(args.microbatches, "--microbatches", spec.microbatch_counts); !s) return s;
   auto search = resolve_schedule_search(args.search);
   if (!search) return search.error();
@@ -52,13 +56,21 @@ sched::Status parse_lists(const SweepArgs& args, sim::SweepSpec& spec) {
   auto recompute = sim::parse_name_list(args.recompute, {"off", "on"});
   if (!recompute) return sched::Error{fmt::format("--recompute: {}", recompute.error().message)};
   for (const auto name : *recompute) spec.recompute_modes.push_back(name == "on");
+  auto layouts = resolve_layout_search(args.layouts);
+  if (!layouts) return layouts.error();
+  spec.dp_counts = layouts->dp_counts;
+  spec.zero_stages = layouts->zero_stages;
+  spec.rank_order = layouts->rank_order;
+  spec.data_parallel = layouts->options;
   return sched::Ok{};
 }
 
 std::string skipped_text(const sim::SkipCounts& s) {
   if (s.total() == 0) return "0 skipped";
   std::vector<std::string> parts;
-  if (s.more_stages_than_devices > 0) parts.push_back(fmt::format("{} more stages than devices", s.more_stages_than_devices));
+  if (s.more_stages_than_devices > 0) {
+    parts.push_back(fmt::format("{} needing more devices than the cluster's", s.more_stages_than_devices));
+  }
   if (s.more_stages_than_layers > 0) parts.push_back(fmt::format("{} more stages than layers", s.more_stages_than_layers));
   if (s.microbatches_not_dividing_batch > 0) {
     parts.push_back(fmt::format("{} micro-batches not dividing the batch", s.microbatches_not_dividing_batch));
@@ -85,7 +97,7 @@ int run(const SweepArgs& args) {
   if (auto lists = parse_lists(args, spec); !lists) return fail(kExitUsage, lists.error().message);
   for (const int devices : spec.stage_counts) {
     if (auto size = sim::check_cost_model_devices(devices); !size) {
-      return fail(kExitUsage, fmt::format("--stages: {}", size.error().message));
+      return fail(kExitUsage, fmt::format("--pp: {}", size.error().message));
     }
   }
 
@@ -135,9 +147,11 @@ void add_sweep_command(CLI::App& app, CommandContext& context) {
       "sweep", "Simulate every combination of stages, micro-batches, schedule and re-materialization");
   add_planning_options(*command, args->planning);
   command->add_option("--batch", args->batch, "Samples per step; a list or range, e.g. 512 or 256,512")->required();
-  command->add_option("--stages", args->stages,
-                      "Pipeline depths in devices, e.g. 2,4,8 or pow2:1..64 (K = v x depth for the virtual-stage kinds)")
-      ->required();
+  add_renamed_option(*command, "--pp", "--stages", args->stages,
+                     "Pipeline ranks (devices a pipeline spans), e.g. 2,4,8 or pow2:1..64: K = pp stages, or v x pp "
+                     "for the virtual-stage kinds",
+                     [](CLI::Option&) {});
+  add_layout_search_flags(*command, args->layouts, true);
   command->add_option("--microbatches", args->microbatches, "Micro-batch counts, e.g. 1..64")->required();
   add_schedule_search_options(*command, args->search);
   command->add_option("--recompute", args->recompute, "Re-materialization modes, e.g. off,on")->capture_default_str();

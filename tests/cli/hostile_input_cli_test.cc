@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 using pipeworks::test::CliRun;
 using pipeworks::test::run_pipeworks;
 
-const std::string kSweep = "sweep --model gpt2-medium --cluster dgx-h100 --batch 8 --stages 2 --microbatches 2 ";
+const std::string kSweep = "sweep --model gpt2-medium --cluster dgx-h100 --batch 8 --pp 2 --microbatches 2 ";
 const std::string kPlan = "plan --model gpt2-medium --cluster dgx-h100 --batch 8 --devices 2 ";
 const std::string kData = PIPEWORKS_TEST_DATA_DIR;
 
@@ -44,7 +44,7 @@ TEST_CASE("hostile CLI: sizes past the shared limits are refused up front", "[cl
                {"simulate -K 60000 -M 100", "60000 stages x 100 micro-batches is more than the limit of 4194304 cells"},
                {"simulate -M 5000000", "--microbatches: must be an integer from 1 to 4194304, got '5000000'"},
                {kSweep + "--sweep-threads 5000", "--sweep-threads: must be an integer from 0 to 1024, got '5000'"},
-               {"sweep --model gpt2-medium --cluster dgx-h100 --batch 8 --stages 1 --microbatches 1..100000000",
+               {"sweep --model gpt2-medium --cluster dgx-h100 --batch 8 --pp 1 --microbatches 1..100000000",
                 "list too long: more than 1000000 values"},
                {kPlan + "--nodes 5000", "--nodes: must be an integer from 1 to 1024, got '5000'"},
                {"validate --max-errors 99999999999 x.csv", "--max-errors: must be an integer from 0 to 1000000"}},
@@ -104,7 +104,7 @@ TEST_CASE("hostile CLI: usage errors exit 2 with one line naming the option, bef
       {"simulate -K 2.5", "--stages: must be an integer from 1 to 65536, got '2.5'"},
       {kSweep + "--top -1", "--top: must be an integer from 0 to 1000000, got '-1'"},
       {kSweep + "--threads -1", "--threads: must be an integer from 0 to 1024, got '-1'"},
-      {"sweep --model gpt2-medium --cluster dgx-h100 --batch 0 --stages 2 --microbatches 2", "--batch: \"0\""},
+      {"sweep --model gpt2-medium --cluster dgx-h100 --batch 0 --pp 2 --microbatches 2", "--batch: \"0\""},
       {"plan --model gpt2-medium --cluster dgx-h100 --batch 8 --devices 0", "--devices: \"0\""},
       {"plan --model gpt2-medium --cluster dgx-h100 --batch -5 --devices 2", "--batch: \"-5\""},
       {kPlan + "--memory-cap -3GiB", "--memory-cap"}};
@@ -145,7 +145,7 @@ TEST_CASE("hostile CLI: messages name the input and leak no internals", "[cli][h
                {"simulate --model-spec " + kData + "/invalid_specs/model_negative.json",
                 "model_negative.json: /layers/0/param_bytes: -5: negative values are not allowed"},
                {"sweep --model gpt2-medium --cluster-spec " + kData +
-                    "/invalid_specs/cluster_zero_devices.json --batch 8 --stages 2 --microbatches 2",
+                    "/invalid_specs/cluster_zero_devices.json --batch 8 --pp 2 --microbatches 2",
                 "cluster_zero_devices.json: /devices: 0: must be at least 1"}},
               1);
   // Numbers past any type's range are answered in the input's own words, on short lines.

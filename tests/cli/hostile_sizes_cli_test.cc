@@ -26,8 +26,8 @@ TEST_CASE("hostile CLI: work far beyond the shape asked for is refused with its 
                 "zb-v builds its V for at least 4095 micro-batches whatever M is: 4096 stages x 4095"},
                {"simulate --model uniform --layers 4097 --cluster multinode --nodes 513 -K 4097 -M 1",
                 "4097 devices need a 4097 x 4097 link table"},
-               {"sweep --model uniform --cluster dgx-h100 --batch 8 --stages 5000 --microbatches 1",
-                "--stages: 5000 devices need a 5000 x 5000 link table"},
+               {"sweep --model uniform --cluster dgx-h100 --batch 8 --pp 5000 --microbatches 1",
+                "--pp: 5000 devices need a 5000 x 5000 link table"},
                {"plan --model uniform --cluster multinode --nodes 1024 --batch 8 --devices 8192",
                 "--devices: 8192 devices need a 8192 x 8192 link table"}},
               2);
@@ -41,7 +41,7 @@ TEST_CASE("hostile CLI: preset sizes out of the presets' ranges are usage errors
   check_cases({{"simulate --model gpt3-175b --flops 1 -K 2 -M 2", "--flops is 1 FLOP/s"},
                {"plan --model amoeba --flops 1 --cluster dgx-h100 --batch 8 --devices 2", "the rate must be at least"},
                {"simulate --model uniform --layers 100001", "--layers: must be an integer from 1 to 100000"},
-               {"sweep --model gpt2-small --model-width 2000000 --cluster dgx-h100 --batch 8 --stages 2 --microbatches 2",
+               {"sweep --model gpt2-small --model-width 2000000 --cluster dgx-h100 --batch 8 --pp 2 --microbatches 2",
                 "--model-width: must be an integer from 1 to 1000000"},
                {"simulate --model gpt2-small --heads 7", "heads (7) must divide hidden (768)"}},
               2);

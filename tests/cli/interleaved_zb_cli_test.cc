@@ -30,7 +30,7 @@ TEST_CASE("interleaved-zb: schedule writes it, validate and simulate read it bac
   CHECK(simulated.exit_code == 0);
   CHECK_THAT(simulated.output,
              Catch::Contains("interleaved ZB closed form with F = I = W, M >= D: (D-1)/(3vM+D-1), D = 4, v = 2"));
-  const Run sweep = run("sweep --model uniform --cluster dgx-h100 --batch 32 --stages 2,4 --microbatches 4,8 "
+  const Run sweep = run("sweep --model uniform --cluster dgx-h100 --batch 32 --pp 2,4 --microbatches 4,8 "
                         "--schedule zb-h1,interleaved-zb -v 2 --top 20");
   INFO(sweep.output);
   CHECK(sweep.exit_code == 0);

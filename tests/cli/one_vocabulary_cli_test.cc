@@ -43,7 +43,7 @@ TEST_CASE("old spellings still work, with one note naming the new flag", "[cli][
   CHECK(old.output.rfind("pipeworks schedule: note: --kind is deprecated; use --schedule\n", 0) == 0);
   CHECK(after_first_line(old.output) == renamed.output);
 
-  const std::string sweep = "sweep --model uniform --cluster dgx-h100 --batch 8 --stages 2 --microbatches 4 ";
+  const std::string sweep = "sweep --model uniform --cluster dgx-h100 --batch 8 --pp 2 --microbatches 4 ";
   const CliRun threads = run_pipeworks(sweep + "--threads 1");
   REQUIRE(threads.exit_code == 0);
   CHECK(threads.output.rfind("pipeworks sweep: note: --threads is deprecated; use --sweep-threads\n", 0) == 0);
@@ -106,7 +106,7 @@ TEST_CASE("presets resize from the command line as from Python, with run's flag 
   // A preset size flag the preset lacks, a malformed one or one beside a spec file: bad usage.
   CHECK(wrong.exit_code == 2);
   CHECK_THAT(wrong.output, Catch::Contains("--model-width does not apply to model preset 'uniform'"));
-  const CliRun bad = run_pipeworks("sweep --model uniform --layer-forward 3 --cluster dgx-h100 --batch 8 --stages 2 "
+  const CliRun bad = run_pipeworks("sweep --model uniform --layer-forward 3 --cluster dgx-h100 --batch 8 --pp 2 "
                                    "--microbatches 2");
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.output, Catch::Contains("--layer-forward: "));

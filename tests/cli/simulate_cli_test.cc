@@ -223,13 +223,13 @@ TEST_CASE("schedule --schedule dualpipe-v prints its V, sweep searches every kin
   REQUIRE(grid.exit_code == 0);
   CHECK_THAT(grid.output, Catch::Contains("d0: 0F0 0F1 0F2 3F0 3I0 3W0 3F1 0F3 3B1"));
   const auto sweep = pipeworks::test::run_pipeworks(
-      "sweep --model uniform --cluster dgx-h100 --batch 32 --stages 4 --microbatches 8 --schedule 1f1b,zb-h1,zb-h2");
+      "sweep --model uniform --cluster dgx-h100 --batch 32 --pp 4 --microbatches 8 --schedule 1f1b,zb-h1,zb-h2");
   INFO(sweep.output);
   REQUIRE(sweep.exit_code == 0);
   CHECK_THAT(sweep.output, Catch::Contains("zb-h2"));
   // Depth 2: zb-v's 4 stages in a V, interleaved-1f1b with v = 2 and 4 stages on 2 devices each.
   const auto virtual_kinds = pipeworks::test::run_pipeworks(
-      "sweep --model uniform --cluster dgx-h100 --batch 32 --stages 2 --microbatches 8 --schedule zb-v,interleaved-1f1b "
+      "sweep --model uniform --cluster dgx-h100 --batch 32 --pp 2 --microbatches 8 --schedule zb-v,interleaved-1f1b "
       "-v 2,4 --top 20");
   INFO(virtual_kinds.output);
   REQUIRE(virtual_kinds.exit_code == 0);
@@ -237,7 +237,7 @@ TEST_CASE("schedule --schedule dualpipe-v prints its V, sweep searches every kin
                                        Catch::Contains("interleaved-1f1b v=4"));
   CHECK_THAT(virtual_kinds.output, Catch::Contains("0 skipped"));  // uniform has 8 layers: K = 8 at v = 4 fits
   const auto refused = pipeworks::test::run_pipeworks(
-      "sweep --model uniform --cluster dgx-h100 --batch 32 --stages 4 --microbatches 8 --schedule zigzag");
+      "sweep --model uniform --cluster dgx-h100 --batch 32 --pp 4 --microbatches 8 --schedule zigzag");
   CHECK(refused.exit_code == 2);
   CHECK_THAT(refused.output, Catch::Contains("'zigzag' is not one of gpipe, 1f1b, interleaved-1f1b"));
 }

@@ -27,10 +27,10 @@ const std::string kSmall = "sweep --model uniform --cluster dgx-h100 --batch 8 "
 TEST_CASE("sweep prints the best and the Pareto frontier, and counts skipped configurations", "[cli][sweep]") {
   // 4 schedules x 2 recompute modes = 8 per (stages, M). Stages 16 > 8 devices: 8 M values x 8;
   // M = 3, 5, 6, 7 do not divide 8: 4 x 3 stage counts x 8.
-  const Run sweep = run(kSmall + "--stages 1,2,4,16 --microbatches 1..8 --top 3");
+  const Run sweep = run(kSmall + "--pp 1,2,4,16 --microbatches 1..8 --top 3");
   CHECK(sweep.exit_code == 0);
   CHECK_THAT(sweep.output, Catch::StartsWith("sweep: uniform on dgx-h100 (8 devices): 96 configurations simulated, "
-                                             "160 skipped (64 more stages than devices, 96 micro-batches not dividing "
+                                             "160 skipped (64 needing more devices than the cluster's, 96 micro-batches not dividing "
                                              "the batch); 96 fit in memory\n"));
   CHECK_THAT(sweep.output, Catch::Contains("Top 3 (fitting first, by samples/s):\n"
                                            "stages  M  mb  schedule  recompute  partition"));
@@ -39,7 +39,7 @@ TEST_CASE("sweep prints the best and the Pareto frontier, and counts skipped con
 
 TEST_CASE("sweep writes every row to CSV and JSON, the same for any thread count", "[cli][sweep]") {
   std::system(("mkdir -p " + kScratch).c_str());
-  const std::string args = kSmall + "--stages pow2:1..8 --microbatches 1,2,4..8 --schedule 1f1b --recompute on ";
+  const std::string args = kSmall + "--pp pow2:1..8 --microbatches 1,2,4..8 --schedule 1f1b --recompute on ";
   const Run one = run(args + "--sweep-threads 1 -o " + kScratch + "/one.csv");
   const Run four = run(args + "--sweep-threads 4 -o " + kScratch + "/four.csv");
   REQUIRE(one.exit_code == 0);
@@ -55,33 +55,37 @@ TEST_CASE("sweep writes every row to CSV and JSON, the same for any thread count
 }
 
 TEST_CASE("sweep rejects bad lists and unknown inputs with the right exit code", "[cli][sweep]") {
-  const Run range = run(kSmall + "--stages 1..x --microbatches 1");
+  const Run range = run(kSmall + "--pp 1..x --microbatches 1");
   CHECK(range.exit_code == 2);
-  CHECK_THAT(range.output, Catch::Contains("pipeworks sweep: error: --stages: \"1..x\": column 3: expected a number"));
-  const Run schedule = run(kSmall + "--stages 1 --microbatches 1 --schedule gpipe,zb");
+  CHECK_THAT(range.output, Catch::Contains("pipeworks sweep: error: --pp: \"1..x\": column 3: expected a number"));
+  const Run schedule = run(kSmall + "--pp 1 --microbatches 1 --schedule gpipe,zb");
   CHECK(schedule.exit_code == 2);
   CHECK_THAT(schedule.output, Catch::Contains("--schedule: \"gpipe,zb\": column 6: 'zb' is not one of gpipe, 1f1b"));
-  const Run cap = run(kSmall + "--stages 1 --microbatches 1 --memory-cap 80Gb");
+  const Run cap = run(kSmall + "--pp 1 --microbatches 1 --memory-cap 80Gb");
   CHECK(cap.exit_code == 2);
   CHECK_THAT(cap.output, Catch::Contains("--memory-cap: "));
-  const Run model = run("sweep --model no-such-model --cluster dgx-h100 --batch 8 --stages 1 --microbatches 1");
+  const Run model = run("sweep --model no-such-model --cluster dgx-h100 --batch 8 --pp 1 --microbatches 1");
   CHECK(model.exit_code == 1);
   CHECK_THAT(model.output, Catch::Contains("--model 'no-such-model' is not a model preset ("));
   const Run scripted = run("plan --model resnet.pt --cluster dgx-h100 --batch 8 --devices 2");
   CHECK(scripted.exit_code == 1);
   CHECK_THAT(scripted.output, Catch::Contains("--model 'resnet.pt' is a TorchScript model, which the simulator reads "
                                               "through its profile: pipeworks profile --model resnet.pt"));
-  const Run output = run(kSmall + "--stages 1 --microbatches 1 -o rows.txt");
+  const Run output = run(kSmall + "--pp 1 --microbatches 1 -o rows.txt");
   CHECK(output.exit_code == 2);
-  const Run missing = run("sweep --model uniform --cluster dgx-h100 --stages 1 --microbatches 1");
+  const Run missing = run("sweep --model uniform --cluster dgx-h100 --pp 1 --microbatches 1");
   CHECK(missing.exit_code == 2);
 }
 
 TEST_CASE("plan prints the best configuration and a verdict per family", "[cli][plan]") {
   const Run plan = run("plan --model gpt2-medium --cluster dgx-h100 --batch 64 --devices 8 --memory-cap 12GiB");
   CHECK(plan.exit_code == 0);
-  CHECK_THAT(plan.output, Catch::StartsWith("plan: gpt2-medium on dgx-h100, batch 64: 224 configurations simulated, "
-                                            "none skipped\n"));
+  // Layouts pp x dp = 8: dp 8 takes M = 1..8, dp 4 1..16, ...; the M that leave dp x M not
+  // dividing 64 are skipped.
+  CHECK_THAT(plan.output, Catch::StartsWith("plan: gpt2-medium on dgx-h100, batch 64: 296 configurations simulated, "
+                                            "48 skipped as impossible\n"));
+  CHECK_THAT(plan.output, Catch::Contains("\nbest: pp ") && Catch::Contains(" (8 devices, "));
+  CHECK_THAT(plan.output, Catch::Contains("\n  pp 8 x dp 1 ") && Catch::Contains("\n  pp 1 x dp 8 "));
   CHECK_THAT(plan.output, Catch::Contains("\nbest: "));
   CHECK_THAT(plan.output, Catch::Contains("(cap 12.00 GiB)"));
   CHECK_THAT(plan.output, Catch::Contains("runners-up (best of each family):\n  gpipe, recompute off"));
@@ -90,7 +94,7 @@ TEST_CASE("plan prints the best configuration and a verdict per family", "[cli][
   // --schedule narrows the comparison to the schedules named, as in sweep.
   const Run two = run("plan --model gpt2-medium --cluster dgx-h100 --batch 64 --devices 8 --schedule gpipe,1f1b");
   CHECK(two.exit_code == 0);
-  CHECK_THAT(two.output, Catch::StartsWith("plan: gpt2-medium on dgx-h100, batch 64: 112 configurations simulated, "));
+  CHECK_THAT(two.output, Catch::StartsWith("plan: gpt2-medium on dgx-h100, batch 64: 148 configurations simulated, "));
   CHECK_THAT(two.output, !Catch::Contains("zb-h1"));
   // The virtual-stage kinds are compared when named, each v its own family.
   const Run v = run("plan --model gpt2-medium --cluster dgx-h100 --batch 64 --devices 8 --schedule zb-v,interleaved-1f1b");

@@ -46,8 +46,7 @@ TEST_CASE("simulate --schedule-file takes torch's files and notes what it does n
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK_THAT(r.output, Catch::Contains("\nnote         12 stage-level actions (UNSHARD, RESHARD, REDUCE_GRAD) cost "
-                                       "nothing: in one process they are no-ops (the data-parallel issue gives them "
-                                       "a cost)\n"));
+                                       "nothing: the cost model gives them no time (no data-parallel group)\n"));
   CHECK_THAT(r.output, Catch::Contains("\nnote         6 OVERLAP_F_B actions run as their forward then their backward: "
                                        "overlap is not modelled\n"));
   std::ifstream in(json);
