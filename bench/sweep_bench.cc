@@ -1,8 +1,11 @@
-// The planner's speed target: the full sweep of a GPT-3-175B-like model (96 blocks) on 64 H100s
+// The planner's speed targets: the full sweep of a GPT-3-175B-like model (96 blocks) on 64 H100s
 // (8 DGX nodes) -- stages in the divisors of 64, micro-batches 1..512 dividing the batch of
-// 1536 sequences, GPipe and 1F1B, re-materialization off and on -- in under 2 s on all cores.
+// 1536 sequences, GPipe and 1F1B, re-materialization off and on -- in under 2 s on all cores;
+// and the full plan of its layouts on 1024 H100s (128 nodes) -- every pp x dp = 1024, the plan's
+// four schedules, no sharding and ZeRO-1, re-materialization off and on -- in at most 2 s.
 #include <benchmark/benchmark.h>
 
+#include "sim/plan/planner.h"
 #include "sim/plan/sweep.h"
 #include "sim/spec/cluster_presets.h"
 #include "sim/spec/int_ranges.h"
@@ -53,6 +56,32 @@ void BM_Gpt3LargestConfig(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_Gpt3LargestConfig)->Unit(benchmark::kMillisecond);
+
+// make_plan for GPT-3 175B, batch 1536, on all 1024 GPUs of `multinode --nodes 128`.
+// state.range(0): threads (0 = every core).
+void BM_Gpt3PlanOn1024(benchmark::State& state) {
+  sim::PlanRequest request;
+  request.model = sim::model_preset("gpt3-175b").value();
+  request.cluster = sim::cluster_preset("multinode", {.nodes = 128}).value();
+  request.batch_size = 1536;
+  request.num_devices = 1024;
+  sim::SweepOptions options;
+  options.threads = static_cast<int>(state.range(0));
+  std::size_t rows = 0;
+  int devices = 0;
+  for (auto _ : state) {
+    auto plan = sim::make_plan(request, options);
+    if (!plan || !plan->best) {
+      state.SkipWithError(plan ? "nothing fits" : plan.error().message.c_str());
+      return;
+    }
+    rows = plan->sweep.rows.size();
+    devices = plan->sweep.rows[*plan->best].config.total_devices();
+  }
+  state.counters["configs"] = static_cast<double>(rows);
+  state.counters["best_devices"] = devices;
+}
+BENCHMARK(BM_Gpt3PlanOn1024)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 
 }  // namespace
 

@@ -17,6 +17,7 @@
 #include "cli/layout_flags.h"
 #include "cli/planning_args.h"
 #include "cli/schedule_flags.h"
+#include "cli/simulate_partition.h"
 #include "cli/simulate_schedule.h"
 #include "cli/simulation_outputs.h"
 #include "sched/generators.h"
@@ -64,31 +65,6 @@ struct Failure {
 
 std::optional<Failure> usage(std::string message) { return Failure{kExitUsage, std::move(message)}; }
 std::optional<Failure> invalid(std::string message) { return Failure{kExitInvalid, std::move(message)}; }
-
-// "uniform", "balanced" (over the cluster's speeds and memory, with the schedule's micro-batches in
-// flight) or layer counts "7,6,6,7"; a malformed text or a stage count other than the schedule's
-// is a usage error.
-std::optional<Failure> make_partition(const SimulateOptions& o, const sim::ModelSpec& model,
-                                      const sim::ClusterSpec& cluster, const sched::Schedule& schedule,
-                                      sim::PartitionContext context, const std::vector<int>& devices,
-                                      std::optional<sim::Partition>& out) {
-  const int stages = schedule.num_stages;
-  auto choice = sim::parse_partition_choice(o.partition);
-  if (!choice) return usage("--" + choice.error().message);
-  if (choice->rule == sim::PartitionChoice::Rule::kCounts && static_cast<int>(choice->counts.size()) != stages) {
-    return usage(fmt::format("--partition names {} stages but the schedule has {}", choice->counts.size(), stages));
-  }
-  for (const int rank : schedule.placement) {
-    const sim::DeviceSpec& device = cluster.devices[static_cast<std::size_t>(devices[static_cast<std::size_t>(rank)])];
-    context.stage_speed.push_back(device.relative_speed);
-    context.capacity_bytes.push_back(device.memory_bytes);
-  }
-  context.in_flight = sched::peak_in_flight(schedule);
-  auto partition = sim::choose_partition(*choice, model, stages, context);
-  if (!partition) return invalid(choice->balanced() ? partition.error().message : "--" + partition.error().message);
-  out = std::move(partition).value();
-  return std::nullopt;
-}
 
 // The specs, with --comm applied to the cluster.
 std::optional<Failure> resolve_specs(const SimulateOptions& o, sim::ModelSpec& model, sim::ClusterSpec& cluster) {
@@ -144,12 +120,11 @@ std::optional<Failure> run(const SimulateOptions& o) {
   if (!split) return usage(fmt::format("--batch {} and {} micro-batches: {}", batch, microbatches, split.error().message));
   const bool recompute = schedule.has_recompute();
 
-  std::optional<sim::Partition> partition;
   const auto kind = sched::parse_schedule_kind(request.kind).value();  // balanced's default in-flight rule
   const sim::PartitionContext context{kind, microbatches, *split, *optimizer, recompute, {}, {}, {}};
-  if (auto failure = make_partition(o, model, cluster, schedule, context, sim::replica_devices(layout), partition)) {
-    return failure;
-  }
+  auto partition = simulate_partition(o.partition, model, cluster, schedule, context, sim::replica_devices(layout),
+                                      usage_error);
+  if (!partition) return usage_error ? usage(partition.error().message) : invalid(partition.error().message);
   auto costs =
       sim::build_cost_model(model, cluster, *partition, schedule.placement, *split, *optimizer, layout, *dp_options);
   if (!costs) return invalid(costs.error().message);

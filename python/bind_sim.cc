@@ -65,6 +65,10 @@ void bind_result_classes(py::module_& m) {
       .def_readonly("busy_ns", &DeviceResult::busy_ns)
       .def_readonly("idle_ns", &DeviceResult::idle_ns)
       .def_readonly("bubble_fraction", &DeviceResult::bubble_fraction)
+      .def_readonly("collective_ns", &DeviceResult::collective_ns,
+                    "its collectives' own time (UNSHARD, REDUCE_GRAD) on its collective lane")
+      .def_readonly("optimizer_ns", &DeviceResult::optimizer_ns,
+                    "its optimizer step and parameter all-gather after its program")
       .def_readonly("memory", &DeviceResult::memory)
       .def("to_dict", &device_dict)
       .def_static("fields", [] { return field_units(sim::device_result_fields()); },
@@ -74,6 +78,9 @@ void bind_result_classes(py::module_& m) {
                         "per-device figures and memory. to_dict() gives every figure as plain Python values.")
       .def_readonly("timeline", &SimResult::timeline)
       .def_readonly("makespan_ns", &SimResult::makespan_ns)
+      .def_readonly("step_ns", &SimResult::step_ns,
+                    "the training step: the makespan, then each device's optimizer step after its last collective")
+      .def_readonly("compute_end_ns", &SimResult::compute_end_ns, "the latest end of a compute action")
       .def_readonly("bubble_fraction", &SimResult::bubble_fraction, "idle compute time over devices x makespan")
       .def_readonly("throughput_samples_per_s", &SimResult::throughput_samples_per_s)
       .def_readonly("devices", &SimResult::devices)

@@ -61,6 +61,11 @@ void bind_rows(py::module_& m) {
       .def_property_readonly("microbatch_size", [](const SweepRow& r) { return r.config.microbatch_size(); })
       .def_property_readonly("schedule", [](const SweepRow& r) { return std::string(sched::schedule_kind_name(r.config.schedule)); })
       .def_property_readonly("recompute", [](const SweepRow& r) { return r.config.recompute; })
+      .def_property_readonly("dp", [](const SweepRow& r) { return r.config.dp; })
+      .def_property_readonly("zero", [](const SweepRow& r) { return std::string(sim::zero_stage_name(r.config.zero)); })
+      .def_readonly("tail_ns", &SweepRow::tail_ns)
+      .def_readonly("tokens_per_s", &SweepRow::tokens_per_s)
+      .def_readonly("mfu", &SweepRow::mfu)
       .def_readonly("partition", &SweepRow::partition)
       .def_readonly("simulated", &SweepRow::simulated)
       .def_readonly("makespan_ns", &SweepRow::makespan_ns)
@@ -88,7 +93,7 @@ void bind_rows(py::module_& m) {
            "one per field of SweepRow.fields(): batch, stages, virtual_stages, microbatches,\n"
            "microbatch_size, schedule, recompute, partition (layers per stage, '3,2,3'), simulated,\n"
            "makespan_ns, samples_per_s, bubble_fraction, peak_bytes, peak_device, capacity_bytes, fits,\n"
-           "overflow_bytes, stage_compute_ns, note, partition_note.")
+           "overflow_bytes, stage_compute_ns, note, partition_note, dp, zero, devices, tail_ns, tokens_per_s, mfu.")
       .def("ranked", [](const sim::SweepResult& r) { return sim::rank_rows(r.rows); },
            "Row indices best first (fitting, then samples/s, then peak bytes).")
       .def("best_fitting", [](const sim::SweepResult& r) { return sim::best_fitting_row(r.rows); },
@@ -120,9 +125,18 @@ void bind_planner(py::module_& m) {
   m.def("plan",
         [](const sim::ModelSpec& model, const sim::ClusterSpec& cluster, int batch_size, int num_devices,
            std::optional<sim::Bytes> memory_cap_bytes, const std::string& optimizer, int threads,
-           const std::vector<std::string>& schedules, std::vector<int> virtual_stages) {
-          sim::PlanRequest request{model, cluster, batch_size, num_devices, memory_cap_bytes,
-                                   unwrap(sim::parse_optimizer(optimizer)), {}, std::move(virtual_stages)};
+           const std::vector<std::string>& schedules, std::vector<int> virtual_stages,
+           const std::vector<std::string>& zero) {
+          sim::PlanRequest request;
+          request.model = model;
+          request.cluster = cluster;
+          request.batch_size = batch_size;
+          request.num_devices = num_devices;
+          request.memory_cap_bytes = memory_cap_bytes;
+          request.optimizer = unwrap(sim::parse_optimizer(optimizer));
+          request.virtual_stage_counts = std::move(virtual_stages);
+          request.zero_stages.clear();
+          for (const std::string& name : zero) request.zero_stages.push_back(unwrap(sim::parse_zero_stage(name)));
           for (const std::string& name : schedules) request.schedules.push_back(unwrap(sched::parse_schedule_kind(name)));
           return without_gil([](const sim::PlanRequest& r, int sweep_threads) {
             return unwrap(sim::make_plan(r, sim::SweepOptions{sweep_threads, {}}));
@@ -131,8 +145,10 @@ void bind_planner(py::module_& m) {
         py::arg("model"), py::arg("cluster"), py::kw_only(), py::arg("batch"), py::arg("devices"),
         py::arg("memory_cap_bytes") = py::none(), py::arg("optimizer") = "adam", py::arg("sweep_threads") = 0,
         py::arg("schedules") = std::vector<std::string>{}, py::arg("virtual_stages") = std::vector<int>{2},
-        "Sweeps divisors of devices (pipeline depths) and of batch (micro-batches), the schedules\n"
-        "(default: gpipe, 1f1b, zb-h1, zb-h2; any kind by name, virtual_stages= giving v), recompute off/on, and returns the fastest fitting\n"
+        py::arg("zero") = std::vector<std::string>{"0", "1"},
+        "Sweeps every layout pp x dp = devices, divisors of batch (micro-batches, dp x M dividing it), the\n"
+        "schedules (default: gpipe, 1f1b, zb-h1, zb-h2; any kind by name, virtual_stages= giving v), the\n"
+        "ZeRO stages zero= for dp > 1 (default 0 and 1), recompute off/on, and returns the fastest fitting\n"
         "configuration with runners-up.");
 }
 
@@ -144,10 +160,13 @@ void bind_sweep(py::module_& m) {
         [](const sim::ModelSpec& model, const sim::ClusterSpec& cluster, std::vector<int> batch_sizes,
            std::vector<int> stage_counts, std::vector<int> microbatch_counts, const std::vector<std::string>& schedules,
            std::vector<bool> recompute, std::optional<sim::Bytes> memory_cap_bytes, const std::string& optimizer,
-           int threads, std::vector<int> virtual_stages) {
-          const sim::SweepSpec spec = make_spec(model, cluster, std::move(batch_sizes), std::move(stage_counts),
-                                                std::move(microbatch_counts), schedules, std::move(recompute),
-                                                memory_cap_bytes, optimizer, std::move(virtual_stages));
+           int threads, std::vector<int> virtual_stages, std::vector<int> dp, const std::vector<std::string>& zero) {
+          sim::SweepSpec spec = make_spec(model, cluster, std::move(batch_sizes), std::move(stage_counts),
+                                          std::move(microbatch_counts), schedules, std::move(recompute),
+                                          memory_cap_bytes, optimizer, std::move(virtual_stages));
+          spec.dp_counts = std::move(dp);
+          spec.zero_stages.clear();
+          for (const std::string& name : zero) spec.zero_stages.push_back(unwrap(sim::parse_zero_stage(name)));
           return without_gil([](const sim::SweepSpec& copy, int sweep_threads) {
             return unwrap(sim::run_sweep(copy, sim::SweepOptions{sweep_threads, {}}));
           }, spec, threads);
@@ -156,10 +175,13 @@ void bind_sweep(py::module_& m) {
         py::arg("microbatches"), py::arg("schedules") = std::vector<std::string>{"gpipe", "1f1b", "zb-h1", "zb-h2"},
         py::arg("recompute") = std::vector<bool>{false, true}, py::arg("memory_cap_bytes") = py::none(),
         py::arg("optimizer") = "adam", py::arg("sweep_threads") = 0, py::arg("virtual_stages") = std::vector<int>{2},
-        "Simulates every (batch, stages, micro-batches, schedule, recompute) combination with a balanced\n"
+        py::arg("dp") = std::vector<int>{1}, py::arg("zero") = std::vector<std::string>{"0"},
+        "Simulates every (batch, stages, dp, micro-batches, schedule, zero, recompute) combination with a balanced\n"
         "partition; stages are the devices a pipeline spans (K = v x stages for interleaved-1f1b,\n"
         "looped-bfs and interleaved-zb, v from virtual_stages; 2 x stages for zb-v and dualpipe-v),\n"
         "partition, on `sweep_threads` threads (0: every core); rows are identical for any thread count.\n"
+        "dp: data-parallel replicas of each pipeline (stages x dp devices; docs/data_parallel.md), zero: the\n"
+        "ZeRO stages ('0'..'3') rows with dp > 1 compare.\n"
         "pandas.DataFrame(result.columns()) gives one row per configuration.");
   bind_planner(m);
 }

@@ -27,6 +27,8 @@ SHARED_DEFAULT_EXCEPTIONS = {
     "--virtual-stages": "sweep and plan search a list of v for interleaved-1f1b, looped-bfs and interleaved-zb (v = 1 "
                         "would be plain 1F1B / GPipe / ZB-H1); schedule, simulate and run take one, 1 for the kinds "
                         "without virtual stages",
+    "--zero": "plan compares no sharding with ZeRO-1 (what Megatron-LM's distributed optimizer does beside a "
+              "pipeline); sweep compares what it is given and simulate takes one, both none by default",
 }
 
 

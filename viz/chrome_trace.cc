@@ -196,12 +196,16 @@ class TimelineWriter {
   }
 
   void write_metadata() {
+    // The collective lane is named only where a timeline has collectives (data parallelism).
+    const bool collectives = std::any_of(tl_.spans.begin(), tl_.spans.end(),
+                                         [](const Span& s) { return s.lane == Lane::kCollective; });
     for (const int d : devices_.devices()) {
       const int pid = devices_.pid(d);
       metadata(pid, 0, "process_name", "name", json_string(fmt::format("{} / device {}", tl_.name, d)));
       metadata(pid, 0, "process_sort_index", "sort_index", std::to_string(pid));
       for (int lane = 0; lane < sched::kNumLanes; ++lane) {
         const auto l = static_cast<Lane>(lane);
+        if (l == Lane::kCollective && !collectives) continue;
         metadata(pid, tid_of(pid, l), "thread_name", "name", fmt::format("\"{}\"", sched::lane_name(l)));
         metadata(pid, tid_of(pid, l), "thread_sort_index", "sort_index", std::to_string(lane));
       }

@@ -84,13 +84,13 @@ struct BalanceOptions {
   int microbatch_size = 1;
   OptimizerKind optimizer = OptimizerKind::kAdam;
   bool recompute = false;
+  std::vector<double> stage_speed;
+  std::vector<Bytes> capacity_bytes;
+  std::vector<int> in_flight;
   // The training state of each of dp replicas under this sharding (zero_sharding.h); under
   // ZeRO-3 a stage holds its gathered parameters while it computes, so they count whole.
   ZeroStage zero = ZeroStage::kNone;
   int dp = 1;
-  std::vector<double> stage_speed;
-  std::vector<Bytes> capacity_bytes;
-  std::vector<int> in_flight;
 };
 sched::Result<PartitionProblem> partition_problem(const ModelSpec& spec, const BalanceOptions& options);
 

@@ -341,6 +341,24 @@ class SweepTest(unittest.TestCase):
         self.assertEqual(best.num_stages, 2 * (best.num_stages // best.virtual_stages))
         self.assertEqual(set(v.sweep.columns()["virtual_stages"]), {2})
 
+    def test_data_parallel_rows_and_plans(self):
+        model, cluster = pw.model_preset("gpt3-1.3b"), pw.cluster_preset("dgx-h100")
+        result = pw.sweep(model, cluster, batch=[64], stages=[2], dp=[1, 4], zero=["0", "1"], microbatches=[8])
+        # dp 1 has nothing to shard: one row per schedule x recompute; dp 4 one per ZeRO stage too.
+        self.assertEqual(len(result.rows), 4 * 2 + 4 * 2 * 2)
+        cols = result.columns()
+        self.assertEqual(set(cols["dp"]), {1, 4})
+        self.assertEqual(set(cols["devices"]), {2, 8})
+        self.assertEqual({z for z, d in zip(cols["zero"], cols["dp"]) if d == 1}, {"0"})
+        self.assertTrue((cols["mfu"] > 0).all() and (cols["mfu"] < 0.4).all())
+        self.assertTrue((cols["tokens_per_s"] == cols["samples_per_s"] * 2048).all())
+        replicated = [r for r in result.rows if r.dp == 4]
+        self.assertTrue(all(r.tail_ns > 0 for r in replicated))
+        plan = pw.plan(model, cluster, batch=256, devices=8, zero=["1"])
+        best = plan.sweep.rows[plan.best]
+        self.assertEqual(best.num_stages // best.virtual_stages * best.dp, 8)
+        self.assertIn("pp 8 x dp 1", [r["family"] for r in plan.runners_up])
+
 
 class VizTest(unittest.TestCase):
     def setUp(self):

@@ -1,0 +1,84 @@
+// Data parallelism from the command line: simulate --dp/--zero (the layout line, the step with its
+// collectives, throughput over replicas, the JSON report's layout), the layouts a cluster cannot
+// hold and flags that contradict each other, and plan using every device.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/run_pipeworks.h"
+
+namespace {
+
+using pipeworks::test::run_pipeworks;
+
+const std::string kSimulate = "simulate --model gpt3-1.3b --cluster dgx-h100 -K 4 -M 8 --schedule 1f1b --batch 32 ";
+
+}  // namespace
+
+TEST_CASE("simulate --dp times the replica's collectives and reports over all replicas", "[cli][dp]") {
+  const std::string json = std::string(PIPEWORKS_BINARY_DIR) + "/data_parallel_cli_test.json";
+  const auto r = run_pipeworks(kSimulate + "--dp 2 --zero 1 --json " + json);
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("\nlayout pp 4 x dp 2 (8 devices, 4 stages; ZeRO-1)\n"));
+  CHECK_THAT(r.output, Catch::Contains("\ncollectives  "));
+  CHECK_THAT(r.output, Catch::Contains("the optimizer step and ZeRO's parameter all-gather after each device's last"));
+  CHECK_THAT(r.output, Catch::Contains(" samples/s over 2 replicas (64 samples per iteration, 32 samples each)"));
+  CHECK_THAT(r.output, !Catch::Contains("cost nothing"));
+  std::ifstream in(json);
+  const auto report = nlohmann::json::parse(in);
+  CHECK(report["layout"]["dp"] == 2);
+  CHECK(report["layout"]["pp"] == 4);
+  CHECK(report["layout"]["zero"] == "1");
+  CHECK(report["layout"]["rank_order"] == "tp-dp-pp");
+  CHECK(report["global_batch_size"] == 64);
+  CHECK(report["num_stage_level_actions"] == 4);  // one REDUCE_GRAD a stage
+  CHECK(report["step_ns"].get<std::int64_t>() > report["makespan_ns"].get<std::int64_t>());
+  for (const auto& device : report["devices"]) CHECK(device["collective_ns"].get<std::int64_t>() > 0);
+  // ZeRO-1 shards the optimizer state: less memory on every device than without sharding.
+  const std::string plain_json = std::string(PIPEWORKS_BINARY_DIR) + "/data_parallel_cli_test_zero0.json";
+  REQUIRE(run_pipeworks(kSimulate + "--dp 2 --json " + plain_json).exit_code == 0);
+  std::ifstream plain_in(plain_json);
+  const auto plain = nlohmann::json::parse(plain_in);
+  for (std::size_t d = 0; d < 4; ++d) {
+    CHECK(report["devices"][d]["optimizer_bytes"].get<std::int64_t>() * 2 ==
+          plain["devices"][d]["optimizer_bytes"].get<std::int64_t>());
+  }
+}
+
+TEST_CASE("simulate refuses a layout the cluster cannot hold and flags that contradict each other", "[cli][dp]") {
+  const auto big = run_pipeworks(kSimulate + "--dp 4");
+  CHECK(big.exit_code == 1);
+  CHECK_THAT(big.output, Catch::Contains("pp 4 x dp 4 (16 devices, 4 stages) on cluster 'dgx-h100': layout: tp 1 x pp "
+                                         "4 x dp 4 needs 16 devices, the cluster has 8"));
+  const auto zero = run_pipeworks(kSimulate + "--zero 1");
+  CHECK(zero.exit_code == 2);
+  CHECK_THAT(zero.output, Catch::Contains("--zero 1 shards over data-parallel replicas, but --dp is 1"));
+  const auto bucket = run_pipeworks(kSimulate + "--dp 2 --grad-bucket 0B");
+  CHECK(bucket.exit_code == 2);
+  CHECK_THAT(bucket.output, Catch::Contains("--grad-bucket must be at least 1 byte"));
+  const auto order = run_pipeworks(kSimulate + "--dp 2 --rank-order pp-dp-tp");
+  CHECK(order.exit_code == 2);
+  CHECK_THAT(order.output, Catch::Contains("--rank-order"));
+}
+
+TEST_CASE("without --dp the simulate output is one pipeline's", "[cli][dp]") {
+  const auto r = run_pipeworks(kSimulate);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("\nlayout pp 4 x dp 1 (4 devices, 4 stages)\n"));
+  CHECK_THAT(r.output, !Catch::Contains("collectives") && !Catch::Contains("replicas"));
+}
+
+TEST_CASE("plan uses every device: plain data parallelism beats a deep pipeline for a small model", "[cli][dp][plan]") {
+  const auto r = run_pipeworks("plan --model gpt3-1.3b --cluster dgx-h100 --devices 8 --batch 256");
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, Catch::Contains("\nbest: pp 1 x dp 8 (8 devices, 1 stage"));
+  CHECK_THAT(r.output, Catch::Contains(", MFU "));
+  CHECK_THAT(r.output, Catch::Contains("\n  pp 8 x dp 1 ") && Catch::Contains("slower by "));
+  // Every row uses the 8 devices.
+  CHECK_THAT(r.output, !Catch::Contains("uses 4 of the best's 8 devices"));
+}
