@@ -45,6 +45,8 @@ Located locate_actions(const sched::Schedule& schedule, const std::vector<std::i
       if (static_cast<unsigned>(a.stage) >= k || static_cast<unsigned>(a.microbatch) >= m || kind >= kKinds) {
         if (static_cast<unsigned>(a.stage) >= k || !sched::is_stage_level(a.kind)) {
           first_out_of_range = std::min(first_out_of_range, static_cast<std::size_t>(begin) + p);
+        } else {
+          out.has_reduce_grad = out.has_reduce_grad || a.kind == sched::ActionKind::kReduceGrad;
         }
         continue;
       }

@@ -103,6 +103,7 @@ struct Located {
   std::vector<std::uint8_t> is_repeated;  // per slot; empty when no action repeats
   std::size_t first_out_of_range;         // op id; the number of ops when none
   unsigned kinds_present = 0;             // bit kind_index(k): the schedule has an in-range k
+  bool has_reduce_grad = false;           // some in-range action is a REDUCE_GRAD
   std::int64_t num_sends = 0;             // in-range SENDs
 };
 

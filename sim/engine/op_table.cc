@@ -86,7 +86,7 @@ class Compiler {
         route_(static_cast<std::size_t>(schedule.num_stages) * kKinds, -1),
         link_sender_(model.links.size(), -1),
         stage_level_class_(static_cast<std::size_t>(schedule.num_stages) * kStageLevelKinds, -1),
-        last_compute_(static_cast<std::size_t>(schedule.num_stages), -1),
+        last_compute_(located.has_reduce_grad ? static_cast<std::size_t>(schedule.num_stages) : 0, -1),
         has_recompute_((located.kinds_present >> sched::kind_index(ActionKind::kRecompute)) & 1U),
         has_split_((located.kinds_present >> sched::kind_index(ActionKind::kBackwardWeight)) & 1U) {
     table.num_transfers = located.num_sends;
@@ -114,6 +114,7 @@ class Compiler {
     const int* placement;
     const std::uint8_t* is_repeated;  // nullptr when no action repeats
     std::size_t first_out_of_range;
+    std::int32_t* last_compute;  // per stage, its latest compute op; null when no REDUCE_GRAD reads it
     int num_stages;
     bool has_recompute;
     bool has_split;
@@ -121,10 +122,11 @@ class Compiler {
     std::size_t slot(const Action& a) const { return index.slot(a.stage, a.kind, a.microbatch); }
   };
 
-  Context context() const {
+  Context context() {
     return Context{view(index_), schedule_.placement.data(),
                    located_.is_repeated.empty() ? nullptr : located_.is_repeated.data(),
-                   located_.first_out_of_range, schedule_.num_stages, has_recompute_, has_split_};
+                   located_.first_out_of_range, last_compute_.empty() ? nullptr : last_compute_.data(),
+                   schedule_.num_stages, has_recompute_, has_split_};
   }
 
   // Ops are compiled in id order: device by device, each in program order.
@@ -151,7 +153,7 @@ class Compiler {
         if (sched::is_recv(a.kind)) continue;
       } else {
         op.op_class = compute_class(ctx, a);
-        last_compute_[static_cast<std::size_t>(a.stage)] = static_cast<std::int32_t>(table_.ops.size() - 1);
+        if (ctx.last_compute != nullptr) ctx.last_compute[a.stage] = static_cast<std::int32_t>(table_.ops.size() - 1);
       }
       std::array<Dep, 2> deps;
       const int n = dependencies(ctx.index, a, ctx.num_stages, deps);
@@ -202,7 +204,7 @@ class Compiler {
     }
     Op& op = table_.ops.emplace_back();
     op.op_class = id;
-    if (a.kind == ActionKind::kReduceGrad) op.dep = last_compute_[s];
+    if (a.kind == ActionKind::kReduceGrad) op.dep = last_compute_.at(s);
     table_.has_unshard = table_.has_unshard || a.kind == ActionKind::kUnshard;
     ++table_.num_stage_level;
     return true;
