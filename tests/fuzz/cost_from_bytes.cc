@@ -51,13 +51,7 @@ double bandwidth_from_bytes(ByteSource& bytes, bool huge) {
   return kUsual[bytes.index(kUsual.size())];
 }
 
-// Fields the cost model gained after the first corpus was written, read last so that older
-// inputs decode as before: forwards without the graph, and contention between devices.
-void add_later_fields(ByteSource& bytes, bool huge, sim::CostModel& model) {
-  if (bytes.flag()) {
-    for (sim::StageCost& c : model.stages) c.forward_no_grad_ns = amount(bytes, huge ? std::int64_t{1} << 50 : 1 << 24);
-  }
-  if (!bytes.flag()) return;
+void add_contention(ByteSource& bytes, bool huge, sim::CostModel& model) {
   const auto d = static_cast<std::size_t>(model.num_devices);
   for (std::size_t i = 0; i < d; ++i) {
     model.contention_factor.push_back(huge && bytes.flag() ? 1000.0 : 1.0 + bytes.small(0, 40) / 10.0);
@@ -65,6 +59,31 @@ void add_later_fields(ByteSource& bytes, bool huge, sim::CostModel& model) {
   if (bytes.flag()) {
     for (std::size_t i = 0; i < d; ++i) model.contention_group.push_back(bytes.small(0, 1));
   }
+}
+
+// The data-parallel costs: collectives, buckets, gathered bytes, the optimizer tail.
+void add_data_parallel(ByteSource& bytes, bool huge, sim::CostModel& model) {
+  const std::int64_t most_ns = huge ? std::int64_t{1} << 50 : std::int64_t{1} << 24;
+  model.overlap_grad_reduce = bytes.flag();
+  for (sim::StageCost& c : model.stages) {
+    c.reduce_grad_ns = amount(bytes, most_ns);
+    c.reduce_grad_buckets = 1 + static_cast<int>(amount(bytes, 100));
+    c.unshard_ns = amount(bytes, most_ns);
+    c.unshard_bytes = amount(bytes, huge ? std::int64_t{1} << 50 : std::int64_t{1} << 32);
+    c.optimizer_step_ns = amount(bytes, most_ns);
+    c.param_gather_ns = amount(bytes, most_ns);
+  }
+}
+
+// Fields the cost model gained after the first corpus was written, read last so that older
+// inputs decode as before: forwards without the graph, contention between devices, then
+// data-parallel costs.
+void add_later_fields(ByteSource& bytes, bool huge, sim::CostModel& model) {
+  if (bytes.flag()) {
+    for (sim::StageCost& c : model.stages) c.forward_no_grad_ns = amount(bytes, huge ? std::int64_t{1} << 50 : 1 << 24);
+  }
+  if (bytes.flag()) add_contention(bytes, huge, model);
+  if (bytes.flag()) add_data_parallel(bytes, huge, model);
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 // missing, which the error must say); its makespan is at least the critical path of its compute
 // (critical_path.h), and equal to it without transfers or resume costs; every device's bubble
 // lies in [0, 1], its busy time in [0, makespan]; its memory peak is at least its static part;
-// every span lies in [0, makespan] and a device's compute spans do not overlap.
+// every span lies in [0, makespan], a device's compute spans do not overlap nor do its
+// collectives (REDUCE_GRAD, UNSHARD: the schedule takes torch's stage-level actions on some
+// inputs), and the step holds the makespan.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -17,6 +19,7 @@
 
 #include "sched/json_io.h"
 #include "sched/passes.h"
+#include "sched/stage_level_passes.h"
 #include "sched/validate.h"
 #include "sim/engine/contention.h"
 #include "sim/engine/memory_model.h"
@@ -67,6 +70,7 @@ void check_devices(const sched::Schedule& schedule, const sim::CostModel& costs,
 void check_timeline(const sched::Schedule& schedule, const sim::SimResult& r) {
   require(r.timeline.spans.size() == schedule.num_actions(), "one span per action");
   std::vector<std::int64_t> compute_free(static_cast<std::size_t>(schedule.num_devices()), 0);
+  std::vector<std::int64_t> collective_free(compute_free.size(), 0);
   for (const sched::Span& span : r.timeline.spans) {
     const auto describe = [&] {
       return fmt::format("{} on d{}: [{}, {}], makespan {}", sched::to_string(span.action), span.device,
@@ -74,6 +78,11 @@ void check_timeline(const sched::Schedule& schedule, const sim::SimResult& r) {
     };
     require(span.start_ns >= 0 && span.start_ns <= span.end_ns && span.end_ns <= r.makespan_ns,
             "every span lies in [0, makespan]", describe);
+    if (span.lane == sched::Lane::kCollective && span.action.kind != sched::ActionKind::kReshard) {
+      std::int64_t& lane_free = collective_free[static_cast<std::size_t>(span.device)];
+      require(span.start_ns >= lane_free, "a device's collectives run one at a time, in program order", describe);
+      lane_free = span.end_ns;
+    }
     if (span.lane != sched::Lane::kCompute) continue;
     std::int64_t& free_at = compute_free[static_cast<std::size_t>(span.device)];
     require(span.start_ns >= free_at, "a device's compute spans run in program order without overlap", describe);
@@ -100,7 +109,8 @@ void check_simulation(const sched::Schedule& schedule, const sim::CostModel& cos
     return fmt::format("makespan {}, critical path {}\n{}", r.makespan_ns, *path, sched::to_json(schedule));
   };
   require(r.makespan_ns >= *path, "makespan >= the critical path of the compute", describe);
-  if (!schedule.has_comm() && !has_resume_costs(costs) && !sim::has_contention(costs)) {
+  require(r.step_ns >= r.makespan_ns, "the step holds the makespan", describe);
+  if (!schedule.has_comm() && !has_resume_costs(costs) && !sim::has_contention(costs) && !schedule.has_stage_level()) {
     require(r.makespan_ns == *path, "without transfers, resume costs or contention the makespan is the critical path",
             describe);
   }
@@ -115,6 +125,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   sched::Schedule schedule = fuzz::valid_schedule_from_bytes(bytes);
   const int mode = bytes.byte();
   if ((mode & 1) != 0) schedule = *sched::add_recompute(schedule);
+  if ((mode & 64) != 0) {  // data parallelism: torch's stage-level actions, before the sends and receives
+    if ((mode & 128) != 0) {
+      auto unsharded = sched::add_unshard_reshard(schedule);
+      require(unsharded.ok(), "a generated schedule takes UNSHARD/RESHARD", [&] { return unsharded.error().message; });
+      schedule = std::move(*unsharded);
+    }
+    auto reduced = sched::add_reduce_grad(schedule);
+    require(reduced.ok(), "a generated schedule takes its REDUCE_GRAD actions", [&] { return reduced.error().message; });
+    schedule = std::move(*reduced);
+  }
   if ((mode & 2) != 0) {
     auto lowered = sched::lower_comm(schedule);
     require(lowered.ok(), "a generated schedule lowers", [&] { return lowered.error().message; });
