@@ -1,19 +1,19 @@
 // The planner: for a model, a cluster, a batch and a device budget, sweep every sensible
 // configuration and return the fastest one that fits, with one line per runner-up family
 // saying why it lost -- it does not fit (by how much), or it is slower (by how much, and
-// whether its bubble or its compute per micro-batch is to blame).
+// whether its bubble, its compute per micro-batch or its communication is to blame).
 //
 // Why a configuration is slower: with W = M x c the busy time of its slowest stage (c: that
 // stage's compute per micro-batch) its step takes T = W x f x g, where f = E / W >= 1 is the
 // pipeline's overhead factor up to E, the end of its last compute (bubble, imbalance,
 // transfers), and g = T / E >= 1 what follows it (data-parallel collectives and the optimizer
-// step no compute hides). Per sample over its devices, the throughput ratio splits exactly into
-// the ratios of these factors and of the samples each replica computes; the largest names the
-// cause: "compute" (smaller, less efficient micro-batches or re-materialization), "bubble" or
-// "communication". Two causes
-// come first when they hold: a configuration on fewer devices than the best says so ("uses 4 of
-// the best's 8 devices"), since that, not its bubble or compute, is why it is slower; and one
-// within kTieFraction of the best's throughput is called a tie.
+// step no compute hides). So T_loser / T_best splits exactly into (W_loser / W_best) x
+// (f_loser / f_best) x (g_loser / g_best); the largest factor names the cause: "compute"
+// (smaller, less efficient micro-batches, re-materialization, fewer samples split over more
+// replicas), "bubble" or "communication". Two causes come first when they hold: a configuration
+// on fewer devices than the best says so ("uses 4 of the best's 8 devices"), since that, not its
+// bubble or compute, is why it is slower; and one within kTieFraction of the best's throughput
+// is called a tie.
 #pragma once
 
 #include <optional>
@@ -32,7 +32,7 @@ struct PlanRequest {
   ModelSpec model;
   ClusterSpec cluster;
   int batch_size = 1;
-  int num_devices = 1;  // at most the cluster's; stage counts are the divisors of it
+  int num_devices = 1;  // at most the cluster's; every layout uses pp x dp = num_devices of them
   std::optional<Bytes> memory_cap_bytes;
   OptimizerKind optimizer = OptimizerKind::kAdam;
   // The schedules compared; empty: plan_schedules().
@@ -63,7 +63,7 @@ struct Plan {
   SweepSpec spec;                    // what was swept
   SweepResult sweep;
   std::optional<std::size_t> best;   // the fastest fitting row; nullopt when nothing fits
-  std::vector<RunnerUp> runners_up;  // schedule x recompute families, then stage counts
+  std::vector<RunnerUp> runners_up;  // schedule x recompute families, then layouts, then shardings
 };
 
 // The sweep the planner runs: every layout pp x dp = num_devices (pp at most the number of
