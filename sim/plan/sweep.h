@@ -66,6 +66,16 @@ struct SweepConfig {
   int microbatch_size() const { return batch_size / dp / num_microbatches; }
   int num_devices() const { return num_stages / virtual_stages; }  // of one pipeline: pp
   int total_devices() const { return num_devices() * dp; }
+  // The row's layout: pp = num_devices() ranks of virtual_stages stages, dp replicas, its ZeRO stage.
+  ParallelLayout layout(RankOrder order = RankOrder::kTpDpPp) const {
+    ParallelLayout l;
+    l.pp = num_devices();
+    l.virtual_stages = virtual_stages;
+    l.dp = dp;
+    l.zero = zero;
+    l.order = order;
+    return l;
+  }
   friend bool operator==(const SweepConfig&, const SweepConfig&) = default;
 };
 

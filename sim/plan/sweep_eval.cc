@@ -38,16 +38,6 @@ sched::Result<sched::Schedule> lowered_schedule(sched::Schedule schedule, bool r
   return sched::lower_comm(*replicated);
 }
 
-ParallelLayout layout_of(const SweepSpec& spec, const SweepConfig& c) {
-  ParallelLayout layout;
-  layout.pp = c.num_devices();
-  layout.virtual_stages = c.virtual_stages;
-  layout.dp = c.dp;
-  layout.zero = c.zero;
-  layout.order = spec.rank_order;
-  return layout;
-}
-
 // The step's figures over all replicas: samples/s, tokens/s and MFU (sweep.h).
 void add_rates(const SweepSpec& spec, const SweepConfig& config, SweepRow& row) {
   if (row.makespan_ns <= 0) return;
@@ -109,7 +99,7 @@ SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config, Parti
   }
   auto generated = generated_schedule(config);
   if (!generated) return fail("schedule", generated.error());
-  const ParallelLayout layout = layout_of(spec, config);
+  const ParallelLayout layout = config.layout(spec.rank_order);
   auto partition = row_partition(spec, config, *generated, layout, memo, row.partition_note);
   if (!partition) return fail("partition", partition.error());
   row.partition = *partition;

@@ -17,16 +17,6 @@ std::string skipped_line(const SkipCounts& s) {
   return s.total() == 0 ? std::string("none skipped") : fmt::format("{} skipped as impossible", s.total());
 }
 
-// "pp 4 x dp 2 (8 devices, 4 stages; ZeRO-1)" of a row.
-std::string layout_of(const SweepConfig& c) {
-  ParallelLayout layout;
-  layout.pp = c.num_devices();
-  layout.virtual_stages = c.virtual_stages;
-  layout.dp = c.dp;
-  layout.zero = c.zero;
-  return layout_text(layout);
-}
-
 // "K=16 M=64 1f1b rc=off", with " dp=4 z1" when replicated.
 std::string config_label(const SweepConfig& c) {
   std::string label =
@@ -47,7 +37,7 @@ std::string throughput_text(const SweepRow& r) {
 std::string summary(const SweepRow& r) {
   const SweepConfig& c = r.config;
   const std::vector<std::pair<std::string, std::string>> lines = {
-      {"layout", layout_of(c)},
+      {"layout", layout_text(c.layout())},
       {"stages", fmt::format("{}{} (layers per stage: {} = {})", c.num_stages,
                               c.virtual_stages > 1 ? fmt::format(", {} per device on {} devices", c.virtual_stages, c.num_devices()) : "",
                               layer_counts_text(r.partition, true), to_string(r.partition))},
@@ -78,7 +68,7 @@ std::string plan_report(const Plan& plan) {
                                 skipped_line(plan.sweep.skipped));
   if (plan.best) {
     const SweepRow& best = rows[*plan.best];
-    out += fmt::format("\nbest: {}, {}, {}, recompute {}\n", layout_of(best.config),
+    out += fmt::format("\nbest: {}, {}, {}, recompute {}\n", layout_text(best.config.layout()),
                        sched::counted(best.config.num_microbatches, "micro-batch", "micro-batches"), schedule_text(best.config),
                        recompute_name(best.config.recompute));
     out += summary(best);
