@@ -17,12 +17,16 @@ constexpr const char* kZeroHelp =
     "Sharding over the replicas: 0 none (DDP), 1 optimizer state (Megatron's distributed optimizer), 2 + gradients, "
     "3 + parameters (FSDP)";
 
-void add_replica_flags(CLI::App& command, ReplicaArgs& args) {
+void add_rank_order_flag(CLI::App& command, ReplicaArgs& args) {
   command.add_option("--rank-order", args.rank_order,
                      "How ranks are numbered onto devices: tp-dp-pp (Megatron-LM's default: a data-parallel group "
                      "on neighbouring devices) or tp-pp-dp (a pipeline on neighbouring devices)")
       ->check(CLI::IsMember(std::vector<std::string>{"tp-dp-pp", "tp-pp-dp"}))
       ->capture_default_str();
+}
+
+void add_replica_flags(CLI::App& command, ReplicaArgs& args) {
+  add_rank_order_flag(command, args);
   command.add_option("--grad-bucket", args.grad_bucket,
                      "Gradients are reduced in buckets of this size, each once its gradients are ready (DDP's "
                      "bucket_cap_mb)")
@@ -37,14 +41,23 @@ sched::Result<sim::RankOrder> rank_order_from(const ReplicaArgs& args) {
   return order;
 }
 
-}  // namespace
-
-void add_layout_flags(CLI::App& command, LayoutArgs& args) {
+void add_dp_zero_flags(CLI::App& command, LayoutArgs& args) {
   command.add_option("--dp", args.dp, kDpHelp)->check(integer_from(1, sched::kMaxStages))->capture_default_str();
   command.add_option("--zero", args.zero, kZeroHelp)
       ->check(CLI::IsMember(std::vector<std::string>{"0", "1", "2", "3"}))
       ->capture_default_str();
+}
+
+}  // namespace
+
+void add_layout_flags(CLI::App& command, LayoutArgs& args) {
+  add_dp_zero_flags(command, args);
   add_replica_flags(command, args.replicas);
+}
+
+void add_run_layout_flags(CLI::App& command, LayoutArgs& args) {
+  add_dp_zero_flags(command, args);
+  add_rank_order_flag(command, args.replicas);
 }
 
 sched::Result<sim::ParallelLayout> layout_from(const LayoutArgs& args, int pp, int virtual_stages) {

@@ -31,6 +31,10 @@ struct LayoutArgs {
 // --dp N, --zero S and the replica flags.
 void add_layout_flags(CLI::App& command, LayoutArgs& args);
 
+// `run`'s: --dp N, --zero S (hw::check_run_config refuses what runs do not shard) and
+// --rank-order; a run reduces each stage's gradients in one collective (no --grad-bucket).
+void add_run_layout_flags(CLI::App& command, LayoutArgs& args);
+
 // The layout of `pp` pipeline ranks of `virtual_stages` stages each, replicated as the flags say.
 sched::Result<sim::ParallelLayout> layout_from(const LayoutArgs& args, int pp, int virtual_stages);
 sched::Result<sim::DataParallelOptions> data_parallel_options_from(const ReplicaArgs& args);

@@ -53,7 +53,15 @@ sched::Status resolve_options(RunOptions& options) {
   c.schedule = *kind;
   c.optimizer.kind = *optimizer;
   c.optimizer.learning_rate = options.learning_rate.value_or(hw::default_learning_rate(*optimizer));
-  c.batch_size = options.batch.value_or(c.num_microbatches * kDefaultSamplesPerMicrobatch);
+  auto layout = layout_from(options.layout, 1, 1);
+  if (!layout) return layout.error();
+  c.data_parallel = layout->dp;
+  c.zero = layout->zero;
+  c.rank_order = layout->order;
+  if (options.predict.enabled && c.data_parallel > 1) {
+    return sched::Error{"--predict with --dp: predicting replicated runs is not built yet; run without --predict"};
+  }
+  c.batch_size = options.batch.value_or(c.num_microbatches * c.data_parallel * kDefaultSamplesPerMicrobatch);
   if (options.predict.enabled && c.check) {
     return sched::Error{"--check and --predict: run them separately (--predict times the steps, --check runs the "
                         "non-pipelined reference beside each one)"};

@@ -145,7 +145,7 @@ void add_run_command(CLI::App& app, CommandContext& context) {
                       &c.recompute},
                      {.shape_required = false, .max_device = hw::kMaxRunDevices - 1});
   cmd->add_option("--batch", options->batch,
-                  fmt::format("samples per mini-batch, a multiple of M (default: {} per micro-batch)",
+                  fmt::format("samples per mini-batch, a multiple of M x dp (default: {} per micro-batch)",
                               kDefaultSamplesPerMicrobatch))
       ->check(integer_from(1, hw::kMaxBatchSize));
   cmd->add_option("--schedule-file", options->schedule_file,
@@ -154,6 +154,7 @@ void add_run_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--partition", options->partition,
                   "uniform | balanced (sim::balanced_partition over --model-spec) | per-stage layer counts N,N,...")
       ->capture_default_str();
+  add_run_layout_flags(*cmd, options->layout);
   cmd->add_option("--device", options->device, "cpu | cuda (needs a LibTorch with CUDA)")->capture_default_str();
   cmd->add_flag("--distributed", options->distributed,
                 "one rank of a multi-process run (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT; implied when "

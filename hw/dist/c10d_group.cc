@@ -1,6 +1,8 @@
 // Store rendezvous, Gloo connection, barrier and gather (see c10d_group.h).
 #include "hw/dist/c10d_group.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -9,6 +11,7 @@
 #ifndef USE_C10D_GLOO
 #define USE_C10D_GLOO 1
 #endif
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 
 #include "hw/model/torch_errors.h"
@@ -85,22 +88,38 @@ sched::Result<C10dGroup> connect_store(const DistributedEnv& env, std::chrono::m
   return group;
 }
 
+#if PIPEWORKS_HAVE_GLOO
+namespace {
+
+// A ProcessGroupGloo of `size` ranks over `store`, bound to the interface connect_gloo describes.
+c10::intrusive_ptr<C10dBackend> gloo_over(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                                          const DistributedEnv& env, std::chrono::milliseconds timeout) {
+  auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+  const char* interface = std::getenv("GLOO_SOCKET_IFNAME");
+  const bool loopback = env.master_addr == "127.0.0.1" || env.master_addr == "localhost";
+  if (interface != nullptr && *interface != '\0') {
+    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(interface));
+  } else if (loopback) {
+    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+  } else {
+    options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+  }
+  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, options);
+}
+
+}  // namespace
+#endif
+
+constexpr const char* kNoGloo =
+    "this build of pipeworks found no Gloo headers (gloo/config.h) next to LibTorch; the CPU multi-process path "
+    "needs them";
+
 sched::Result<C10dGroup> connect_gloo(const DistributedEnv& env, std::chrono::milliseconds timeout) {
 #if PIPEWORKS_HAVE_GLOO
   auto group = connect_store(env, timeout);
   if (!group) return group.error();
   try {
-    auto options = c10d::ProcessGroupGloo::Options::create(timeout);
-    const char* interface = std::getenv("GLOO_SOCKET_IFNAME");
-    const bool loopback = env.master_addr == "127.0.0.1" || env.master_addr == "localhost";
-    if (interface != nullptr && *interface != '\0') {
-      options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(interface));
-    } else if (loopback) {
-      options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-    } else {
-      options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
-    }
-    group->backend = c10::make_intrusive<c10d::ProcessGroupGloo>(group->store, env.rank, env.world_size, options);
+    group->backend = gloo_over(group->store, env.rank, env.world_size, env, timeout);
   } catch (const std::exception& e) {
     return sched::Error{fmt::format("rank {}: cannot connect the Gloo group of {} ranks within {} ms: {}", env.rank,
                                     env.world_size, millis(timeout), describe_c10d_exception(e))};
@@ -109,9 +128,26 @@ sched::Result<C10dGroup> connect_gloo(const DistributedEnv& env, std::chrono::mi
 #else
   (void)env;
   (void)timeout;
-  return sched::Error{
-      "this build of pipeworks found no Gloo headers (gloo/config.h) next to LibTorch; the CPU "
-      "multi-process path needs them"};
+  return sched::Error{kNoGloo};
+#endif
+}
+
+sched::Result<c10::intrusive_ptr<C10dBackend>> connect_gloo_subgroup(const C10dGroup& world, const std::string& name,
+                                                                     const std::vector<int>& ranks) {
+  const auto at = std::find(ranks.begin(), ranks.end(), world.env.rank);
+  if (at == ranks.end()) return sched::Error{fmt::format("rank {} is not in group {}", world.env.rank, name)};
+#if PIPEWORKS_HAVE_GLOO
+  try {
+    auto store = c10::make_intrusive<c10d::PrefixStore>("pipeworks/group/" + name, world.store);
+    return gloo_over(store, static_cast<int>(at - ranks.begin()), static_cast<int>(ranks.size()), world.env,
+                     world.timeout);
+  } catch (const std::exception& e) {
+    return sched::Error{fmt::format("rank {}: cannot connect the Gloo group {} of {} ranks within {} ms: {}",
+                                    world.env.rank, name, ranks.size(), millis(world.timeout),
+                                    describe_c10d_exception(e))};
+  }
+#else
+  return sched::Error{kNoGloo};
 #endif
 }
 

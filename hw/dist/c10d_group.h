@@ -46,6 +46,12 @@ sched::Result<C10dGroup> connect_store(const DistributedEnv& env, std::chrono::m
 // the address the host name resolves to.
 sched::Result<C10dGroup> connect_gloo(const DistributedEnv& env, std::chrono::milliseconds timeout);
 
+// A Gloo group of `ranks` (world ranks, in group-rank order) inside `world`, its keys under
+// "pipeworks/group/<name>" of the world's store; every rank in `ranks`, and only those, calls it
+// with the same arguments. An error names the group.
+sched::Result<c10::intrusive_ptr<C10dBackend>> connect_gloo_subgroup(const C10dGroup& world, const std::string& name,
+                                                                     const std::vector<int>& ranks);
+
 // Waits until every rank reached the barrier called `name` (each name used once per run).
 sched::Status store_barrier(C10dGroup& group, const std::string& name);
 

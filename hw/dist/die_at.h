@@ -2,7 +2,8 @@
 // "0,SEND_F,3") makes the rank that runs that action _exit(3) when it starts it -- a killed
 // process, no error handling, no goodbye -- so the other ranks' timeouts and error paths are
 // exercised. Compute actions die inside the stage (an identity layer, or its gradient hook for
-// B); SEND/RECV die in a transport wrapper before the transfer.
+// B); SEND/RECV die in a transport wrapper before the transfer. With data-parallel replicas only
+// replica 0's rank of that device dies.
 #pragma once
 
 #include <memory>

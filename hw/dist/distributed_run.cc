@@ -12,11 +12,15 @@
 #include <torch/torch.h>
 
 #include "hw/dist/c10d_group.h"
+#include "hw/dist/c10d_replica_sync.h"
 #include "hw/dist/c10d_transport.h"
 #include "hw/dist/die_at.h"
 #include "hw/dist/rank_backend.h"
+#include "hw/dist/rank_layout.h"
 #include "hw/dist/rank_report.h"
 #include "hw/dist/rank_tensors.h"
+#include "hw/dist/replica_checks.h"
+#include "hw/run/reference_check.h"
 #include "hw/dist/run_agreement.h"
 #include "hw/exec/compute_devices.h"
 #include "hw/exec/executor.h"
@@ -44,17 +48,19 @@ struct RankRun {
   RunConfig config;
   DistributedEnv env;
   RunSetup setup;  // report (schedule, partition, spec) and reference; the cells are the executor's
+  RankPlace place;
   std::unique_ptr<ComputeDevices> where;
   C10dGroup group;
+  std::shared_ptr<C10dReplicaSync> replicas;  // null without data parallelism
   std::unique_ptr<Executor> executor;
 };
 
-// The dtype and shape of every stage's output for one micro-batch, from one forward of
-// micro-batch 0 of step 0 through all cells (eval mode, no graph): what RECV_F(s+1) and
+// The dtype and shape of every stage's output for one micro-batch (of B / (M x dp) samples), from
+// one forward of micro-batch 0 of step 0 through all cells (eval mode, no graph): what RECV_F(s+1) and
 // RECV_B(s) expect.
 sched::Result<std::vector<TensorMeta>> stage_output_metas(const RunConfig& config, std::vector<StageCell>& cells) {
   auto first = split_batch(make_batch(config.model, config.batch_size, step_seed(config.model, 0)),
-                           config.num_microbatches);
+                           config.num_microbatches * config.data_parallel);
   if (!first) return first.error();
   const torch::NoGradGuard no_grad;
   std::vector<TensorMeta> metas;
@@ -99,25 +105,72 @@ sched::Result<std::unique_ptr<Transport>> rank_transport(const RankRun& run, con
   const sched::Schedule& schedule = run.setup.report.schedule;
   C10dTransportOptions transport_options;
   transport_options.rank = rank;
-  transport_options.placement = schedule.placement;
+  transport_options.placement = run.place.stage_ranks;
   transport_options.num_microbatches = schedule.num_microbatches;
   transport_options.timeout = options.timeout;
-  transport_options.device = run.where->device_of(rank);
+  transport_options.device = run.where->device_of(run.place.device);
   auto c10d_transport = C10dTransport::create(run.group.backend, transport_options);
   if (!c10d_transport) return rank_error(rank, c10d_transport.error().message);
-  for (const Action& a : schedule.programs[static_cast<std::size_t>(rank)]) {
+  for (const Action& a : schedule.programs[static_cast<std::size_t>(run.place.device)]) {
     const auto received = sched::is_send(a.kind) ? sched::comm_peer(a, schedule.num_stages) : std::optional<Action>(a);
     if (!received || !sched::is_recv(received->kind)) continue;
     (*c10d_transport)->agree(*received, handoff_meta(*received, metas));
   }
   std::unique_ptr<Transport> transport = std::move(c10d_transport).value();
-  if (die_at && sched::is_comm(die_at->kind)) transport = dying_transport(std::move(transport), *die_at, rank);
+  if (die_at && sched::is_comm(die_at->kind) && run.place.replica == 0) transport = dying_transport(std::move(transport), *die_at, rank);
   return transport;
 }
 
-// The set-up every run makes (set_up_run), with a schedule of one device per process; then the
-// die-at hook, this rank's devices, the group of ranks, the transport and the executor that runs
-// this rank's program only. Errors in the order the steps are taken, each naming the rank.
+// With data parallelism: the Gloo group of this rank's replicas and the ReplicaSync over it,
+// holding handles to the parameters of the cells this rank runs.
+sched::Status connect_replicas(RankRun& run, const DistributedOptions& options) {
+  if (run.place.layout.dp == 1) return sched::Ok{};
+  if (options.backend != Backend::kGloo) {
+    return rank_error(run.env.rank, "data-parallel replicas reduce over Gloo: run --dp with --device cpu");
+  }
+  auto group = connect_gloo_subgroup(run.group, fmt::format("dp-of-device{}", run.place.device),
+                                     run.place.replica_group);
+  if (!group) return group.error();
+  ReplicaSyncOptions sync_options;
+  sync_options.group_ranks = run.place.replica_group;
+  sync_options.replica = run.place.replica;
+  sync_options.zero = run.config.zero;
+  sync_options.optimizer = run.config.optimizer;
+  sync_options.timeout = options.timeout;
+  auto sync = C10dReplicaSync::create(std::move(group).value(),
+                                      replicated_parameters(run.setup.cells, run.place.device), sync_options);
+  if (!sync) return rank_error(run.env.rank, sync.error().message);
+  run.replicas = std::move(sync).value();
+  return sched::Ok{};
+}
+
+// The executor of this rank's program: its device only, its replica's micro-batches and, with
+// data parallelism, its ReplicaSync in place of its own optimizers.
+sched::Status make_rank_executor(RankRun& run, const DistributedOptions& options,
+                                 std::unique_ptr<Transport> transport) {
+  ExecutorOptions executor_options = hw::executor_options(run.config);
+  executor_options.recv_timeout = options.timeout;
+  executor_options.only_device = run.place.device;
+  if (run.place.layout.dp > 1) {
+    // The machine's cores shared by every rank of every replica; pinning is by device, which the
+    // replicas of a device would share (check_run_config refuses --pin-workers on).
+    executor_options.threads_per_worker =
+        resolve_threads_per_worker(run.config.threads_per_worker, run.place.layout.devices());
+    executor_options.pin_workers = WorkerPinning::kOff;
+  }
+  executor_options.replicas = run.replicas;
+  executor_options.microbatch_offset = run.place.replica * run.config.num_microbatches;
+  auto executor = make_executor_on(*run.where, run.setup.report.schedule, std::move(run.setup.cells),
+                                   executor_options, std::move(transport));
+  if (!executor) return rank_error(run.env.rank, executor.error().message);
+  run.executor = std::move(executor).value();
+  return sched::Ok{};
+}
+
+// The set-up every run makes (set_up_run), with a schedule of one device per process of each
+// replica; then the die-at hook, this rank's devices, the group of ranks (and its replicas'),
+// the transport and the executor that runs this rank's program only. Errors in the order the
+// steps are taken, each naming the rank.
 sched::Result<RankRun> set_up_rank(const RunConfig& config, const DistributedOptions& options) {
   auto env = read_distributed_env();
   if (!env) return env.error();
@@ -126,14 +179,16 @@ sched::Result<RankRun> set_up_rank(const RunConfig& config, const DistributedOpt
   auto die_at = read_die_at();
   if (!die_at) return rank_error(rank, die_at.error().message);
   const ScheduleCheck one_process_per_device = [&](const sched::Schedule& schedule) -> sched::Status {
-    if (schedule.num_devices() == env->world_size) return sched::Ok{};
-    return sched::Error{fmt::format("the schedule has {} devices but WORLD_SIZE is {} (one process per device)",
-                                    schedule.num_devices(), env->world_size)};
+    auto place = rank_place(config, schedule, env->rank, env->world_size);
+    if (!place) return place.error();
+    return sched::Ok{};
   };
   auto setup = set_up_run(config, one_process_per_device);
   if (!setup) return rank_error(rank, setup.error().message);
-  RankRun run{config, *env, std::move(setup).value(), nullptr, {}, nullptr};
-  if (*die_at) install_die_at(run.setup.cells, **die_at, rank);
+  auto place = rank_place(config, setup->report.schedule, env->rank, env->world_size);
+  if (!place) return rank_error(rank, place.error().message);
+  RankRun run{config, *env, std::move(setup).value(), std::move(place).value(), nullptr, {}, nullptr, nullptr};
+  if (*die_at && run.place.replica == 0) install_die_at(run.setup.cells, **die_at, rank);
   auto metas = stage_output_metas(config, run.setup.cells);
   if (!metas) return rank_error(rank, metas.error().message);
   auto where = rank_compute_devices(*env, options.backend);
@@ -143,15 +198,10 @@ sched::Result<RankRun> set_up_rank(const RunConfig& config, const DistributedOpt
   if (!group) return group.error();
   run.group = std::move(group).value();
   if (auto agreed = check_same_config(run.group, run_config_summary(config, options)); !agreed) return agreed.error();
+  if (auto s = connect_replicas(run, options); !s) return s.error();
   auto transport = rank_transport(run, *metas, options, *die_at);
   if (!transport) return transport.error();
-  ExecutorOptions executor_options = hw::executor_options(config);
-  executor_options.recv_timeout = options.timeout;
-  executor_options.only_device = rank;
-  auto executor = make_executor_on(*run.where, run.setup.report.schedule, std::move(run.setup.cells),
-                                   executor_options, std::move(transport).value());
-  if (!executor) return rank_error(rank, executor.error().message);
-  run.executor = std::move(executor).value();
+  if (auto s = make_rank_executor(run, options, std::move(transport).value()); !s) return s.error();
   return run;
 }
 
@@ -161,13 +211,50 @@ struct RankStepOutcome {
   sched::Timeline timeline;
 };
 
+// With replicas, after the reference's accumulate(): the reduced gradients against its own, then
+// its optimizer step on the replicas' gradients, the parameters against its, and the replicas'
+// parameters against each other (replica_checks.h).
+sched::Result<GradientCheck> check_replicated_step(RankRun& run, Reference& reference, int step) {
+  const std::vector<StageCell>& cells = run.executor->cells();
+  auto check = check_replica_gradients(*run.replicas, cells, reference, run.place, run.config.num_microbatches);
+  if (!check) return check.error();
+  auto gradients = pipeline_gradients(run.group, *run.replicas, cells, run.place, step);
+  if (!gradients) return gradients.error();
+  reference.set_gradients(*gradients);
+  if (auto stepped = reference.apply_step(); !stepped) return stepped.error();
+  const RankTensors own = rank_tensors(cells, run.place.device, &reference);
+  check_tensors(*check, own.parameters, own.reference_parameters);
+  if (auto s = check_replicas_agree(run.group, run.place, bytes_digest(own.parameters), step); !s) return s.error();
+  return check;
+}
+
+// After the step: this rank's tensors against the reference's (with --check; with replicas as
+// above), and the test dump after the last step.
+sched::Result<std::optional<GradientCheck>> check_rank_step(RankRun& run, int step) {
+  const int rank = run.env.rank;
+  std::optional<Reference>& reference = run.setup.reference;
+  std::optional<GradientCheck> check;
+  if (reference && run.replicas) {
+    auto replicated = check_replicated_step(run, *reference, step);
+    if (!replicated) return rank_error(rank, replicated.error().message);
+    check = *replicated;
+  }
+  const RankTensors own = rank_tensors(run.executor->cells(), run.place.device, reference ? &*reference : nullptr);
+  if (reference && !run.replicas) check = check_rank_tensors(own);
+  if (step + 1 == run.config.steps) {
+    if (auto s = dump_rank_tensors(own, rank); !s) return rank_error(rank, s.error().message);
+  }
+  return check;
+}
+
 // The step's work on this rank between the barrier that opens it and the gather: its program,
-// the reference's step (with --check) and the comparison of the rank's own tensors.
+// the reference's step on the whole mini-batch (with --check) and the rank's checks.
 sched::Result<RankStepOutcome> run_rank_step(RankRun& run, StepMeter& meter, int step) {
   const RunConfig& config = run.config;
   const int rank = run.env.rank;
+  const auto device = static_cast<std::size_t>(run.place.device);
   std::optional<Reference>& reference = run.setup.reference;
-  auto in = step_inputs(config, *run.where, run.setup.report.schedule, step);
+  auto in = step_inputs(config, *run.where, run.setup.report.schedule, step, run.place.replica);
   if (!in) return rank_error(rank, in.error().message);
   if (auto s = store_barrier(run.group, fmt::format("step{}", step)); !s) return s.error();
   meter.start();
@@ -176,25 +263,27 @@ sched::Result<RankStepOutcome> run_rank_step(RankRun& run, StepMeter& meter, int
   RankStepOutcome out;
   RankStep& mine = out.mine;
   mine.rank = rank;
+  mine.device = run.place.device;
+  mine.replica = run.place.replica;
   mine.step_ns = meter.finish(*result);
   mine.loss_sum = result->loss * config.num_microbatches;
-  mine.peak_activation_bytes = result->peak_activation_bytes.at(static_cast<std::size_t>(rank));
+  mine.peak_activation_bytes = result->peak_activation_bytes.at(device);
   for (const sched::Span& span : result->timeline.spans) {
-    if (span.device == rank) mine.spans.push_back(span);
+    if (span.device == mine.device) mine.spans.push_back(span);
   }
   for (const sched::MemorySample& sample : result->timeline.memory) {
-    if (sample.device == rank) mine.memory.push_back(sample);
+    if (sample.device == mine.device) mine.memory.push_back(sample);
   }
   out.timeline = std::move(result->timeline);
   if (reference) {
-    auto loss = reference->step(in->microbatches, in->seed, ReferenceMode::kMicrobatches);
+    // With replicas check_rank_step applies the reference's optimizer (on the replicas' gradients).
+    auto loss = run.replicas ? reference->accumulate(in->microbatches, in->seed, ReferenceMode::kMicrobatchMagnitudes)
+                             : reference->step(in->microbatches, in->seed, ReferenceMode::kMicrobatches);
     if (!loss) return rank_error(rank, loss.error().message);
   }
-  const RankTensors own = rank_tensors(run.executor->cells(), rank, reference ? &*reference : nullptr);
-  if (reference) mine.check = check_rank_tensors(own);
-  if (step + 1 == config.steps) {
-    if (auto s = dump_rank_tensors(own, rank); !s) return rank_error(rank, s.error().message);
-  }
+  auto check = check_rank_step(run, step);
+  if (!check) return check.error();
+  mine.check = *check;
   return out;
 }
 
@@ -206,7 +295,8 @@ sched::Result<MergedStep> merge_gathered(const RankRun& run, const std::vector<s
     if (!decoded) return rank_error(run.env.rank, decoded.error().message);
     steps.push_back(std::move(decoded).value());
   }
-  auto merged = merge_rank_steps(steps, run.setup.report.schedule, step, run.config.batch_size);
+  auto merged =
+      merge_rank_steps(steps, run.setup.report.schedule, step, run.config.batch_size, run.place.layout.dp);
   if (!merged) return rank_error(run.env.rank, merged.error().message);
   return merged;
 }

@@ -23,26 +23,31 @@ namespace pipeworks::hw {
 
 struct RankStep {
   int rank = 0;
+  int device = 0;   // the schedule's device this rank runs (its rank without data parallelism)
+  int replica = 0;  // its data-parallel replica
   double loss_sum = 0;  // sum of the micro-batch losses this rank computed (last stage only)
   sched::Bytes peak_activation_bytes = 0;
   sched::Nanoseconds step_ns = 0;
-  std::vector<sched::Span> spans;  // this rank's device only
+  std::vector<sched::Span> spans;  // this rank's device only (span.device: `device`)
   std::vector<sched::MemorySample> memory;
   std::optional<GradientCheck> check;  // this rank's cells against the reference
 };
 
 std::string encode_rank_step(const RankStep& step);
-// Strict: every field present and of the right type, spans on the rank's own device.
+// Strict: every field present and of the right type; the spans get the rank's device.
 sched::Result<RankStep> decode_rank_step(const std::string& text);
 
+// With data parallelism the timeline is replica 0's pipeline (the replicas run alike; the
+// simulator predicts one), the step is the slowest rank's, the loss the whole mini-batch's and a
+// device's peak the largest over its replicas.
 struct MergedStep {
   sched::Timeline timeline;  // "measured"
-  StepStats stats;           // step_ns: the slowest rank; loss: sum of loss_sum / M
+  StepStats stats;           // step_ns: the slowest rank; loss: sum of loss_sum / (M x replicas)
   std::optional<GradientCheck> check;  // maxima over ranks; passed/exactly_equal: all ranks
 };
 
-// `steps` holds one report per device of `schedule`, in rank order.
+// `steps` holds one report per rank (devices of `schedule` x `replicas`), in rank order.
 sched::Result<MergedStep> merge_rank_steps(const std::vector<RankStep>& steps, const sched::Schedule& schedule,
-                                           int step, int batch_size);
+                                           int step, int batch_size, int replicas = 1);
 
 }  // namespace pipeworks::hw

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "sched/result.h"
@@ -42,6 +43,12 @@ class ActionClock {
   virtual sched::Status finish_step() = 0;
   // Nanoseconds from the step's origin to `mark` (after a successful finish_step()).
   virtual sched::Nanoseconds ns(ClockMark mark) const = 0;
+  // The host time `when` of this step as a mark, where the clock can tell (a host clock); a clock
+  // that cannot (a GPU's events) answers nothing. Callable from any thread.
+  virtual std::optional<ClockMark> mark_at(std::chrono::steady_clock::time_point when) const {
+    (void)when;
+    return std::nullopt;
+  }
 };
 
 // Makes the clock of one device (ExecutorOptions::clock); called once per device the executor
@@ -64,6 +71,9 @@ class HostClock final : public ActionClock {
   }
   sched::Status finish_step() override { return sched::Ok{}; }
   sched::Nanoseconds ns(ClockMark mark) const override { return mark; }
+  std::optional<ClockMark> mark_at(std::chrono::steady_clock::time_point when) const override {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(when - origin_).count();
+  }
 
  private:
   std::chrono::steady_clock::time_point origin_{};

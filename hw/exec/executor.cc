@@ -1,9 +1,11 @@
 // The pipeline executor (see executor.h for what each action does).
 #include "hw/exec/executor.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 #include <torch/torch.h>
@@ -67,6 +69,8 @@ struct Executor::State {
   std::vector<std::vector<Slot>> slots;
   std::vector<double> loss_sum;  // per device (only the last stage's device adds)
   std::vector<sched::Bytes> peak_activation;
+  // Per stage: the REDUCE_GRAD posted this step and its start, for its span (replica_sync.h).
+  std::vector<std::optional<std::pair<Action, ClockMark>>> reductions;
 
   // Last: destroyed first, so the workers are joined before anything they use goes.
   std::unique_ptr<WorkerPool> pool;
@@ -105,6 +109,7 @@ struct Executor::State {
   std::optional<std::string> run_timed(const Action& a, int device, sched::Bytes baseline);
   void run_program(int device);
   void step_optimizers(int device);
+  void step_replicas(int device);
   void on_worker(int worker, void (State::*phase)(int device));
   sched::Status start_workers();
 };
@@ -170,7 +175,8 @@ torch::Tensor Executor::State::incoming_grad(const Action& a) {
   }
   torch::Tensor grad;
   if (cell(s).is_last) {
-    grad = torch::full_like(here.output, 1.0 / schedule.num_microbatches);
+    const int replicas = options.replicas ? options.replicas->replicas() : 1;
+    grad = torch::full_like(here.output, 1.0 / (static_cast<double>(schedule.num_microbatches) * replicas));
   } else if (received_grad(a)) {
     grad = here.grad_output;
   } else {
@@ -207,7 +213,7 @@ void Executor::State::backward_input_action(const Action& a) {
 }
 
 void Executor::State::run(const Action& a, int device) {
-  const ActionContext context{seed, a.microbatch, a.kind};
+  const ActionContext context{seed, a.microbatch + options.microbatch_offset, a.kind};
   const ActionScope scope(context);
   Slot& here = slot(a.stage, a.microbatch);
   auto unwrap = [](sched::Status status) {
@@ -252,9 +258,11 @@ void Executor::State::run(const Action& a, int device) {
       if (!here.pending) throw ActionError{"no input-gradient pass (I) to take the weight gradients from"};
       backward_weight(here);
       break;
+    case ActionKind::kReduceGrad:
+      if (options.replicas) unwrap(options.replicas->reduce_grad(a.stage));
+      break;
     case ActionKind::kUnshard:
     case ActionKind::kReshard:
-    case ActionKind::kReduceGrad:
       break;  // stage-level: no-ops in one process (docs/schedules.md)
   }
 }
@@ -264,7 +272,11 @@ std::optional<std::string> Executor::State::run_timed(const Action& a, int devic
   const ClockMark start = recorder.mark(device);
   std::optional<std::string> problem = guarded([&] { run(a, device); });
   const ClockMark end = recorder.mark(device);
-  recorder.record(device, a, start, end);
+  if (a.kind == ActionKind::kReduceGrad && options.replicas) {
+    reductions[static_cast<std::size_t>(a.stage)] = std::make_pair(a, start);  // recorded once it completed
+  } else {
+    recorder.record(device, a, start, end);
+  }
   if (!problem && sched::is_compute(a.kind) && options.measure_memory) {
     recorder.sample_memory(device, end, live_bytes(device) - baseline);
   }
@@ -297,9 +309,28 @@ void Executor::State::run_program(int device) {
   peak_activation[static_cast<std::size_t>(device)] = options.measure_memory ? peak_bytes(device) - baseline : 0;
 }
 
+// The second phase with replicas: each of `device`'s stages waits for its reduction, whose span
+// ends when it completed (on a clock that cannot tell, when the wait returned), and steps.
+void Executor::State::step_replicas(int device) {
+  for (StageCell* c : own[static_cast<std::size_t>(device)]) {
+    auto done = options.replicas->step(c->stage);
+    if (!done) throw ActionError{fmt::format("stage {}: {}", c->stage, done.error().message)};
+    const auto& posted = reductions[static_cast<std::size_t>(c->stage)];
+    if (!posted) continue;
+    const ClockMark end = recorder.mark_at(device, *done).value_or(recorder.mark(device));
+    recorder.record(device, posted->first, posted->second, std::max(posted->second, end));
+  }
+}
+
 // The second phase, once every program ended: `device`'s optimizers, unless the step failed.
 void Executor::State::step_optimizers(int device) {
   if (first_error.failed()) return;
+  if (options.replicas) {
+    if (auto problem = guarded([&] { step_replicas(device); })) {
+      fail(fmt::format("optimizer step on device {}: {}", device, *problem));
+    }
+    return;
+  }
   try {
     for (StageCell* c : own[static_cast<std::size_t>(device)]) optimizers[static_cast<std::size_t>(c->stage)]->step();
   } catch (const std::exception& e) {
@@ -363,7 +394,7 @@ sched::Result<std::unique_ptr<Executor>> Executor::create(sched::Schedule schedu
   state->transport = transport ? std::move(transport) : std::make_unique<InProcessTransport>(k);
   for (StageCell& c : cells) {
     c.layers->train();
-    state->optimizers.push_back(make_optimizer(c.parameters(), options.optimizer));
+    if (!options.replicas) state->optimizers.push_back(make_optimizer(c.parameters(), options.optimizer));
   }
   state->schedule = std::move(schedule);
   state->cells = std::move(cells);
@@ -390,6 +421,7 @@ sched::Result<StepResult> Executor::step(const MicroBatches& batch, std::uint64_
   st.first_error.reset();
   st.loss_sum.assign(devices, 0.0);
   st.peak_activation.assign(devices, 0);
+  st.reductions.assign(static_cast<std::size_t>(st.schedule.num_stages), std::nullopt);
   st.slots.assign(static_cast<std::size_t>(st.schedule.num_stages), std::vector<Slot>(static_cast<std::size_t>(m)));
   st.transport->reset();
   st.recorder.start_step();

@@ -18,8 +18,10 @@
 //   B(s,m)  backward from the output with the gradient from stage s+1 (last stage: the loss
 //           with gradient 1/M); keeps input.grad() for stage s-1 and drops the graph.
 //   SEND/RECV go through the Transport; stages sharing a device hand tensors over in memory.
-//   UNSHARD, RESHARD, REDUCE_GRAD do nothing in one process (each stage's cell holds all its
-//           parameters); their spans are recorded. A composite (0F3;3B1)OVERLAP_F_B is its two
+//   REDUCE_GRAD(s) with ExecutorOptions::replicas starts the reduction of stage s's gradients
+//           over its data-parallel replicas (replica_sync.h); its span runs until the reduction
+//           completed. Without replicas it does nothing, as UNSHARD and RESHARD always do (each
+//           stage's cell holds all its parameters); their spans are recorded. A composite (0F3;3B1)OVERLAP_F_B is its two
 //           sub-actions, run one after the other, as the program holds them.
 //
 // A step is one round of the pool in two phases: every worker runs its program, then (once all
@@ -39,6 +41,7 @@
 
 #include "hw/exec/action_clock.h"
 #include "hw/exec/cpu_affinity.h"
+#include "hw/exec/replica_sync.h"
 #include "hw/exec/transport.h"
 #include "hw/model/model_zoo.h"
 #include "hw/model/stage_cell.h"
@@ -69,6 +72,12 @@ struct ExecutorOptions {
   // the worker threads, for different devices at once. An exception it throws fails the step as
   // one thrown by the action would. Empty: nothing is called.
   std::function<void(const sched::Action&)> before_compute;
+  // Data parallelism (replica_sync.h): reduces gradients at REDUCE_GRAD and steps the optimizers
+  // in the executor's place; the loss is scaled by 1 / (M x replicas). Null: one replica.
+  std::shared_ptr<ReplicaSync> replicas;
+  // The index, in the whole mini-batch, of this replica's first micro-batch (replica r of dp:
+  // r x M): dropout masks are drawn by it, as the reference draws them for the whole mini-batch.
+  int microbatch_offset = 0;
 };
 
 struct StepResult {

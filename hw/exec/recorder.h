@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "hw/exec/action_clock.h"
@@ -39,6 +40,10 @@ class Recorder {
   // first in every step; record() and sample_memory() take marks of the same device's clock.
   void start_device(int device);
   ClockMark mark(int device) { return clocks_[static_cast<std::size_t>(device)]->mark(); }
+  // The host time `when` as a mark of device's clock, where that clock can tell (action_clock.h).
+  std::optional<ClockMark> mark_at(int device, std::chrono::steady_clock::time_point when) const {
+    return clocks_[static_cast<std::size_t>(device)]->mark_at(when);
+  }
   void record(int device, const sched::Action& action, ClockMark start, ClockMark end);
   void sample_memory(int device, ClockMark time, sched::Bytes bytes);
 

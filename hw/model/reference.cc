@@ -21,12 +21,21 @@ torch::Tensor Reference::forward(const torch::Tensor& input) {
 }
 
 sched::Result<double> Reference::step(const MicroBatches& batch, std::uint64_t seed, ReferenceMode mode) {
+  auto loss = accumulate(batch, seed, mode);
+  if (!loss) return loss;
+  if (auto stepped = apply_step(); !stepped) return stepped.error();
+  return loss;
+}
+
+sched::Result<double> Reference::accumulate(const MicroBatches& batch, std::uint64_t seed, ReferenceMode mode) {
   const int m = batch.size();
   if (m < 1) return sched::Error{"reference: no micro-batches"};
   try {
     drop_grads(parameters());
     double loss_sum = 0;
-    if (mode == ReferenceMode::kMicrobatches) {
+    if (mode == ReferenceMode::kMicrobatchMagnitudes) {
+      accumulate_with_magnitudes(batch, seed, loss_sum);
+    } else if (mode == ReferenceMode::kMicrobatches) {
       for (int i = 0; i < m; ++i) {
         const auto at = static_cast<std::size_t>(i);
         const ActionScope scope({seed, i, sched::ActionKind::kForward});
@@ -41,11 +50,53 @@ sched::Result<double> Reference::step(const MicroBatches& batch, std::uint64_t s
       loss_sum = loss.item<double>();
       loss.backward();
     }
-    optimizer_->step();
     return loss_sum;
   } catch (const std::exception& e) {
     return sched::Error{fmt::format("reference: {}", torch_error_message(e))};
   }
+}
+
+sched::Status Reference::apply_step() {
+  try {
+    optimizer_->step();
+  } catch (const std::exception& e) {
+    return sched::Error{fmt::format("reference: optimizer step: {}", torch_error_message(e))};
+  }
+  return sched::Ok{};
+}
+
+void Reference::set_gradients(const std::vector<torch::Tensor>& gradients) {
+  const std::vector<torch::Tensor> params = parameters();
+  for (std::size_t i = 0; i < params.size() && i < gradients.size(); ++i) {
+    if (gradients[i].defined()) params[i].mutable_grad() = gradients[i].detach().clone();
+  }
+}
+
+// Each micro-batch's backward into fresh gradients, added to the running sum in place as
+// autograd's own accumulation adds them (so the sum is kMicrobatches's, bit for bit), and its
+// magnitudes to theirs.
+void Reference::accumulate_with_magnitudes(const MicroBatches& batch, std::uint64_t seed, double& loss_sum) {
+  const int m = batch.size();
+  const std::vector<torch::Tensor> params = parameters();
+  std::vector<torch::Tensor> sums(params.size());
+  magnitudes_.assign(params.size(), torch::Tensor());
+  for (int i = 0; i < m; ++i) {
+    const auto at = static_cast<std::size_t>(i);
+    drop_grads(params);
+    const ActionScope scope({seed, i, sched::ActionKind::kForward});
+    const torch::Tensor loss = compute_loss(model_.loss, forward(batch.inputs[at]), batch.targets[at]);
+    loss_sum += loss.item<double>();
+    torch::autograd::backward({loss}, {torch::full_like(loss, 1.0 / m)});
+    const torch::NoGradGuard no_grad;
+    for (std::size_t p = 0; p < params.size(); ++p) {
+      const torch::Tensor g = params[p].grad();
+      if (!g.defined()) continue;
+      sums[p] = sums[p].defined() ? sums[p].add_(g) : g.clone();
+      magnitudes_[p] = magnitudes_[p].defined() ? magnitudes_[p].add_(g.abs()) : g.abs();
+    }
+  }
+  for (std::size_t p = 0; p < params.size(); ++p) params[p].mutable_grad() = sums[p];
+  loss_sum /= m;
 }
 
 std::vector<torch::Tensor> Reference::parameters() const {

@@ -12,7 +12,10 @@
 
 namespace pipeworks::hw {
 
-enum class ReferenceMode : std::uint8_t { kMicrobatches, kFullBatch };
+// kMicrobatchMagnitudes: as kMicrobatches (bit-identical gradients), also summing each
+// micro-batch's gradient magnitudes elementwise (magnitudes()): the scale of the rounding a
+// different summation order of the same micro-batch gradients can make (reference_check.h).
+enum class ReferenceMode : std::uint8_t { kMicrobatches, kFullBatch, kMicrobatchMagnitudes };
 
 class Reference {
  public:
@@ -23,14 +26,23 @@ class Reference {
   // at once), steps the optimizer; returns the mean loss. `seed` drives dropout as in the
   // executor (kFullBatch draws different masks: compare it with dropout 0).
   sched::Result<double> step(const MicroBatches& batch, std::uint64_t seed, ReferenceMode mode);
+  // step() in two halves, for a caller that compares or replaces the gradients in between.
+  sched::Result<double> accumulate(const MicroBatches& batch, std::uint64_t seed, ReferenceMode mode);
+  sched::Status apply_step();
+  // Replaces the gradients (one a parameter, in parameters() order; an undefined one is kept).
+  void set_gradients(const std::vector<torch::Tensor>& gradients);
 
   // In the model's layer order: the same order as cell_parameters() of its cells.
   std::vector<torch::Tensor> parameters() const;
   std::vector<torch::Tensor> gradients() const;
+  // After a kMicrobatchMagnitudes step: per parameter, sum over micro-batches of |gradient|.
+  const std::vector<torch::Tensor>& magnitudes() const { return magnitudes_; }
 
  private:
   torch::Tensor forward(const torch::Tensor& input);
+  void accumulate_with_magnitudes(const MicroBatches& batch, std::uint64_t seed, double& loss_sum);
   Model model_;
+  std::vector<torch::Tensor> magnitudes_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
 };
 

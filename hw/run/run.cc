@@ -2,6 +2,8 @@
 // CPU or on GPUs (compute_devices.h).
 #include "hw/run/run.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <torch/torch.h>
 
@@ -16,6 +18,7 @@
 #include "hw/run/run_setup.h"
 #include "hw/run/step_inputs.h"
 #include "sched/passes.h"
+#include "sim/plan/data_parallel.h"
 
 namespace pipeworks::hw {
 namespace {
@@ -45,11 +48,34 @@ sched::Result<sched::Schedule> build_schedule(const RunConfig& config) {
     schedule = sched::add_recompute(*schedule);
     if (!schedule) return schedule.error();
   }
+  if (config.data_parallel > 1 && !schedule->has_stage_level()) {
+    if (schedule->has_comm()) {
+      return sched::Error{"a schedule file with SEND/RECV but no REDUCE_GRAD cannot be replicated: give it compute "
+                          "actions only, or its REDUCE_GRAD actions"};
+    }
+    schedule = sim::add_data_parallel_actions(*schedule, run_layout(config, *schedule));
+    if (!schedule) return schedule.error();
+  }
   if (schedule->has_comm()) return schedule;  // a file's SEND/RECV, as written
   return sched::lower_comm(*schedule);
 }
 
+sim::ParallelLayout run_layout(const RunConfig& config, const sched::Schedule& schedule) {
+  sim::ParallelLayout layout;
+  layout.pp = schedule.num_devices();
+  layout.virtual_stages = std::max(1, schedule.num_stages / std::max(1, layout.pp));
+  layout.dp = config.data_parallel;
+  layout.zero = config.zero;
+  layout.order = config.rank_order;
+  return layout;
+}
+
 sched::Result<RunReport> run_training(const RunConfig& config, const std::function<void(const StepStats&)>& on_step) {
+  if (config.data_parallel > 1) {
+    return sched::Error{fmt::format("{} data-parallel replicas run one process per rank: start them with `pipeworks "
+                                    "launch -n <replicas x devices> -- pipeworks run --distributed ...`",
+                                    config.data_parallel)};
+  }
   auto devices = make_compute_devices(config.device);
   if (!devices) return devices.error();
   const ComputeDevices& where = **devices;

@@ -29,6 +29,7 @@
 #include "sim/plan/partition.h"
 #include "sim/plan/partition_text.h"
 #include "sim/spec/model_spec.h"
+#include "sim/spec/parallel_layout.h"
 
 namespace pipeworks::hw {
 
@@ -62,6 +63,12 @@ struct RunConfig {
   // Where an in-process run computes: the CPU (a worker thread per device) or CUDA GPUs (device d
   // on GPU d % gpus; needs a LibTorch with CUDA). See compute_devices.h.
   DeviceKind device = DeviceKind::kCpu;
+  // Data-parallel replicas of the pipeline: a multi-process run of data_parallel x devices ranks
+  // numbered by rank_order, replica r taking samples [r B/dp, (r+1) B/dp) of each mini-batch; the
+  // optimizer state unsharded or sharded over the replicas (ZeRO-1). docs/data_parallel.md.
+  int data_parallel = 1;
+  sim::ZeroStage zero = sim::ZeroStage::kNone;
+  sim::RankOrder rank_order = sim::RankOrder::kTpDpPp;
 };
 
 struct StepStats {
@@ -90,11 +97,15 @@ struct RunReport {
 sched::Result<RunReport> run_training(const RunConfig& config,
                                       const std::function<void(const StepStats&)>& on_step = {});
 
+// The run's layout: the schedule's devices as pipeline ranks, replicated as the config says.
+sim::ParallelLayout run_layout(const RunConfig& config, const sched::Schedule& schedule);
+
 // What reports call the run's schedule: its kind ("1f1b"), or the path of --schedule-file.
 std::string schedule_name(const RunConfig& config);
 
 // The lowered schedule a config runs: the given schedule or the generator's, optional recompute,
-// lower_comm unless it already has its SEND/RECV.
+// with data parallelism REDUCE_GRAD after each stage's last backward (unless the schedule has its
+// stage-level actions), lower_comm unless it already has its SEND/RECV.
 sched::Result<sched::Schedule> build_schedule(const RunConfig& config);
 
 }  // namespace pipeworks::hw

@@ -28,6 +28,30 @@ sched::Status check_sizes(const RunConfig& c) {
   return in_range("threads per worker", c.threads_per_worker, 0, kMaxThreadsPerWorker);
 }
 
+// Replicas: a count, a sharding real runs implement, and a batch every replica splits evenly.
+sched::Status check_replicas(const RunConfig& c) {
+  if (auto s = in_range("data-parallel replicas", c.data_parallel, 1, kMaxRunDevices); !s) return s;
+  if (c.zero == sim::ZeroStage::kGradients || c.zero == sim::ZeroStage::kParameters) {
+    return sched::Error{fmt::format("--zero {}: runs shard the optimizer state only (--zero 0 or 1); ZeRO-2 and -3 "
+                                    "are simulated (simulate, sweep, plan)",
+                                    sim::zero_stage_name(c.zero))};
+  }
+  if (c.zero != sim::ZeroStage::kNone && c.data_parallel == 1) {
+    return sched::Error{fmt::format("--zero {} shards over data-parallel replicas, but --dp is 1",
+                                    sim::zero_stage_name(c.zero))};
+  }
+  if (c.data_parallel > 1 && c.pin_workers == WorkerPinning::kOn) {
+    return sched::Error{"--pin-workers on pins each device's worker to cores of its own, which the replicas of a "
+                        "device would share: use auto or off with --dp"};
+  }
+  const long long parts = static_cast<long long>(c.data_parallel) * c.num_microbatches;
+  if (c.data_parallel > 1 && c.batch_size % parts != 0) {
+    return sched::Error{fmt::format("batch size {} does not split into {} replicas x {} micro-batches",
+                                    c.batch_size, c.data_parallel, c.num_microbatches)};
+  }
+  return sched::Ok{};
+}
+
 sched::Status check_layout(const RunConfig& c) {
   const int layers = num_model_layers(c.model);
   if (c.num_stages > layers) {
@@ -45,8 +69,9 @@ sched::Status check_layout(const RunConfig& c) {
     if (!placement) return placement.error();
     devices = *std::max_element(placement->begin(), placement->end()) + 1;
   }
-  if (devices > kMaxRunDevices) {
-    return sched::Error{fmt::format("{} devices is more than a run's limit of {}", devices, kMaxRunDevices)};
+  if (devices * static_cast<long long>(c.data_parallel) > kMaxRunDevices) {
+    return sched::Error{fmt::format("{} devices is more than a run's limit of {}",
+                                    devices * static_cast<long long>(c.data_parallel), kMaxRunDevices)};
   }
   if (c.partition.rule != sim::PartitionChoice::Rule::kCounts) return sched::Ok{};
   auto partition = sim::fixed_partition(c.partition, layers, c.num_stages);
@@ -86,6 +111,7 @@ sched::Status check_run_config(const RunConfig& c) {
         scripted.random_layers.front(), scripted.path)};
   }
   if (auto s = check_sizes(c); !s) return s;
+  if (auto s = check_replicas(c); !s) return s;
   if (auto s = check_layout(c); !s) return s;
   const double lr = c.optimizer.learning_rate;
   if (!(std::isfinite(lr) && lr >= 0 && lr <= kMaxLearningRate)) {

@@ -120,6 +120,7 @@ TEST_CASE("rank reports: merged into one timeline with flows and step statistics
   std::vector<RankStep> steps(2);
   for (int r = 0; r < 2; ++r) {
     steps[static_cast<std::size_t>(r)].rank = r;
+    steps[static_cast<std::size_t>(r)].device = r;
     sched::Nanoseconds t = r == 0 ? 0 : 10;
     for (const sched::Action& a : schedule.programs[static_cast<std::size_t>(r)]) {
       const sched::Lane lane = sched::is_send(a.kind)   ? sched::Lane::kSend
