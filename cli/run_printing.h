@@ -12,6 +12,6 @@ void print_run_header(const std::string& model, const hw::RunConfig& config, boo
 // Flushes, so a run's progress shows as it happens.
 void print_step(const hw::StepStats& step);
 // False when the gradient check ran and failed.
-bool print_summary(const hw::RunReport& report, int batch_size);
+bool print_summary(const hw::RunReport& report, const hw::RunConfig& config);
 
 }  // namespace pipeworks::cli

@@ -11,6 +11,7 @@
 #include "sched/units_text.h"
 #include "sim/plan/partition.h"
 #include "sim/spec/optimizer.h"
+#include "sim/spec/parallel_layout.h"
 
 namespace pipeworks::cli {
 
@@ -30,11 +31,18 @@ void print_run_header(const std::string& model, const hw::RunConfig& c, bool dis
              c.virtual_stages > 1 ? fmt::format(" ({} stages per device)", c.virtual_stages) : "",
              c.recompute ? " + recompute" : "",
              sim::optimizer_name(c.optimizer.kind), c.optimizer.learning_rate);
+  if (c.data_parallel > 1) {
+    if (auto schedule = hw::build_schedule(c)) {
+      fmt::print("layout {}, each replica {} samples a step\n", sim::layout_text(hw::run_layout(c, *schedule)),
+                 c.batch_size / c.data_parallel);
+    }
+  }
   fmt::print("{:>4}  {:>10}  {:>10}  {:>7}  {:>10}  {}\n", "step", "time (ms)", "samples/s", "bubble", "loss",
              "peak activation bytes per device");
 }
 
-bool print_summary(const hw::RunReport& report, int batch_size) {
+bool print_summary(const hw::RunReport& report, const hw::RunConfig& config) {
+  const int batch_size = config.batch_size;
   fmt::print("partition {} ({}), {} per worker, workers {}\n", sim::to_string(report.partition),
              sched::counted(report.spec.num_layers(), "layer"), sched::counted(report.threads_per_worker, "intra-op thread"),
              hw::describe_worker_cpus(report.worker_cpus));
@@ -47,8 +55,11 @@ bool print_summary(const hw::RunReport& report, int batch_size) {
   }
   if (!report.check) return true;
   const hw::GradientCheck& k = *report.check;
-  fmt::print("check vs micro-batch reference (gradients every step, final parameters): max abs diff {:.3g}, max "
-             "rel diff {:.3g}{} (rtol {:g}, atol {:g}): {}\n",
+  const std::string what = config.data_parallel > 1
+                               ? "whole-batch reference (reduced gradients within the summation bound and parameters "
+                                 "every step, replicas bit-identical; docs/data_parallel.md)"
+                               : "micro-batch reference (gradients every step, final parameters)";
+  fmt::print("check vs {}: max abs diff {:.3g}, max rel diff {:.3g}{} (rtol {:g}, atol {:g}): {}\n", what,
              k.max_abs_diff, k.max_rel_diff, k.exactly_equal ? ", exactly equal" : "", k.rtol, k.atol,
              k.passed ? "PASS" : "FAIL");
   return k.passed;

@@ -114,6 +114,7 @@ int run(RunOptions& options) {
     if (!env) return fail_usage(env.error().message);
     rank = env->rank;
   }
+  if (auto one = hw::check_one_process(options.config); !one && !distributed) return fail_usage(one.error().message);
   if (auto status = check_fits_this_machine(options.config, distributed); !status) {
     return fail_usage(status.error().message);
   }
@@ -125,7 +126,7 @@ int run(RunOptions& options) {
   auto report = distributed ? run_distributed(options, print_step) : hw::run_training(options.config, print_step);
   if (!report) return fail(report.error().message);
   if (rank != 0) return kExitOk;
-  const bool passed = print_summary(*report, options.config.batch_size);
+  const bool passed = print_summary(*report, options.config);
   if (auto status = write_outputs(*report, options); !status) return fail(status.error().message);
   return passed ? kExitOk : kExitInvalid;
 }

@@ -314,7 +314,7 @@ void Executor::State::run_program(int device) {
 void Executor::State::step_replicas(int device) {
   for (StageCell* c : own[static_cast<std::size_t>(device)]) {
     auto done = options.replicas->step(c->stage);
-    if (!done) throw ActionError{fmt::format("stage {}: {}", c->stage, done.error().message)};
+    if (!done) throw ActionError{done.error().message};  // names the stage
     const auto& posted = reductions[static_cast<std::size_t>(c->stage)];
     if (!posted) continue;
     const ClockMark end = recorder.mark_at(device, *done).value_or(recorder.mark(device));

@@ -70,12 +70,15 @@ sim::ParallelLayout run_layout(const RunConfig& config, const sched::Schedule& s
   return layout;
 }
 
+sched::Status check_one_process(const RunConfig& config) {
+  if (config.data_parallel == 1) return sched::Ok{};
+  return sched::Error{fmt::format("--dp {}: data-parallel replicas run one process per rank; start them with "
+                                  "`pipeworks launch -n <replicas x devices> -- pipeworks run --distributed ...`",
+                                  config.data_parallel)};
+}
+
 sched::Result<RunReport> run_training(const RunConfig& config, const std::function<void(const StepStats&)>& on_step) {
-  if (config.data_parallel > 1) {
-    return sched::Error{fmt::format("{} data-parallel replicas run one process per rank: start them with `pipeworks "
-                                    "launch -n <replicas x devices> -- pipeworks run --distributed ...`",
-                                    config.data_parallel)};
-  }
+  if (auto one = check_one_process(config); !one) return one.error();
   auto devices = make_compute_devices(config.device);
   if (!devices) return devices.error();
   const ComputeDevices& where = **devices;

@@ -93,7 +93,11 @@ struct RunReport {
   std::optional<GradientCheck> check;
 };
 
+// An error when the config needs several processes (data-parallel replicas).
+sched::Status check_one_process(const RunConfig& config);
+
 // Errors name what failed (bad config, schedule, or the stage/action/micro-batch of a failure).
+// The run is in this process (check_one_process).
 sched::Result<RunReport> run_training(const RunConfig& config,
                                       const std::function<void(const StepStats&)>& on_step = {});
 

@@ -17,6 +17,9 @@ nlohmann::json run_report_json(const RunConfig& config, const RunReport& report)
   j["stages"] = config.num_stages;
   j["microbatches"] = config.num_microbatches;
   j["batch"] = config.batch_size;
+  j["data_parallel"] = config.data_parallel;
+  j["zero"] = std::string(sim::zero_stage_name(config.zero));
+  j["layout"] = sim::layout_text(run_layout(config, report.schedule));
   j["recompute"] = config.recompute;
   j["partition"] = report.partition.boundaries;
   j["threads_per_worker"] = report.threads_per_worker;

@@ -19,8 +19,9 @@ constexpr double kSlackS = 3;
 
 struct Trial {
   int ranks;
-  std::string die_at;  // stage,KIND,microbatch; stage s runs on rank s
+  std::string die_at;  // stage,KIND,microbatch; stage s runs on rank s (replica 0's with --dp)
   int dying_rank;
+  int replicas = 1;  // --dp: ranks = stages x replicas, Megatron's order (rank = replica + dp x device)
 };
 
 TEST_CASE("distributed faults: a killed rank stops every survivor within the timeout", "[distributed]") {
@@ -28,16 +29,19 @@ TEST_CASE("distributed faults: a killed rank stops every survivor within the tim
   const std::vector<Trial> trials = {
       {2, "1,B,0", 1},      {2, "0,SEND_F,1", 0}, {2, "1,RECV_F,3", 1},
       {4, "3,F,1", 3},      {4, "0,RECV_B,0", 0}, {4, "2,SEND_B,2", 2},
+      // pp 2 x dp 2: rank 2 dies at its last backward, while rank 3, its replica, reduces with it.
+      {4, "1,B,3", 2, 2},   {4, "0,F,2", 0, 2},
   };
   for (const Trial& t : trials) {
-    DYNAMIC_SECTION("K=" << t.ranks << " die at " << t.die_at) {
+    DYNAMIC_SECTION("ranks " << t.ranks << ", dp " << t.replicas << ", die at " << t.die_at) {
       LaunchOptions options;
       options.num_processes = t.ranks;
       options.keep_going = true;  // let the survivors find out by themselves
       options.kill_after_s = 60;  // a hang fails the test instead of blocking it
       options.extra_env = {{"PIPEWORKS_TEST_DIE_AT", t.die_at}};
-      options.command = {pipeworks_exe(), "run", "--distributed", "-K", std::to_string(t.ranks), "-M", "4",
-                         "--batch", "8", "--depth", "4", "--width", "8", "--steps", "2", "--intra-op-threads", "1",
+      options.command = {pipeworks_exe(), "run", "--distributed", "-K", std::to_string(t.ranks / t.replicas),
+                         "--dp", std::to_string(t.replicas), "-M", "4", "--batch", std::to_string(8 * t.replicas),
+                         "--depth", "4", "--width", "8", "--steps", "2", "--intra-op-threads", "1",
                          "--timeout", std::to_string(kTimeoutS)};
       std::string err;
       auto result = launch(options, [&](int rank, bool is_stderr, std::string_view line) {

@@ -83,7 +83,9 @@ TEST_CASE("die-at hook: stage,KIND,microbatch") {
 
 TEST_CASE("rank reports: encode/decode round trip") {
   RankStep step;
-  step.rank = 1;
+  step.rank = 3;  // device 1 of replica 1 (pp 2 x dp 2)
+  step.device = 1;
+  step.replica = 1;
   step.loss_sum = 0.75;
   step.peak_activation_bytes = 4096;
   step.step_ns = 123456;
@@ -93,7 +95,9 @@ TEST_CASE("rank reports: encode/decode round trip") {
   step.check = GradientCheck{1e-9, 2e-8, false, true, 1e-5, 4e-5};
   auto back = decode_rank_step(encode_rank_step(step));
   REQUIRE(back.ok());
-  CHECK(back->rank == 1);
+  CHECK(back->rank == 3);
+  CHECK(back->device == 1);
+  CHECK(back->replica == 1);
   CHECK(back->loss_sum == 0.75);
   CHECK(back->peak_activation_bytes == 4096);
   CHECK(back->step_ns == 123456);
@@ -164,6 +168,35 @@ TEST_CASE("rank reports: merged into one timeline with flows and step statistics
   CHECK_FALSE(merge_rank_steps(steps, schedule, 0, 8).ok());
   steps.pop_back();
   CHECK_FALSE(merge_rank_steps(steps, schedule, 0, 8).ok());
+}
+
+// pp 2 x dp 2: the timeline is replica 0's (ranks 0 and 2 in Megatron's order), the step the
+// slowest rank's, the loss the whole mini-batch's and each device's peak its largest replica's.
+TEST_CASE("rank reports: replicas merge into replica 0's timeline with the slowest step and the whole loss") {
+  const sched::Schedule schedule = lowered_1f1b(2, 1);
+  std::vector<RankStep> steps(4);
+  for (int r = 0; r < 4; ++r) {
+    RankStep& s = steps[static_cast<std::size_t>(r)];
+    s.rank = r;
+    s.device = r / 2;
+    s.replica = r % 2;
+    s.step_ns = 100 + 10 * r;
+    s.loss_sum = s.device == 1 ? 2.0 + s.replica : 0;
+    s.peak_activation_bytes = 100 * (r + 1);
+    for (const sched::Action& a : schedule.programs[static_cast<std::size_t>(s.device)]) {
+      s.spans.push_back({s.device, sched::lane_of(a.kind), a, 10 * s.replica, 10 * s.replica + 5});
+    }
+  }
+  auto merged = merge_rank_steps(steps, schedule, 0, 8, 2);
+  REQUIRE(merged.ok());
+  CHECK(merged->timeline.spans.size() == 8);  // replica 0's 4 + 4 actions
+  for (const sched::Span& span : merged->timeline.spans) CHECK(span.start_ns == 0);
+  CHECK(merged->stats.step_ns == 130);
+  CHECK(merged->stats.loss == 5.0 / 2);  // (2 + 3) / (M 1 x dp 2)
+  CHECK(merged->stats.peak_activation_bytes == (std::vector<sched::Bytes>{200, 400}));
+  CHECK_FALSE(merge_rank_steps(steps, schedule, 0, 8, 1).ok());
+  steps[3].replica = 2;
+  CHECK_FALSE(merge_rank_steps(steps, schedule, 0, 8, 2).ok());
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 
 #include "hw/dist/launcher.h"
+#include "hw/dist/launch_support.h"
 #include "hw/exec/executor.h"
 #include "hw/model/model_zoo.h"
 #include "hw/model/stage_cell.h"
@@ -21,36 +22,10 @@
 namespace pipeworks::hw {
 namespace {
 
+using testing::fresh_dir;
+using testing::launch_run;
+using testing::Launched;
 namespace fs = std::filesystem;
-
-std::string pipeworks_exe() { return std::string(PIPEWORKS_BINARY_DIR) + "/cli/pipeworks"; }
-
-struct Launched {
-  LaunchResult result;
-  std::string out, err;  // every rank's lines, prefixed "[rank r] "
-};
-
-Launched launch_run(int ranks, const std::vector<std::string>& run_args, LaunchOptions options = {}) {
-  REQUIRE(fs::exists(pipeworks_exe()));  // build the `pipeworks` target with the hw tests
-  options.num_processes = ranks;
-  options.kill_after_s = options.kill_after_s > 0 ? options.kill_after_s : 120;
-  options.command = {pipeworks_exe(), "run", "--distributed"};
-  options.command.insert(options.command.end(), run_args.begin(), run_args.end());
-  Launched launched;
-  auto result = launch(options, [&](int rank, bool is_stderr, std::string_view line) {
-    (is_stderr ? launched.err : launched.out) += "[rank " + std::to_string(rank) + "] " + std::string(line) + "\n";
-  });
-  REQUIRE(result.ok());
-  launched.result = *result;
-  return launched;
-}
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("pipeworks_dist_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 // The in-process executor on the same config (one intra-op thread per worker, as --intra-op-threads 1).
 std::vector<StageCell> run_in_process(const RunConfig& config) {

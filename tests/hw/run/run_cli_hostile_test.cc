@@ -56,6 +56,17 @@ TEST_CASE("hostile run/profile/launch: sizes past the shared limits are refused 
               2);
 }
 
+TEST_CASE("hostile run: data-parallel settings a run cannot take are refused up front", "[hostile]") {
+  check_cases({{kTinyRun + "--dp 2", "--dp 2: data-parallel replicas run one process per rank; start them with"},
+               {kTinyRun + "--dp 2 --zero 2", "--zero 2: runs shard the optimizer state only (--zero 0 or 1)"},
+               {kTinyRun + "--zero 1", "--zero 1 shards over data-parallel replicas, but --dp is 1"},
+               {kTinyRun + "--dp 3", "batch size 4 does not split into 3 replicas x 2 micro-batches"},
+               {kTinyRun + "--dp 2 --pin-workers on", "--pin-workers on pins each device's worker"},
+               {kTinyRun + "--dp 2 --predict", "--predict with --dp: predicting replicated runs is not built yet"},
+               {kTinyRun + "--dp 0", "--dp: must be an integer from 1"}},
+              2);
+}
+
 TEST_CASE("hostile run/profile: every output whose write fails is an error", "[hostile]") {
   const fs::path dir = fs::temp_directory_path() / ("pipeworks_hostile_run_" + std::to_string(::getpid()));
   fs::create_directories(dir);
