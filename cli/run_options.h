@@ -24,6 +24,7 @@ struct RunOptions {
   std::optional<int> batch;             // default: kDefaultSamplesPerMicrobatch per micro-batch
   std::string pin_workers = "auto";
   std::string partition = kDefaultPartition;  // parsed into config.partition
+  int pipeline_ranks = 0;                     // --pp, resolved into config.num_stages
   std::string trace, svg, json;
   std::string schedule_file;  // --schedule-file: run this schedule instead of generating one
   // Whether --schedule, --stages and --microbatches were given (a schedule file must agree).

@@ -141,10 +141,10 @@ void add_run_command(CLI::App& app, CommandContext& context) {
   CLI::App* cmd = app.add_subcommand(
       "run", "Train a zoo model or your TorchScript model with a pipeline schedule on this machine");
   add_model_options(cmd, options->model, c.model);
-  add_schedule_flags(*cmd,
-                     {&options->schedule, &c.num_stages, &c.num_microbatches, &c.placement, &c.virtual_stages,
-                      &c.recompute},
-                     {.shape_required = false, .max_device = hw::kMaxRunDevices - 1});
+  const ScheduleFlagTargets targets{&options->schedule, &c.num_stages, &c.num_microbatches, &c.placement,
+                                    &c.virtual_stages,  &c.recompute,  &options->pipeline_ranks};
+  const ScheduleFlags flags =
+      add_schedule_flags(*cmd, targets, {.shape_required = false, .max_device = hw::kMaxRunDevices - 1});
   cmd->add_option("--batch", options->batch,
                   fmt::format("samples per mini-batch, a multiple of M x dp (default: {} per micro-batch)",
                               kDefaultSamplesPerMicrobatch))
@@ -184,9 +184,13 @@ void add_run_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--svg", options->svg, "write an SVG Gantt chart of the last step");
   cmd->add_option("--json", options->json, "write the report as JSON");
   add_predict_options(cmd, options->predict);
-  cmd->callback([options, cmd, &context] {
+  cmd->callback([options, cmd, &context, flags, targets] {
+    if (auto pp = resolve_pipeline_ranks(flags, targets); !pp) {
+      context.exit_code = fail_usage(pp.error().message);
+      return;
+    }
     options->schedule_given = cmd->count("--schedule") > 0;
-    options->stages_given = cmd->count("--stages") > 0;
+    options->stages_given = cmd->count("--stages") > 0 || cmd->count("--pp") > 0;
     options->microbatches_given = cmd->count("--microbatches") > 0;
     context.exit_code = run(*options);
   });

@@ -3,6 +3,9 @@
 
 #include "cli/arg_checks.h"
 #include "cli/renamed_option.h"
+#include <fmt/format.h>
+
+#include "sched/generators.h"
 #include "sched/limits.h"
 
 namespace pipeworks::cli {
@@ -38,7 +41,31 @@ ScheduleFlags add_schedule_flags(CLI::App& command, const ScheduleFlagTargets& t
       ->check(integer_from(1, sched::kMaxStages))
       ->capture_default_str();
   command.add_flag("--recompute", *to.recompute, "Re-materialize each forward before its backward (R actions)");
+  if (to.pipeline_ranks != nullptr) {
+    flags.pipeline_ranks =
+        command.add_option("--pp", *to.pipeline_ranks,
+                           "Pipeline ranks: the devices of one pipeline replica, instead of --stages (K = pp; pp x v "
+                           "for the interleaved kinds; 2 pp for zb-v and dualpipe-v)")
+            ->check(integer_from(1, sched::kMaxStages));
+  }
   return flags;
+}
+
+sched::Status resolve_pipeline_ranks(const ScheduleFlags& flags, const ScheduleFlagTargets& to) {
+  if (flags.pipeline_ranks == nullptr || flags.pipeline_ranks->count() == 0) return sched::Ok{};
+  if (!to.placement->empty()) return sched::Error{"--pp and --placement: give one (--placement places the stages)"};
+  auto kind = sched::parse_schedule_kind(*to.kind);
+  if (!kind) return kind.error();
+  const long long stages = sched::stages_on_devices(*kind, *to.pipeline_ranks, *to.virtual_stages);
+  if (stages > sched::kMaxStages) {
+    return sched::Error{fmt::format("--pp {}: {} stages is more than {}", *to.pipeline_ranks, stages, sched::kMaxStages)};
+  }
+  if (flags.stages->count() > 0 && *to.stages != stages) {
+    return sched::Error{fmt::format("--pp {} means {} stages for {}, but --stages is {}", *to.pipeline_ranks, stages,
+                                    *to.kind, *to.stages)};
+  }
+  *to.stages = static_cast<int>(stages);
+  return sched::Ok{};
 }
 
 }  // namespace pipeworks::cli

@@ -9,6 +9,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "sched/result.h"
+
 namespace pipeworks::cli {
 
 // Where the flags write.
@@ -19,6 +21,7 @@ struct ScheduleFlagTargets {
   std::vector<int>* placement = nullptr;
   int* virtual_stages = nullptr;
   bool* recompute = nullptr;
+  int* pipeline_ranks = nullptr;  // when given, the command also takes --pp N
 };
 
 struct ScheduleFlagRules {
@@ -32,8 +35,14 @@ struct ScheduleFlags {
   CLI::Option* kind = nullptr;
   CLI::Option* stages = nullptr;
   CLI::Option* microbatches = nullptr;
+  CLI::Option* pipeline_ranks = nullptr;
 };
 
 ScheduleFlags add_schedule_flags(CLI::App& command, const ScheduleFlagTargets& to, const ScheduleFlagRules& rules);
+
+// After parsing: --pp N turned into the stages (sched::stages_on_devices of the parsed kind and
+// virtual stages), written to *to.stages. A usage error when --pp contradicts --stages or comes
+// with --placement (which places the stages itself). Nothing when --pp was not given.
+sched::Status resolve_pipeline_ranks(const ScheduleFlags& flags, const ScheduleFlagTargets& to);
 
 }  // namespace pipeworks::cli

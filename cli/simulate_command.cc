@@ -115,9 +115,13 @@ std::optional<Failure> run(const SimulateOptions& o) {
   }
   const int stages = schedule.num_stages;
   const int microbatches = schedule.num_microbatches;
-  const int batch = o.batch.value_or(microbatches * kDefaultSamplesPerMicrobatch);
-  const auto split = sim::microbatch_size(batch, microbatches);
-  if (!split) return usage(fmt::format("--batch {} and {} micro-batches: {}", batch, microbatches, split.error().message));
+  // --batch is the whole mini-batch, as for run, sweep and plan: each replica takes batch / dp.
+  const int batch = o.batch.value_or(microbatches * layout.dp * kDefaultSamplesPerMicrobatch);
+  const auto split = sim::microbatch_size(batch, microbatches * layout.dp);
+  if (!split) {
+    return usage(fmt::format("--batch {} and {} micro-batches x {} replicas: {}", batch, microbatches, layout.dp,
+                             split.error().message));
+  }
   const bool recompute = schedule.has_recompute();
 
   const auto kind = sched::parse_schedule_kind(request.kind).value();  // balanced's default in-flight rule
@@ -150,14 +154,15 @@ void add_simulate_command(CLI::App& app, CommandContext& context) {
       "simulate", "Predict a pipeline schedule's timeline, bubble, throughput and memory on a cluster");
   add_spec_options(*command, o->specs);
   ScheduleRequest& r = o->schedule;
+  const ScheduleFlagTargets targets{&r.kind,           &r.stages,    &r.microbatches,    &r.placement,
+                                    &r.virtual_stages, &r.recompute, &r.pipeline_ranks};
   const ScheduleFlags flags =
-      add_schedule_flags(*command, {&r.kind, &r.stages, &r.microbatches, &r.placement, &r.virtual_stages, &r.recompute},
-                         {.shape_required = false, .max_device = sched::kMaxStages - 1});
+      add_schedule_flags(*command, targets, {.shape_required = false, .max_device = sched::kMaxStages - 1});
   command->add_option("--schedule-file", r.file,
                       "Simulate this schedule (CSV in torch.distributed.pipelining's layout, or pipeworks JSON): "
                       "compute-only files are lowered, files with SEND/RECV taken as written; K, M and the "
                       "placement come from the file");
-  command->add_option("--batch", o->batch, fmt::format("Samples per mini-batch, a multiple of M (default: {} per micro-batch)", kDefaultSamplesPerMicrobatch))
+  command->add_option("--batch", o->batch, fmt::format("Samples per mini-batch over all replicas, a multiple of M x dp (default: {} per micro-batch)", kDefaultSamplesPerMicrobatch))
       ->check(integer_from(1, std::numeric_limits<int>::max()));
   command->add_option("--partition", o->partition,
                       "uniform, balanced (min-max stage time under memory caps), or layer counts per stage, "
@@ -173,8 +178,12 @@ void add_simulate_command(CLI::App& app, CommandContext& context) {
   command->add_option("--trace", o->trace, "Write a Chrome/Perfetto trace of the predicted timeline");
   command->add_option("--svg", o->svg, "Write an SVG Gantt chart of the predicted timeline");
   command->add_flag("--grid", o->grid, "Print the predicted timeline as a terminal grid");
-  command->callback([o, &context, flags] {
-    o->schedule.stages_given = flags.stages->count() > 0;
+  command->callback([o, &context, flags, targets] {
+    if (auto pp = resolve_pipeline_ranks(flags, targets); !pp) {
+      context.exit_code = report_error("simulate", kExitUsage, pp.error().message);
+      return;
+    }
+    o->schedule.stages_given = flags.stages->count() > 0 || flags.pipeline_ranks->count() > 0;
     o->schedule.microbatches_given = flags.microbatches->count() > 0;
     o->schedule.kind_given = flags.kind->count() > 0;
     if (auto failure = run(*o)) {

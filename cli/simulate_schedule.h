@@ -22,6 +22,7 @@ struct ScheduleRequest {
   std::vector<int> placement;  // empty: stage i on device i (s mod K/v with virtual stages)
   int virtual_stages = 1;
   bool recompute = false;
+  int pipeline_ranks = 0;      // --pp, resolved into stages (schedule_flags.h)
   std::string file;            // non-empty: read the schedule from here
   // Whether --stages / --microbatches / --schedule were given (a file must then agree with them).
   bool stages_given = false;

@@ -74,6 +74,11 @@ bool has_virtual_stages(ScheduleKind kind) {
 
 bool is_v_shaped(ScheduleKind kind) { return kind == ScheduleKind::kZbV || kind == ScheduleKind::kDualPipeV; }
 
+int stages_on_devices(ScheduleKind kind, int devices, int virtual_stages) {
+  if (is_v_shaped(kind)) return 2 * devices;
+  return has_virtual_stages(kind) ? virtual_stages * devices : devices;
+}
+
 bool splits_backward(ScheduleKind kind) {
   return kind == ScheduleKind::kZbH1 || kind == ScheduleKind::kZbH2 || kind == ScheduleKind::kInterleavedZb ||
          is_v_shaped(kind);

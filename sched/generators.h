@@ -43,6 +43,9 @@ std::vector<std::string_view> schedule_kind_names();
 bool has_virtual_stages(ScheduleKind kind);
 // True for zb-v and dualpipe-v: two stages per device in V placement (zero_bubble.h).
 bool is_v_shaped(ScheduleKind kind);
+// The stages a schedule of `kind` lays on `devices` devices: 2 a device for the V-shaped kinds,
+// `virtual_stages` a device for the other kinds with virtual stages, else 1 (what `--pp` means).
+int stages_on_devices(ScheduleKind kind, int devices, int virtual_stages);
 // True for the kinds whose backward is split into I and W (zero_bubble.h, interleaved_zero_bubble.h).
 bool splits_backward(ScheduleKind kind);
 

@@ -26,7 +26,8 @@ TEST_CASE("simulate --dp times the replica's collectives and reports over all re
   CHECK_THAT(r.output, Catch::Contains("\nlayout pp 4 x dp 2 (8 devices, 4 stages; ZeRO-1)\n"));
   CHECK_THAT(r.output, Catch::Contains("\ncollectives  "));
   CHECK_THAT(r.output, Catch::Contains("the optimizer step and ZeRO's parameter all-gather after each device's last"));
-  CHECK_THAT(r.output, Catch::Contains(" samples/s over 2 replicas (64 samples per iteration, 32 samples each)"));
+  // --batch is the whole mini-batch: 32 samples, 16 a replica.
+  CHECK_THAT(r.output, Catch::Contains(" samples/s over 2 replicas (32 samples per iteration, 16 samples each)"));
   CHECK_THAT(r.output, !Catch::Contains("cost nothing"));
   std::ifstream in(json);
   const auto report = nlohmann::json::parse(in);
@@ -34,7 +35,8 @@ TEST_CASE("simulate --dp times the replica's collectives and reports over all re
   CHECK(report["layout"]["pp"] == 4);
   CHECK(report["layout"]["zero"] == "1");
   CHECK(report["layout"]["rank_order"] == "tp-dp-pp");
-  CHECK(report["global_batch_size"] == 64);
+  CHECK(report["global_batch_size"] == 32);
+  CHECK(report["batch_size"] == 16);
   CHECK(report["num_stage_level_actions"] == 4);  // one REDUCE_GRAD a stage
   CHECK(report["step_ns"].get<std::int64_t>() > report["makespan_ns"].get<std::int64_t>());
   for (const auto& device : report["devices"]) CHECK(device["collective_ns"].get<std::int64_t>() > 0);
@@ -63,6 +65,27 @@ TEST_CASE("simulate refuses a layout the cluster cannot hold and flags that cont
   const auto order = run_pipeworks(kSimulate + "--dp 2 --rank-order pp-dp-tp");
   CHECK(order.exit_code == 2);
   CHECK_THAT(order.output, Catch::Contains("--rank-order"));
+}
+
+TEST_CASE("simulate --pp counts pipeline ranks: K follows from the schedule", "[cli][dp]") {
+  const std::string base = "simulate --model gpt3-1.3b --cluster dgx-h100 -M 8 --batch 32 ";
+  const auto v = run_pipeworks(base + "--pp 2 --schedule zb-v");
+  INFO(v.output);
+  REQUIRE(v.exit_code == 0);
+  CHECK_THAT(v.output, Catch::Contains("(2 devices, 4 stages"));
+  const auto interleaved = run_pipeworks(base + "--pp 2 --schedule interleaved-1f1b --virtual-stages 2 --dp 2");
+  INFO(interleaved.output);
+  REQUIRE(interleaved.exit_code == 0);
+  CHECK_THAT(interleaved.output, Catch::Contains("\nlayout pp 2 x dp 2 (4 devices, 4 stages: 2 a pipeline rank)\n"));
+  const auto contradiction = run_pipeworks(base + "--pp 2 -K 3 --schedule 1f1b");
+  CHECK(contradiction.exit_code == 2);
+  CHECK_THAT(contradiction.output, Catch::Contains("--pp 2 means 2 stages for 1f1b, but --stages is 3"));
+  const auto placed = run_pipeworks(base + "--pp 2 --placement 0,1");
+  CHECK(placed.exit_code == 2);
+  CHECK_THAT(placed.output, Catch::Contains("--pp and --placement: give one"));
+  const auto odd = run_pipeworks(base + "--pp 2 --dp 3");
+  CHECK(odd.exit_code == 2);
+  CHECK_THAT(odd.output, Catch::Contains("--batch 32 and 8 micro-batches x 3 replicas"));
 }
 
 TEST_CASE("without --dp the simulate output is one pipeline's", "[cli][dp]") {

@@ -33,7 +33,7 @@ struct Replicated {
 };
 
 std::vector<std::string> run_args(const Replicated& c, const fs::path& dir) {
-  return {"--model", "mlp", "--depth", "6", "--width", "16", "--dropout", std::to_string(c.dropout), "-K",
+  return {"--model", "mlp", "--depth", "6", "--width", "16", "--dropout", std::to_string(c.dropout), "--pp",
           std::to_string(c.pp), "-M", "4", "--batch", std::to_string(8 * c.dp), "--schedule", c.schedule, "--dp",
           std::to_string(c.dp), "--zero", c.zero, "--rank-order", c.order, "--steps", "2", "--intra-op-threads", "1",
           "--timeout", "30", "--check", "--optimizer", "adam", "--json", (dir / "report.json").string()};
