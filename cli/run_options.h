@@ -10,6 +10,7 @@
 #include "cli/model_options.h"
 #include "cli/run_predict.h"
 #include "cli/shared_defaults.h"
+#include "hw/dist/distributed_run.h"
 #include "hw/run/run.h"
 #include "sched/result.h"
 
@@ -43,6 +44,13 @@ sched::Status take_schedule_file(RunOptions& options, bool& usage_error);
 
 // The option texts turned into the config's values.
 sched::Status resolve_options(RunOptions& options);
+
+// A multi-process run's options: --timeout, and the backend of --device (Gloo on cpu, NCCL on cuda).
+hw::DistributedOptions distributed_options(const RunOptions& options);
+
+// `run --distributed --predict` (hw/dist/distributed_prediction.h): this rank's part; rank 0
+// prints the steps, the measured costs and predicted against measured. The exit code.
+int run_distributed_prediction(const RunOptions& options);
 
 // `--partition balanced` cut by the model spec, as layer counts every run path then uses.
 sched::Status resolve_balanced_partition(RunOptions& options);

@@ -36,6 +36,13 @@ sched::Status take_schedule_file(RunOptions& options, bool& usage_error) {
   return sched::Ok{};
 }
 
+hw::DistributedOptions distributed_options(const RunOptions& options) {
+  hw::DistributedOptions distributed;
+  distributed.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(options.timeout_s * 1000));
+  distributed.backend = hw::backend_for(options.config.device);
+  return distributed;
+}
+
 sched::Status resolve_options(RunOptions& options) {
   auto device = hw::parse_device_kind(options.device);
   if (!device) return device.error();
@@ -58,9 +65,6 @@ sched::Status resolve_options(RunOptions& options) {
   c.data_parallel = layout->dp;
   c.zero = layout->zero;
   c.rank_order = layout->order;
-  if (options.predict.enabled && c.data_parallel > 1) {
-    return sched::Error{"--predict with --dp: predicting replicated runs is not built yet; run without --predict"};
-  }
   c.batch_size = options.batch.value_or(c.num_microbatches * c.data_parallel * kDefaultSamplesPerMicrobatch);
   if (options.predict.enabled && c.check) {
     return sched::Error{"--check and --predict: run them separately (--predict times the steps, --check runs the "

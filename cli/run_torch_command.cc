@@ -46,10 +46,7 @@ namespace {
 // One rank of a multi-process run (hw/dist/distributed_run.h): Gloo on cpu, NCCL on cuda.
 sched::Result<hw::RunReport> run_distributed(const RunOptions& options,
                                              const std::function<void(const hw::StepStats&)>& on_step) {
-  hw::DistributedOptions distributed;
-  distributed.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(options.timeout_s * 1000));
-  distributed.backend = hw::backend_for(options.config.device);
-  auto report = hw::run_distributed(options.config, distributed, on_step);
+  auto report = hw::run_distributed(options.config, distributed_options(options), on_step);
   if (!report) return report.error();
   return std::move(report->report);
 }
@@ -119,6 +116,7 @@ int run(RunOptions& options) {
     return fail_usage(status.error().message);
   }
   if (auto status = resolve_balanced_partition(options); !status) return fail(status.error().message);
+  if (options.predict.enabled && distributed) return run_distributed_prediction(options);
   if (options.predict.enabled) {
     return run_with_prediction(options.config, options.predict, {options.trace, options.svg, options.json});
   }

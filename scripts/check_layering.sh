@@ -24,7 +24,8 @@ allowed_for() {
     hw/cuda) echo "sched $sim hw/model hw/exec hw/run hw/dist" ;;
     hw/exec) echo "sched $sim hw/model" ;;
     hw/run) echo "sched $sim hw/model hw/exec hw/cuda" ;;
-    hw/dist | hw/predict) echo "sched $sim hw/model hw/exec hw/run hw/cuda" ;;
+    hw/predict) echo "sched $sim hw/model hw/exec hw/run hw/cuda" ;;
+    hw/dist) echo "sched $sim hw/model hw/exec hw/run hw/cuda hw/predict" ;;
     python) echo "sched $sim viz" ;;
     *) echo "*" ;;
   esac

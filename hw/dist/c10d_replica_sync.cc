@@ -1,6 +1,7 @@
 // Gradient reduction and the replicated optimizer step over c10d (see c10d_replica_sync.h).
 #include "hw/dist/c10d_replica_sync.h"
 
+#include <algorithm>
 #include <atomic>
 
 #include <fmt/format.h>
@@ -106,6 +107,18 @@ sched::Status C10dReplicaSync::reduce_grad(int stage) {
     s.each([](const torch::Tensor& p, torch::Tensor place) {
       if (p.grad().defined()) place.copy_(p.grad().flatten());
     });
+  } catch (const std::exception& e) {
+    return sched::Error{fmt::format("REDUCE_GRAD of stage {}: laying out its gradients: {}", stage,
+                                    describe_c10d_exception(e))};
+  }
+  if (auto posted = post_reduction(s); !posted) return posted;
+  note_completion(s);
+  return sched::Ok{};
+}
+
+// The stage's reduction of `flat` (all-reduce, or reduce-scatter into this replica's shard).
+sched::Status C10dReplicaSync::post_reduction(Stage& s) {
+  try {
     if (options_.zero == sim::ZeroStage::kNone) {
       std::vector<at::Tensor> tensors{s.flat};
       s.work = group_->allreduce(tensors);
@@ -115,10 +128,22 @@ sched::Status C10dReplicaSync::reduce_grad(int stage) {
       s.work = group_->reduce_scatter(outputs, inputs);
     }
   } catch (const std::exception& e) {
-    return sched::Error{fmt::format("REDUCE_GRAD of stage {} over ranks {}: {}", stage, joined(options_.group_ranks),
+    return sched::Error{fmt::format("REDUCE_GRAD of stage {} over ranks {}: {}", s.index, joined(options_.group_ranks),
                                     describe_c10d_exception(e))};
   }
-  note_completion(s);
+  return sched::Ok{};
+}
+
+// ZeRO-1: every replica's shard of the parameters gathered into `flat`.
+sched::Status C10dReplicaSync::post_gather(Stage& s) {
+  try {
+    std::vector<std::vector<at::Tensor>> outputs{s.chunks()};
+    std::vector<at::Tensor> inputs{s.shard_param.detach()};
+    s.work = group_->allgather(outputs, inputs);
+  } catch (const std::exception& e) {
+    return sched::Error{fmt::format("stage {}: all-gather of the parameters over ranks {}: {}", s.index,
+                                    joined(options_.group_ranks), describe_c10d_exception(e))};
+  }
   return sched::Ok{};
 }
 
@@ -167,12 +192,10 @@ sched::Result<Clock::time_point> C10dReplicaSync::step(int stage) {
     }
     s.shard_param.mutable_grad() = s.shard_grad;
     s.optimizer->step();
-    std::vector<std::vector<at::Tensor>> outputs{s.chunks()};
-    std::vector<at::Tensor> inputs{s.shard_param.detach()};
-    s.work = group_->allgather(outputs, inputs);
   } catch (const std::exception& e) {
     return sched::Error{fmt::format("stage {}: optimizer step: {}", stage, describe_c10d_exception(e))};
   }
+  if (auto posted = post_gather(s); !posted) return posted.error();
   if (auto gathered = wait(s, "all-gather of the parameters"); !gathered) return gathered.error();
   const torch::NoGradGuard no_grad;
   s.each([](const torch::Tensor& p, const torch::Tensor& place) { p.detach().copy_(place.view_as(p)); });
@@ -203,6 +226,38 @@ sched::Result<std::vector<at::Tensor>> C10dReplicaSync::reduced_gradients(int st
     offset += p.numel();
   }
   return out;
+}
+
+sched::Result<std::int64_t> C10dReplicaSync::time_median(Stage& s, int repetitions,
+                                                         sched::Status (C10dReplicaSync::*post)(Stage&),
+                                                         const char* collective) {
+  std::vector<std::int64_t> samples;
+  for (int r = 0; r <= repetitions; ++r) {
+    const Clock::time_point start = Clock::now();
+    if (auto posted = (this->*post)(s); !posted) return posted.error();
+    if (auto done = wait(s, collective); !done) return done.error();
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+    if (r > 0) samples.push_back(ns);  // the first one connects and warms up
+  }
+  std::sort(samples.begin(), samples.end());
+  return samples[samples.size() / 2];
+}
+
+sched::Result<C10dReplicaSync::CollectiveTimes> C10dReplicaSync::time_collectives(int stage, int repetitions) {
+  auto found = find(stage);
+  if (!found) return found.error();
+  Stage& s = **found;
+  if (s.work || repetitions < 1) return sched::Error{fmt::format("stage {}: cannot time its collectives now", stage)};
+  const bool sharded = options_.zero != sim::ZeroStage::kNone;
+  CollectiveTimes times;
+  auto reduce = time_median(s, repetitions, &C10dReplicaSync::post_reduction, sharded ? "reduce-scatter" : "all-reduce");
+  if (!reduce) return reduce.error();
+  times.reduce_ns = *reduce;
+  if (!sharded) return times;
+  auto gather = time_median(s, repetitions, &C10dReplicaSync::post_gather, "all-gather of the parameters");
+  if (!gather) return gather.error();
+  times.gather_ns = *gather;
+  return times;
 }
 
 }  // namespace pipeworks::hw

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <vector>
@@ -53,12 +54,26 @@ class C10dReplicaSync final : public ReplicaSync {
   // for the same stages in the same order (the run's check does, after each step).
   sched::Result<std::vector<at::Tensor>> reduced_gradients(int stage);
 
+  // Before the first step: the median of `repetitions` timed runs of the stage's reduction and,
+  // under ZeRO-1, its all-gather of the parameters (each after one untimed run), on the buffers
+  // the step uses (what they hold then is overwritten by the step). Every replica of the group
+  // calls it for the same stages in the same order (comm_profile.h).
+  struct CollectiveTimes {
+    std::int64_t reduce_ns = 0;
+    std::int64_t gather_ns = 0;  // 0 without sharding
+  };
+  sched::Result<CollectiveTimes> time_collectives(int stage, int repetitions);
+
  private:
   struct Stage;
   C10dReplicaSync(c10::intrusive_ptr<C10dBackend> group, ReplicaSyncOptions options);
   sched::Result<Stage*> find(int stage);
   sched::Status wait(Stage& s, const char* collective);
   static void note_completion(Stage& s);
+  sched::Status post_reduction(Stage& s);
+  sched::Status post_gather(Stage& s);
+  sched::Result<std::int64_t> time_median(Stage& s, int repetitions, sched::Status (C10dReplicaSync::*post)(Stage&),
+                                          const char* collective);
 
   c10::intrusive_ptr<C10dBackend> group_;
   ReplicaSyncOptions options_;

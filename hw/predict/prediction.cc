@@ -188,11 +188,21 @@ void apply_replay(const ScheduleReplay& replay, const sched::Schedule& schedule,
   }
 }
 
+void apply_replica_costs(const std::vector<ReplicaStageCosts>& replicas, sim::CostModel& costs) {
+  for (std::size_t s = 0; s < costs.stages.size() && s < replicas.size(); ++s) {
+    sim::StageCost& stage = costs.stages[s];
+    stage.reduce_grad_ns = replicas[s].reduce_grad_ns;
+    stage.reduce_grad_buckets = 1;
+    stage.param_gather_ns = replicas[s].param_gather_ns;
+    stage.optimizer_step_ns = replicas[s].optimizer_step_ns;
+  }
+}
+
 // The run simulated on `cluster` (the simulator applies its contention; sim/engine/contention.h).
 sched::Result<Prediction> predict_on(const RunConfig& config, const sched::Schedule& schedule,
                                      const sim::Partition& partition, const sim::ModelSpec& spec,
                                      const sim::ClusterSpec& cluster, const Profile* profile,
-                                     const ScheduleReplay* replay) {
+                                     const ScheduleReplay* replay, const std::vector<ReplicaStageCosts>* replicas) {
   auto microbatch = sim::microbatch_size(config.batch_size, config.num_microbatches);
   if (!microbatch) return sched::Error{"predict: " + microbatch.error().message};
   const int size = *microbatch;
@@ -205,6 +215,7 @@ sched::Result<Prediction> predict_on(const RunConfig& config, const sched::Sched
   auto extra = stage_extra_bytes(profile, spec, partition, size);
   if (!extra) return extra.error();
   if (replay != nullptr) apply_replay(*replay, schedule, cluster, config.recompute, out.costs);
+  if (replicas != nullptr) apply_replica_costs(*replicas, out.costs);
   auto result = sim::simulate(schedule, out.costs);
   if (!result) return sched::Error{"predict: " + result.error().message};
   out.result = std::move(result).value();
@@ -218,14 +229,15 @@ sched::Result<Prediction> predict_on(const RunConfig& config, const sched::Sched
 sched::Result<Prediction> predict_run(const RunConfig& config, const sched::Schedule& schedule,
                                       const sim::Partition& partition, const sim::ModelSpec& spec,
                                       const sim::ClusterSpec& cluster, const Profile* profile,
-                                      const ScheduleReplay* replay) {
-  if (replay == nullptr) return predict_on(config, schedule, partition, spec, cluster, profile, nullptr);
+                                      const ScheduleReplay* replay,
+                                      const std::vector<ReplicaStageCosts>* replicas) {
+  if (replay == nullptr) return predict_on(config, schedule, partition, spec, cluster, profile, nullptr, replicas);
   // A replay's times are this machine's, measured alone: devices at speed 1, each with the
   // contention the replay measured instead of the cluster's.
   sim::ClusterSpec alone = cluster;
   for (sim::DeviceSpec& d : alone.devices) d.relative_speed = 1.0;
   alone.contention_factor = 1.0;
-  return predict_on(config, schedule, partition, spec, alone, profile, replay);
+  return predict_on(config, schedule, partition, spec, alone, profile, replay, replicas);
 }
 
 }  // namespace pipeworks::hw

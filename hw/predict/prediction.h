@@ -39,6 +39,14 @@ struct Prediction {
   std::vector<double> device_slowdown;
 };
 
+// What a replicated run adds to a stage, measured on its own collectives (hw/dist/comm_profile.h):
+// REDUCE_GRAD's reduction, ZeRO-1's all-gather of the parameters and the optimizer step.
+struct ReplicaStageCosts {
+  sched::Nanoseconds reduce_grad_ns = 0;
+  sched::Nanoseconds param_gather_ns = 0;
+  sched::Nanoseconds optimizer_step_ns = 0;
+};
+
 // Executor attribution of activation memory (the counting allocator charges an allocation to
 // the device whose worker made it): a stage's output is charged to its own device while the
 // next stage holds it, and the first stage's input (data made by the main thread) to nobody.
@@ -53,10 +61,13 @@ void apply_executor_memory(sim::CostModel& costs, bool recompute);
 // each stage's temporaries measured on the stage as a whole when it measured exactly this
 // partition. `replay` (may be null; measured on this schedule and partition) replaces the stage
 // times and gives each device its own contention factor; its times are this machine's, so the
-// devices' speeds are 1.
+// devices' speeds are 1. `replicas` (may be null; one a stage) times each stage's REDUCE_GRAD
+// (one bucket), ZeRO-1's gather and the optimizer step; `config` is then one replica's (its batch
+// the replica's share).
 sched::Result<Prediction> predict_run(const RunConfig& config, const sched::Schedule& schedule,
                                       const sim::Partition& partition, const sim::ModelSpec& spec,
                                       const sim::ClusterSpec& cluster, const Profile* profile,
-                                      const ScheduleReplay* replay = nullptr);
+                                      const ScheduleReplay* replay = nullptr,
+                                      const std::vector<ReplicaStageCosts>* replicas = nullptr);
 
 }  // namespace pipeworks::hw

@@ -20,8 +20,6 @@
 namespace pipeworks::hw {
 namespace {
 
-// Temporaries of each stage measured on the stage as a whole, at this partition and size.
-constexpr int kStageMemoryRepetitions = 3;
 
 // A given model spec must describe the model about to run: its layer count (the partition cuts
 // both alike) and its parameters (the spec's bytes in its dtype, against the model's count, which

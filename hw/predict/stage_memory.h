@@ -45,6 +45,9 @@ struct StageExtraBytes {
   friend bool operator==(const StageExtraBytes&, const StageExtraBytes&) = default;
 };
 
+// Repetitions a run's prediction measures each stage's temporaries with.
+inline constexpr int kStageMemoryRepetitions = 3;
+
 // Per stage of `partition`, at `microbatch_size` samples: the largest of each over `repetitions`
 // (first, later) pairs of passes, after one warm-up pass. The last stage's backward starts from
 // its loss, as in the executor. On `device` (the CPU: the counting allocator; CUDA: one GPU's

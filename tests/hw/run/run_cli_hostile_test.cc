@@ -62,7 +62,7 @@ TEST_CASE("hostile run: data-parallel settings a run cannot take are refused up 
                {kTinyRun + "--zero 1", "--zero 1 shards over data-parallel replicas, but --dp is 1"},
                {kTinyRun + "--dp 3", "batch size 4 does not split into 3 replicas x 2 micro-batches"},
                {kTinyRun + "--dp 2 --pin-workers on", "--pin-workers on pins each device's worker"},
-               {kTinyRun + "--dp 2 --predict", "--predict with --dp: predicting replicated runs is not built yet"},
+               {kTinyRun + "--dp 2 --predict", "--dp 2: data-parallel replicas run one process per rank"},
                {kTinyRun + "--dp 0", "--dp: must be an integer from 1"}},
               2);
 }

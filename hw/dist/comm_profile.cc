@@ -1,0 +1,158 @@
+// The run's communication measured by its ranks (see comm_profile.h).
+#include "hw/dist/comm_profile.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include "hw/dist/replica_checks.h"
+#include "hw/model/training.h"
+#include "hw/predict/cost_fit.h"
+
+namespace pipeworks::hw {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+// A tag no hand-off of the transport uses (its tags count up from 0: c10d_transport.h).
+constexpr int kBounceTag = std::numeric_limits<int>::max() - 1;
+
+std::int64_t since(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+}
+
+sched::Status wait_for(const c10::intrusive_ptr<c10d::Work>& work, std::chrono::milliseconds timeout,
+                       const std::string& what) {
+  try {
+    if (work->wait(timeout)) return sched::Ok{};
+    return sched::Error{what + ": aborted"};
+  } catch (const std::exception& e) {
+    return sched::Error{fmt::format("{}: {}", what, describe_c10d_exception(e))};
+  }
+}
+
+// Median one-way time of `bytes` between this rank and `peer`, `first` sending first; R round
+// trips after one untimed.
+sched::Result<std::int64_t> bounce(C10dGroup& group, int peer, bool first, sched::Bytes bytes, int repetitions) {
+  std::vector<at::Tensor> message{torch::zeros({std::max<std::int64_t>(1, bytes / 4)}, torch::kFloat)};
+  const std::string what = fmt::format("rank {}: timing the hand-off with rank {}", group.env.rank, peer);
+  std::vector<std::int64_t> samples;
+  for (int r = 0; r <= repetitions; ++r) {
+    const Clock::time_point start = Clock::now();
+    for (int leg = 0; leg < 2; ++leg) {
+      const bool sending = (leg == 0) == first;
+      auto work = sending ? group.backend->send(message, peer, kBounceTag) : group.backend->recv(message, peer, kBounceTag);
+      if (auto done = wait_for(work, group.timeout, what); !done) return done.error();
+    }
+    if (r > 0) samples.push_back(since(start) / 2);
+  }
+  std::sort(samples.begin(), samples.end());
+  return samples[samples.size() / 2];
+}
+
+// Replica 0's ranks of devices 0 and 1 fit latency + bytes / bandwidth at 4 bytes and the largest
+// hand-off; other ranks skip. Returns [latency ns, bandwidth B/s] or null.
+sched::Result<json> time_handoff(RankRun& run, int repetitions, sched::Bytes largest) {
+  const sim::ParallelLayout& layout = run.place.layout;
+  if (layout.pp < 2 || run.place.replica != 0 || run.place.device > 1) return json();
+  const int peer = sim::rank_of(layout, {0, 0, 1 - run.place.device});
+  std::vector<FitPoint> points;
+  for (const sched::Bytes bytes : {sched::Bytes{4}, std::max<sched::Bytes>(8, largest)}) {
+    auto one_way = bounce(run.group, peer, run.place.device == 0, bytes, repetitions);
+    if (!one_way) return one_way.error();
+    points.push_back({static_cast<double>(bytes), static_cast<double>(*one_way)});
+  }
+  auto fit = fit_linear(points);
+  if (!fit) return fit.error();
+  const double bandwidth = fit->per_sample * 1e15 <= 1.0 ? sim::kUnboundedBandwidth : 1e9 / fit->per_sample;
+  return json::array({std::llround(fit->fixed), bandwidth});
+}
+
+// The median of R optimizer steps on a scratch copy of `parameters` (gradients of ones).
+std::int64_t time_optimizer(const std::vector<at::Tensor>& parameters, const OptimizerConfig& config,
+                            int repetitions) {
+  std::vector<torch::Tensor> scratch;
+  for (const at::Tensor& p : parameters) {
+    scratch.push_back(p.detach().clone().requires_grad_(true));
+    scratch.back().mutable_grad() = torch::ones_like(scratch.back());
+  }
+  auto optimizer = make_optimizer(scratch, config);
+  std::vector<std::int64_t> samples;
+  for (int r = 0; r <= repetitions; ++r) {
+    const Clock::time_point start = Clock::now();
+    optimizer->step();
+    if (r > 0) samples.push_back(since(start));
+  }
+  std::sort(samples.begin(), samples.end());
+  return samples[samples.size() / 2];
+}
+
+// This rank's stages: {stage: [reduce, gather, optimizer]}; empty on the ranks of other replicas
+// (their groups still time their collectives together with replica 0's).
+sched::Result<json> time_stages(RankRun& run, int repetitions) {
+  json out = json::object();
+  for (const auto& [stage, parameters] : replicated_parameters(run.executor->cells(), run.place.device)) {
+    StageCommCosts costs;
+    if (run.replicas) {
+      auto times = run.replicas->time_collectives(stage, repetitions);
+      if (!times) return times.error();
+      costs.reduce_ns = times->reduce_ns;
+      costs.gather_ns = times->gather_ns;
+    }
+    costs.optimizer_ns = time_optimizer(parameters, run.config.optimizer, repetitions);
+    if (run.place.replica == 0) out[std::to_string(stage)] = {costs.reduce_ns, costs.gather_ns, costs.optimizer_ns};
+  }
+  return out;
+}
+
+// Rank 0: every rank's part merged.
+sched::Result<CommProfile> merge_parts(const std::vector<std::string>& parts, int stages, sched::Bytes largest) {
+  CommProfile profile;
+  profile.largest_handoff_bytes = largest;
+  profile.stages.assign(static_cast<std::size_t>(stages), StageCommCosts{});
+  try {
+    for (const std::string& text : parts) {
+      const json part = json::parse(text);
+      if (part.at("handoff").is_array()) {
+        profile.handoff_latency_ns = part.at("handoff").at(0).get<sched::Nanoseconds>();
+        profile.handoff_bandwidth_bytes_per_s = part.at("handoff").at(1).get<double>();
+      }
+      for (const auto& [stage, costs] : part.at("stages").items()) {
+        StageCommCosts& c = profile.stages.at(static_cast<std::size_t>(std::stoi(stage)));
+        c = {costs.at(0).get<sched::Nanoseconds>(), costs.at(1).get<sched::Nanoseconds>(),
+             costs.at(2).get<sched::Nanoseconds>()};
+      }
+    }
+  } catch (const std::exception& e) {
+    return sched::Error{fmt::format("communication profile: {}", e.what())};
+  }
+  return profile;
+}
+
+}  // namespace
+
+sched::Result<CommProfile> profile_comm(RankRun& run, int repetitions) {
+  sched::Bytes largest = 0;
+  for (const TensorMeta& meta : run.metas) {
+    sched::Bytes bytes = static_cast<sched::Bytes>(c10::elementSize(meta.dtype));
+    for (const std::int64_t size : meta.sizes) bytes *= size;
+    largest = std::max(largest, bytes);
+  }
+  auto handoff = time_handoff(run, repetitions, largest);
+  if (!handoff) return rank_error(run.env.rank, handoff.error().message);
+  auto stages = time_stages(run, repetitions);
+  if (!stages) return rank_error(run.env.rank, stages.error().message);
+  const json part = {{"handoff", *handoff}, {"stages", *stages}};
+  auto parts = gather_to_root(run.group, "comm-profile", part.dump());
+  if (!parts) return parts.error();
+  if (run.env.rank != 0) return CommProfile{};
+  return merge_parts(*parts, run.setup.report.schedule.num_stages, largest);
+}
+
+}  // namespace pipeworks::hw

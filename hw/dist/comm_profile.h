@@ -1,0 +1,42 @@
+// What a multi-process run's communication costs on this machine, measured by the run's own ranks
+// over its own groups before the first step (`run --distributed --predict`), so the prediction
+// uses the transport the run uses (Gloo between processes) rather than the in-process hand-off:
+//
+//   hand-off     replica 0's ranks of devices 0 and 1 bounce a message back and forth over the
+//                run's group, R round trips at 4 bytes and at the largest hand-off; one way =
+//                median round trip / 2, fitted as latency + bytes / bandwidth (cost_fit.h's rule)
+//   collectives  each stage's reduction over its replicas (all-reduce, or ZeRO-1's reduce-scatter)
+//                and ZeRO-1's all-gather of its parameters, R times each; medians
+//                (C10dReplicaSync::time_collectives)
+//   optimizer    each stage's optimizer step on a scratch copy of its parameters, R times; median
+//
+// Replica 0's rank of each device reports its stages (the replicas are alike); rank 0 gets the
+// whole profile.
+#pragma once
+
+#include <vector>
+
+#include "hw/dist/rank_run.h"
+#include "sched/result.h"
+#include "sim/spec/units.h"
+
+namespace pipeworks::hw {
+
+struct StageCommCosts {
+  sched::Nanoseconds reduce_ns = 0;     // REDUCE_GRAD's collective (0 without replicas)
+  sched::Nanoseconds gather_ns = 0;     // ZeRO-1's all-gather of the updated parameters
+  sched::Nanoseconds optimizer_ns = 0;  // the stage's optimizer step
+};
+
+struct CommProfile {
+  sched::Nanoseconds handoff_latency_ns = 0;
+  double handoff_bandwidth_bytes_per_s = 0;  // 0: not measured (one pipeline rank)
+  sched::Bytes largest_handoff_bytes = 0;
+  std::vector<StageCommCosts> stages;  // per stage of the schedule
+};
+
+// Every rank calls it at the same point of the run, after set_up_rank; rank 0 gets the whole
+// profile, the others an empty one. Every wait has the run's deadline.
+sched::Result<CommProfile> profile_comm(RankRun& run, int repetitions);
+
+}  // namespace pipeworks::hw

@@ -1,0 +1,132 @@
+// A multi-process run measured and predicted (see distributed_prediction.h).
+#include "hw/dist/distributed_prediction.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "hw/dist/comm_profile.h"
+#include "hw/dist/rank_run.h"
+#include "hw/exec/threads.h"
+#include "hw/predict/stage_memory.h"
+
+namespace pipeworks::hw {
+namespace {
+
+
+ReplicaCommCosts replica_costs(const CommProfile& comm) {
+  ReplicaCommCosts out;
+  out.handoff_latency_ns = comm.handoff_latency_ns;
+  out.handoff_bandwidth_bytes_per_s = comm.handoff_bandwidth_bytes_per_s;
+  out.largest_handoff_bytes = comm.largest_handoff_bytes;
+  for (const StageCommCosts& s : comm.stages) out.stages.push_back({s.reduce_ns, s.gather_ns, s.optimizer_ns});
+  return out;
+}
+
+// Rank 0: the layers at one replica's micro-batch size, and the machine with as many workers as
+// the run has ranks (they share its cores as in-process workers would).
+sched::Result<Profile> profile_replica(const RankRun& run, const DistributedPredictionSettings& settings) {
+  const RunConfig& c = run.config;
+  ProfileOptions po;
+  po.model = c.model;
+  po.device = c.device;
+  po.microbatch_sizes = {c.batch_size / (c.num_microbatches * c.data_parallel)};
+  po.repetitions = settings.repetitions;
+  po.threads = run.executor->threads_per_worker();
+  po.workers = std::min(run.env.world_size, run.setup.report.spec.num_layers());
+  po.measure_machine = true;
+  po.measure_stage_temporaries = false;  // this partition's stages are measured below
+  auto profile = profile_model(po);
+  if (!profile) return profile.error();
+  const sim::Partition& partition = run.setup.report.partition;
+  auto extra = measure_stage_extra_bytes(c.model, partition, po.microbatch_sizes.front(), kStageMemoryRepetitions,
+                                         c.device);
+  if (!extra) return extra.error();
+  profile->stage_boundaries = partition.boundaries;
+  profile->stage_extra_bytes = std::move(extra).value();
+  return profile;
+}
+
+// One replica's schedule (out.run's) simulated on the profile, with the measured hand-off as every
+// link and the measured collectives and optimizer steps.
+sched::Status predict_replica(const RankRun& run, DistributedPrediction& out) {
+  RunConfig replica = run.config;
+  replica.batch_size /= run.config.data_parallel;
+  replica.data_parallel = 1;
+  replica.zero = sim::ZeroStage::kNone;
+  out.cluster = out.profile->cluster;
+  if (out.comm.handoff_bandwidth_bytes_per_s > 0) {
+    out.cluster.intra_node = sim::LinkSpec{out.comm.handoff_bandwidth_bytes_per_s, out.comm.handoff_latency_ns};
+    out.cluster.inter_node = out.cluster.intra_node;
+  }
+  auto prediction = predict_run(replica, out.run.schedule, out.run.partition, out.profile->spec, out.cluster,
+                                &*out.profile, nullptr, &out.comm.stages);
+  if (!prediction) return prediction.error();
+  out.prediction = std::move(prediction).value();
+  out.notes.push_back(
+      "the hand-off, collectives and optimizer steps were timed with every rank idle but the ones timing; in the "
+      "steps they share the cores with the other ranks' compute");
+  return sched::Ok{};
+}
+
+// The warm-up and measured steps; rank 0 keeps the measured ones merged.
+sched::Status run_steps(RankRun& run, const DistributedPredictionSettings& settings,
+                        const std::function<void(const StepStats&)>& on_step) {
+  StepMeter meter(*run.where, run.setup.report.schedule.num_devices());
+  const int total = settings.warmup + run.config.steps;
+  for (int step = 0; step < total; ++step) {
+    auto outcome = run_rank_step(run, meter, step);
+    if (!outcome) return outcome.error();
+    const auto report_step = step >= settings.warmup ? on_step : std::function<void(const StepStats&)>();
+    if (auto s = record_step(run, step, std::move(outcome).value(), report_step); !s) return s.error();
+  }
+  std::vector<StepStats>& steps = run.setup.report.steps;
+  steps.erase(steps.begin(), steps.begin() + settings.warmup);
+  return sched::Ok{};
+}
+
+sched::Nanoseconds median_step_ns(const std::vector<StepStats>& steps) {
+  std::vector<sched::Nanoseconds> ns;
+  for (const StepStats& s : steps) ns.push_back(s.step_ns);
+  if (ns.empty()) return 0;
+  std::sort(ns.begin(), ns.end());
+  return ns[ns.size() / 2];
+}
+
+}  // namespace
+
+sched::Result<DistributedPrediction> predict_distributed(const RunConfig& config,
+                                                         const DistributedPredictionSettings& settings,
+                                                         const DistributedOptions& options,
+                                                         const std::function<void(const StepStats&)>& on_step) {
+  if (settings.warmup < 0 || settings.repetitions < 1 || settings.comm_repetitions < 1) {
+    return sched::Error{"--warmup must be >= 0, --profile-repetitions >= 1"};
+  }
+  auto set_up = set_up_rank(config, options);
+  if (!set_up) return set_up.error();
+  RankRun& run = *set_up;
+  DistributedPrediction out;
+  out.rank = run.env.rank;
+  out.world_size = run.env.world_size;
+  auto comm = profile_comm(run, settings.comm_repetitions);
+  if (!comm) return comm.error();
+  out.comm = replica_costs(*comm);
+  if (out.rank == 0) {
+    auto profile = profile_replica(run, settings);
+    if (!profile) return rank_error(0, profile.error().message);
+    out.profile = std::move(profile).value();
+  }
+  if (auto s = store_barrier(run.group, "profiled"); !s) return s.error();
+  set_worker_threads(run.executor->threads_per_worker());  // the profile set its own
+  if (auto s = run_steps(run, settings, on_step); !s) return s.error();
+  if (auto s = store_barrier(run.group, "end"); !s) return s.error();
+  if (auto s = store_farewell(run.group); !s) return s.error();
+  out.run = std::move(run.setup.report);
+  out.run.threads_per_worker = run.executor->threads_per_worker();
+  out.measured_step_ns = median_step_ns(out.run.steps);
+  if (out.rank != 0) return out;
+  if (auto s = predict_replica(run, out); !s) return rank_error(0, s.error().message);
+  return out;
+}
+
+}  // namespace pipeworks::hw

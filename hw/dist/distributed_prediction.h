@@ -1,0 +1,61 @@
+// `run --distributed --predict`: a multi-process run measured and predicted from costs taken on
+// this machine for exactly what it does (LibTorch-free header, for the CLI):
+//
+//   all ranks   set up (rank_run.h); time the hand-off over the run's group and each stage's
+//               collectives and optimizer step (comm_profile.h)
+//   rank 0      profile the model's layers at the replica's micro-batch size, with the contention
+//               of as many workers as the run has processes (its ranks share this machine's cores
+//               as in-process workers would); the others wait at a barrier
+//   all ranks   warm-up steps, then the measured steps (rank 0 merges them, rank_report.h)
+//   rank 0      simulate one replica's schedule on those costs: the profile's layers and
+//               contention, the measured hand-off as every link, each stage's measured
+//               REDUCE_GRAD, ZeRO-1 gather and optimizer step (hw/predict/prediction.h)
+//
+// The headline is the predicted step against the median measured step.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hw/dist/distributed_run.h"
+#include "hw/predict/prediction.h"
+#include "hw/predict/profiler.h"
+#include "hw/run/run.h"
+
+namespace pipeworks::hw {
+
+struct DistributedPredictionSettings {
+  int warmup = 2;              // steps before the measured ones
+  int repetitions = 15;        // per profiled layer
+  int comm_repetitions = 20;   // per timed hand-off, collective and optimizer step
+};
+
+struct ReplicaCommCosts {
+  sched::Nanoseconds handoff_latency_ns = 0;
+  double handoff_bandwidth_bytes_per_s = 0;  // 0: one pipeline rank, no hand-off
+  sched::Bytes largest_handoff_bytes = 0;
+  std::vector<ReplicaStageCosts> stages;
+};
+
+struct DistributedPrediction {
+  int rank = 0;
+  int world_size = 1;
+  RunReport run;  // rank 0: the measured steps (after the warm-up), merged; others: their own
+  // Rank 0 only:
+  ReplicaCommCosts comm;
+  std::optional<Profile> profile;
+  std::optional<Prediction> prediction;
+  sim::ClusterSpec cluster;       // what the prediction ran on
+  sched::Nanoseconds measured_step_ns = 0;  // median of the measured steps
+  std::vector<std::string> notes;
+};
+
+// on_step runs on rank 0 for each measured step. Errors name the rank and what failed.
+sched::Result<DistributedPrediction> predict_distributed(const RunConfig& config,
+                                                         const DistributedPredictionSettings& settings,
+                                                         const DistributedOptions& options,
+                                                         const std::function<void(const StepStats&)>& on_step = {});
+
+}  // namespace pipeworks::hw

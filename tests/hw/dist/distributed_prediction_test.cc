@@ -1,0 +1,76 @@
+// `run --distributed --predict` end to end (hw/dist/distributed_prediction.h): the ranks measure
+// the hand-off over their group and each stage's collectives and optimizer step, rank 0 profiles
+// and predicts one replica, and the report holds both steps with what they were made from. Its
+// accuracy is a benchmark's (bench/README.md), not a test's.
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "hw/dist/launch_support.h"
+
+namespace pipeworks::hw {
+namespace {
+
+namespace fs = std::filesystem;
+
+nlohmann::json predicted(int ranks, const std::vector<std::string>& layout, const std::string& name) {
+  const fs::path dir = testing::fresh_dir(name);
+  std::vector<std::string> args = {"--model", "mlp", "--depth", "4", "--width", "16", "-M", "4", "--steps", "2",
+                                   "--warmup", "1", "--profile-repetitions", "2", "--timeout", "60", "--predict",
+                                   "--json", (dir / "prediction.json").string()};
+  args.insert(args.end(), layout.begin(), layout.end());
+  const testing::Launched launched = testing::launch_run(ranks, args);
+  INFO(launched.out << launched.err);
+  REQUIRE(launched.result.exit_code == 0);
+  CHECK_THAT(launched.out, Catch::Contains("[rank 0] step: predicted "));
+  CHECK_THAT(launched.out, Catch::Contains("[rank 0] measured by the ranks before the first step"));
+  CHECK_THAT(launched.out, !Catch::Contains("[rank 1] step: predicted"));
+  std::ifstream in(dir / "prediction.json");
+  const auto report = nlohmann::json::parse(in);
+  fs::remove_all(dir);
+  CHECK(report.at("processes").get<int>() == ranks);
+  CHECK(report.at("predicted_step_ns").get<std::int64_t>() > 0);
+  CHECK(report.at("measured_step_ns").get<std::int64_t>() > 0);
+  CHECK(report.at("measured_steps_ns").size() == 2);  // the warm-up step is not measured
+  return report;
+}
+
+TEST_CASE("distributed prediction: pp 2 x dp 2 times the Gloo hand-off and each stage's collectives",
+          "[distributed]") {
+  const auto report = predicted(4, {"--pp", "2", "--dp", "2", "--zero", "1"}, "predict_pp2_dp2");
+  CHECK(report.at("handoff_bandwidth_bytes_per_s").get<double>() > 0);
+  REQUIRE(report.at("stages").size() == 2);
+  for (const auto& stage : report.at("stages")) {
+    CHECK(stage.at("reduce_grad_ns").get<std::int64_t>() > 0);
+    CHECK(stage.at("param_gather_ns").get<std::int64_t>() > 0);  // ZeRO-1
+    CHECK(stage.at("optimizer_step_ns").get<std::int64_t>() > 0);
+  }
+}
+
+TEST_CASE("distributed prediction: one pipeline has hand-offs and no reductions; replicas alone the reverse",
+          "[distributed]") {
+  const auto pipeline = predicted(2, {"--pp", "2"}, "predict_pp2");
+  CHECK(pipeline.at("handoff_bandwidth_bytes_per_s").get<double>() > 0);
+  for (const auto& stage : pipeline.at("stages")) CHECK(stage.at("reduce_grad_ns").get<std::int64_t>() == 0);
+  const auto replicas = predicted(2, {"--pp", "1", "--dp", "2"}, "predict_dp2");
+  CHECK(replicas.at("handoff_bandwidth_bytes_per_s").get<double>() == 0);
+  REQUIRE(replicas.at("stages").size() == 1);
+  CHECK(replicas.at("stages")[0].at("reduce_grad_ns").get<std::int64_t>() > 0);
+  CHECK(replicas.at("stages")[0].at("param_gather_ns").get<std::int64_t>() == 0);  // no sharding
+}
+
+TEST_CASE("distributed prediction: given specs are refused, the ranks measure their own costs", "[distributed]") {
+  const testing::Launched launched =
+      testing::launch_run(2, {"--pp", "2", "--predict", "--model-spec", "spec.json", "--timeout", "10"});
+  INFO(launched.out << launched.err);
+  CHECK(launched.result.exit_code != 0);
+  for (const RankExit& e : launched.result.exits) CHECK(e.exit_code == 2);  // usage
+  CHECK_THAT(launched.err, Catch::Contains("--distributed --predict measures its own costs"));
+}
+
+}  // namespace
+}  // namespace pipeworks::hw
