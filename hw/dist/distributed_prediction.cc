@@ -7,6 +7,7 @@
 
 #include "hw/dist/comm_profile.h"
 #include "hw/dist/rank_run.h"
+#include "hw/exec/cpu_affinity.h"
 #include "hw/exec/threads.h"
 #include "hw/predict/stage_memory.h"
 
@@ -47,14 +48,33 @@ sched::Result<Profile> profile_replica(const RankRun& run, const DistributedPred
   return profile;
 }
 
+// The ranks share this machine's C cores: P = pp x dp processes of t intra-op threads. Under
+// processor sharing each of k processes computing at once runs at min(1, C / (k t)). The replicas
+// of a device compute in step with it, so a device of the simulated replica runs at most at
+// C / (dp t) (its speed) and, while every device computes, at C / (P t): the contention factor
+// over that speed, unless the profile measured more.
+void share_cores(const RankRun& run, sim::ClusterSpec& cluster, std::vector<std::string>& notes) {
+  const double cores = static_cast<double>(std::max<std::size_t>(1, usable_cpus().size()));
+  const double t = run.executor->threads_per_worker();
+  const double replicas = run.place.layout.dp;
+  const double alone = std::max(1.0, replicas * t / cores);
+  const double everyone = std::max(1.0, run.place.layout.devices() * t / cores);
+  for (sim::DeviceSpec& d : cluster.devices) d.relative_speed /= alone;
+  cluster.contention_factor = std::max(cluster.contention_factor, everyone / alone);
+  notes.push_back(fmt::format("{} processes x {} threads on {} cores: a device computes at 1/{:.2f} of its speed "
+                              "alone (its {} replicas at once), and {:.2f}x slower again while every device computes",
+                              run.place.layout.devices(), t, cores, alone, replicas, cluster.contention_factor));
+}
+
 // One replica's schedule (out.run's) simulated on the profile, with the measured hand-off as every
-// link and the measured collectives and optimizer steps.
+// link, the measured collectives and optimizer steps, and the cores the ranks share.
 sched::Status predict_replica(const RankRun& run, DistributedPrediction& out) {
   RunConfig replica = run.config;
   replica.batch_size /= run.config.data_parallel;
   replica.data_parallel = 1;
   replica.zero = sim::ZeroStage::kNone;
   out.cluster = out.profile->cluster;
+  share_cores(run, out.cluster, out.notes);
   if (out.comm.handoff_bandwidth_bytes_per_s > 0) {
     out.cluster.intra_node = sim::LinkSpec{out.comm.handoff_bandwidth_bytes_per_s, out.comm.handoff_latency_ns};
     out.cluster.inter_node = out.cluster.intra_node;
