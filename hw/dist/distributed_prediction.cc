@@ -122,6 +122,9 @@ sched::Result<DistributedPrediction> predict_distributed(const RunConfig& config
   if (settings.warmup < 0 || settings.repetitions < 1 || settings.comm_repetitions < 1) {
     return sched::Error{"--warmup must be >= 0, --profile-repetitions >= 1"};
   }
+  if (options.backend != Backend::kGloo) {
+    return sched::Error{"run --distributed --predict times its hand-offs and collectives over Gloo: use --device cpu"};
+  }
   auto set_up = set_up_rank(config, options);
   if (!set_up) return set_up.error();
   RankRun& run = *set_up;
