@@ -64,8 +64,10 @@ TEST_CASE("distributed prediction: one pipeline has hand-offs and no reductions;
 }
 
 TEST_CASE("distributed prediction: given specs are refused, the ranks measure their own costs", "[distributed]") {
+  LaunchOptions options;
+  options.keep_going = true;  // each rank refuses on its own (the launcher would stop the other)
   const testing::Launched launched =
-      testing::launch_run(2, {"--pp", "2", "--predict", "--model-spec", "spec.json", "--timeout", "10"});
+      testing::launch_run(2, {"--pp", "2", "--predict", "--model-spec", "spec.json", "--timeout", "10"}, options);
   INFO(launched.out << launched.err);
   CHECK(launched.result.exit_code != 0);
   for (const RankExit& e : launched.result.exits) CHECK(e.exit_code == 2);  // usage
