@@ -51,7 +51,7 @@ TEST_CASE("distributed prediction: pp 2 x dp 2 times the Gloo hand-off and each 
   }
 }
 
-TEST_CASE("distributed prediction: one pipeline has hand-offs and no reductions; replicas alone the reverse",
+TEST_CASE("distributed prediction: one pipeline has hand-offs and no reductions, replicas alone the reverse",
           "[distributed]") {
   const auto pipeline = predicted(2, {"--pp", "2"}, "predict_pp2");
   CHECK(pipeline.at("handoff_bandwidth_bytes_per_s").get<double>() > 0);
