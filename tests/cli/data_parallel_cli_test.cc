@@ -16,6 +16,14 @@ using pipeworks::test::run_pipeworks;
 
 const std::string kSimulate = "simulate --model gpt3-1.3b --cluster dgx-h100 -K 4 -M 8 --schedule 1f1b --batch 32 ";
 
+// `arguments` fail with `exit_code` and say `message`.
+void check_refused(const std::string& arguments, int exit_code, const std::string& message) {
+  const auto r = run_pipeworks(arguments);
+  INFO(arguments << "\n" << r.output);
+  CHECK(r.exit_code == exit_code);
+  CHECK_THAT(r.output, Catch::Contains(message));
+}
+
 }  // namespace
 
 TEST_CASE("simulate --dp times the replica's collectives and reports over all replicas", "[cli][dp]") {
@@ -52,19 +60,12 @@ TEST_CASE("simulate --dp times the replica's collectives and reports over all re
 }
 
 TEST_CASE("simulate refuses a layout the cluster cannot hold and flags that contradict each other", "[cli][dp]") {
-  const auto big = run_pipeworks(kSimulate + "--dp 4");
-  CHECK(big.exit_code == 1);
-  CHECK_THAT(big.output, Catch::Contains("pp 4 x dp 4 (16 devices, 4 stages) on cluster 'dgx-h100': layout: tp 1 x pp "
-                                         "4 x dp 4 needs 16 devices, the cluster has 8"));
-  const auto zero = run_pipeworks(kSimulate + "--zero 1");
-  CHECK(zero.exit_code == 2);
-  CHECK_THAT(zero.output, Catch::Contains("--zero 1 shards over data-parallel replicas, but --dp is 1"));
-  const auto bucket = run_pipeworks(kSimulate + "--dp 2 --grad-bucket 0B");
-  CHECK(bucket.exit_code == 2);
-  CHECK_THAT(bucket.output, Catch::Contains("--grad-bucket must be at least 1 byte"));
-  const auto order = run_pipeworks(kSimulate + "--dp 2 --rank-order pp-dp-tp");
-  CHECK(order.exit_code == 2);
-  CHECK_THAT(order.output, Catch::Contains("--rank-order"));
+  check_refused(kSimulate + "--dp 4", 1,
+                "pp 4 x dp 4 (16 devices, 4 stages) on cluster 'dgx-h100': layout: tp 1 x pp 4 x dp 4 needs 16 "
+                "devices, the cluster has 8");
+  check_refused(kSimulate + "--zero 1", 2, "--zero 1 shards over data-parallel replicas, but --dp is 1");
+  check_refused(kSimulate + "--dp 2 --grad-bucket 0B", 2, "--grad-bucket must be at least 1 byte");
+  check_refused(kSimulate + "--dp 2 --rank-order pp-dp-tp", 2, "--rank-order");
 }
 
 TEST_CASE("simulate --pp counts pipeline ranks: K follows from the schedule", "[cli][dp]") {
@@ -77,15 +78,9 @@ TEST_CASE("simulate --pp counts pipeline ranks: K follows from the schedule", "[
   INFO(interleaved.output);
   REQUIRE(interleaved.exit_code == 0);
   CHECK_THAT(interleaved.output, Catch::Contains("\nlayout pp 2 x dp 2 (4 devices, 4 stages: 2 a pipeline rank)\n"));
-  const auto contradiction = run_pipeworks(base + "--pp 2 -K 3 --schedule 1f1b");
-  CHECK(contradiction.exit_code == 2);
-  CHECK_THAT(contradiction.output, Catch::Contains("--pp 2 means 2 stages for 1f1b, but --stages is 3"));
-  const auto placed = run_pipeworks(base + "--pp 2 --placement 0,1");
-  CHECK(placed.exit_code == 2);
-  CHECK_THAT(placed.output, Catch::Contains("--pp and --placement: give one"));
-  const auto odd = run_pipeworks(base + "--pp 2 --dp 3");
-  CHECK(odd.exit_code == 2);
-  CHECK_THAT(odd.output, Catch::Contains("--batch 32 and 8 micro-batches x 3 replicas"));
+  check_refused(base + "--pp 2 -K 3 --schedule 1f1b", 2, "--pp 2 means 2 stages for 1f1b, but --stages is 3");
+  check_refused(base + "--pp 2 --placement 0,1", 2, "--pp and --placement: give one");
+  check_refused(base + "--pp 2 --dp 3", 2, "--batch 32 and 8 micro-batches x 3 replicas");
 }
 
 TEST_CASE("without --dp the simulate output is one pipeline's", "[cli][dp]") {
