@@ -25,9 +25,10 @@ double ms(sched::Nanoseconds ns) { return static_cast<double>(ns) / 1e6; }
 void print_costs(const hw::DistributedPrediction& p) {
   fmt::print("\nmeasured by the ranks before the first step ({} processes on this machine):\n", p.world_size);
   if (p.comm.handoff_bandwidth_bytes_per_s > 0) {
-    fmt::print("  hand-off       {:.1f} us + bytes / {:.3g} GB/s over the run's group (largest hand-off {})\n",
-               static_cast<double>(p.comm.handoff_latency_ns) / 1e3, p.comm.handoff_bandwidth_bytes_per_s / 1e9,
-               sched::format_bytes(p.comm.largest_handoff_bytes));
+    fmt::print("  hand-off       {:.1f} us sending + {:.1f} us + bytes / {:.3g} GB/s over the run's group (largest "
+               "hand-off {})\n",
+               static_cast<double>(p.comm.send_overhead_ns) / 1e3, static_cast<double>(p.comm.handoff_latency_ns) / 1e3,
+               p.comm.handoff_bandwidth_bytes_per_s / 1e9, sched::format_bytes(p.comm.largest_handoff_bytes));
   }
   for (std::size_t s = 0; s < p.comm.stages.size(); ++s) {
     const hw::ReplicaStageCosts& c = p.comm.stages[s];
@@ -46,6 +47,7 @@ nlohmann::json report_json(const hw::DistributedPrediction& p, double error) {
   j["step_error"] = error;
   j["handoff_latency_ns"] = p.comm.handoff_latency_ns;
   j["handoff_bandwidth_bytes_per_s"] = p.comm.handoff_bandwidth_bytes_per_s;
+  j["send_overhead_ns"] = p.comm.send_overhead_ns;
   j["contention_factor"] = p.cluster.contention_factor;
   for (const hw::ReplicaStageCosts& c : p.comm.stages) {
     j["stages"].push_back({{"reduce_grad_ns", c.reduce_grad_ns}, {"param_gather_ns", c.param_gather_ns},

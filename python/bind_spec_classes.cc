@@ -94,11 +94,15 @@ void bind_cluster_classes(py::module_& m) {
       .def_readwrite("memory_bytes", &sim::DeviceSpec::memory_bytes, "0 = unknown / unlimited")
       .def_readwrite("relative_speed", &sim::DeviceSpec::relative_speed)
       .def_readwrite("flops_per_s", &sim::DeviceSpec::flops_per_s);
-  py::class_<sim::LinkSpec>(m, "LinkSpec", "A link kind: bandwidth (one direction) and latency.")
-      .def(py::init([](double bw, Nanoseconds latency_ns) { return sim::LinkSpec{bw, latency_ns}; }),
-           py::arg("bandwidth_bytes_per_s") = 0.0, py::arg("latency_ns") = 0)
+  py::class_<sim::LinkSpec>(m, "LinkSpec", "A link kind: bandwidth (one direction), latency and send overhead.")
+      .def(py::init([](double bw, Nanoseconds latency_ns, Nanoseconds send_overhead_ns) {
+             return sim::LinkSpec{bw, latency_ns, send_overhead_ns};
+           }),
+           py::arg("bandwidth_bytes_per_s") = 0.0, py::arg("latency_ns") = 0, py::arg("send_overhead_ns") = 0)
       .def_readwrite("bandwidth_bytes_per_s", &sim::LinkSpec::bandwidth_bytes_per_s)
-      .def_readwrite("latency_ns", &sim::LinkSpec::latency_ns);
+      .def_readwrite("latency_ns", &sim::LinkSpec::latency_ns)
+      .def_readwrite("send_overhead_ns", &sim::LinkSpec::send_overhead_ns,
+                     "what a send costs its sender before the data leaves (its stream is held that long)");
   py::class_<sim::ClusterSpec>(m, "ClusterSpec", "Devices grouped into nodes, intra/inter-node links, comm mode.")
       .def(py::init<>())
       .def_readwrite("name", &sim::ClusterSpec::name)
@@ -142,10 +146,13 @@ void bind_cost_model_classes(py::module_& m) {
       .def_readwrite("grad_bytes", &StageCost::grad_bytes)
       .def_readwrite("optimizer_bytes", &StageCost::optimizer_bytes);
   py::class_<sim::Link>(m, "Link", "A point-to-point path; transfers on one link queue behind each other.")
-      .def(py::init([](Nanoseconds latency_ns, double bw) { return sim::Link{latency_ns, bw}; }),
-           py::arg("latency_ns") = 0, py::arg("bandwidth_bytes_per_s") = 1e18)
+      .def(py::init([](Nanoseconds latency_ns, double bw, Nanoseconds send_overhead_ns) {
+             return sim::Link{latency_ns, bw, send_overhead_ns};
+           }),
+           py::arg("latency_ns") = 0, py::arg("bandwidth_bytes_per_s") = 1e18, py::arg("send_overhead_ns") = 0)
       .def_readwrite("latency_ns", &sim::Link::latency_ns)
-      .def_readwrite("bandwidth_bytes_per_s", &sim::Link::bandwidth_bytes_per_s);
+      .def_readwrite("bandwidth_bytes_per_s", &sim::Link::bandwidth_bytes_per_s)
+      .def_readwrite("send_overhead_ns", &sim::Link::send_overhead_ns);
   py::class_<sim::CostModel>(m, "CostModel",
                              "The simulator's input besides the schedule. List fields are copies: to change a stage,\n"
                              "`s = cm.stages; s[0].forward_ns = 5; cm.stages = s`.")

@@ -67,12 +67,14 @@ void spec_reprs(py::module_& m) {
                        d.flops_per_s > 0 ? ", " + sim::format_flop_rate(d.flops_per_s) : "");
   });
   set_repr<sim::LinkSpec>(m, "LinkSpec", [](const sim::LinkSpec& l) {
-    return fmt::format("<LinkSpec bandwidth {}, latency {}>", sim::format_bandwidth(l.bandwidth_bytes_per_s),
-                       format_duration(l.latency_ns));
+    return fmt::format("<LinkSpec bandwidth {}, latency {}{}>", sim::format_bandwidth(l.bandwidth_bytes_per_s),
+                       format_duration(l.latency_ns),
+                       l.send_overhead_ns > 0 ? ", send overhead " + format_duration(l.send_overhead_ns) : "");
   });
   set_repr<sim::Link>(m, "Link", [](const sim::Link& l) {
-    return fmt::format("<Link bandwidth {}, latency {}>", sim::format_bandwidth(l.bandwidth_bytes_per_s),
-                       format_duration(l.latency_ns));
+    return fmt::format("<Link bandwidth {}, latency {}{}>", sim::format_bandwidth(l.bandwidth_bytes_per_s),
+                       format_duration(l.latency_ns),
+                       l.send_overhead_ns > 0 ? ", send overhead " + format_duration(l.send_overhead_ns) : "");
   });
   set_repr<sim::StageCost>(m, "StageCost", [](const sim::StageCost& c) {
     return fmt::format("<StageCost F {}, B {} (I {}, W {}), R {}, stash {}, params {}>", format_duration(c.forward_ns),

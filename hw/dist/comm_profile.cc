@@ -37,41 +37,55 @@ sched::Status wait_for(const c10::intrusive_ptr<c10d::Work>& work, std::chrono::
   }
 }
 
-// Median one-way time of `bytes` between this rank and `peer`, `first` sending first; R round
-// trips after one untimed.
-sched::Result<std::int64_t> bounce(C10dGroup& group, int peer, bool first, sched::Bytes bytes, int repetitions) {
-  std::vector<at::Tensor> message{torch::zeros({std::max<std::int64_t>(1, bytes / 4)}, torch::kFloat)};
-  const std::string what = fmt::format("rank {}: timing the hand-off with rank {}", group.env.rank, peer);
-  std::vector<std::int64_t> samples;
-  for (int r = 0; r <= repetitions; ++r) {
-    const Clock::time_point start = Clock::now();
-    for (int leg = 0; leg < 2; ++leg) {
-      const bool sending = (leg == 0) == first;
-      auto work = sending ? group.backend->send(message, peer, kBounceTag) : group.backend->recv(message, peer, kBounceTag);
-      if (auto done = wait_for(work, group.timeout, what); !done) return done.error();
-    }
-    if (r > 0) samples.push_back(since(start) / 2);
-  }
+std::int64_t median(std::vector<std::int64_t> samples) {
   std::sort(samples.begin(), samples.end());
   return samples[samples.size() / 2];
 }
 
-// Replica 0's ranks of devices 0 and 1 fit latency + bytes / bandwidth at 4 bytes and the largest
-// hand-off; other ranks skip. Returns [latency ns, bandwidth B/s] or null.
+struct Bounce {
+  std::int64_t one_way_ns = 0;  // median round trip / 2
+  std::int64_t post_ns = 0;     // median time the send call held this rank (what SEND holds)
+};
+
+// `bytes` between this rank and `peer`, `first` sending first; R round trips after one untimed.
+sched::Result<Bounce> bounce(C10dGroup& group, int peer, bool first, sched::Bytes bytes, int repetitions) {
+  std::vector<at::Tensor> message{torch::zeros({std::max<std::int64_t>(1, bytes / 4)}, torch::kFloat)};
+  const std::string what = fmt::format("rank {}: timing the hand-off with rank {}", group.env.rank, peer);
+  std::vector<std::int64_t> trips, posts;
+  for (int r = 0; r <= repetitions; ++r) {
+    const Clock::time_point start = Clock::now();
+    for (int leg = 0; leg < 2; ++leg) {
+      const bool sending = (leg == 0) == first;
+      const Clock::time_point posting = Clock::now();
+      auto work = sending ? group.backend->send(message, peer, kBounceTag) : group.backend->recv(message, peer, kBounceTag);
+      if (sending && r > 0) posts.push_back(since(posting));
+      if (auto done = wait_for(work, group.timeout, what); !done) return done.error();
+    }
+    if (r > 0) trips.push_back(since(start));
+  }
+  return Bounce{median(trips) / 2, median(posts)};
+}
+
+// Replica 0's ranks of devices 0 and 1 fit one way = o + latency + bytes / bandwidth at 4 bytes
+// and the largest hand-off, o the send overhead at the largest; other ranks skip. Returns
+// [latency ns, bandwidth B/s, send overhead ns] (device 0's view) or null.
 sched::Result<json> time_handoff(RankRun& run, int repetitions, sched::Bytes largest) {
   const sim::ParallelLayout& layout = run.place.layout;
   if (layout.pp < 2 || run.place.replica != 0 || run.place.device > 1) return json();
   const int peer = sim::rank_of(layout, {0, 0, 1 - run.place.device});
   std::vector<FitPoint> points;
+  std::int64_t overhead = 0;
   for (const sched::Bytes bytes : {sched::Bytes{4}, std::max<sched::Bytes>(8, largest)}) {
-    auto one_way = bounce(run.group, peer, run.place.device == 0, bytes, repetitions);
-    if (!one_way) return one_way.error();
-    points.push_back({static_cast<double>(bytes), static_cast<double>(*one_way)});
+    auto timed = bounce(run.group, peer, run.place.device == 0, bytes, repetitions);
+    if (!timed) return timed.error();
+    points.push_back({static_cast<double>(bytes), static_cast<double>(timed->one_way_ns)});
+    overhead = timed->post_ns;
   }
   auto fit = fit_linear(points);
   if (!fit) return fit.error();
   const double bandwidth = fit->per_sample * 1e15 <= 1.0 ? sim::kUnboundedBandwidth : 1e9 / fit->per_sample;
-  return json::array({std::llround(fit->fixed), bandwidth});
+  overhead = std::clamp<std::int64_t>(overhead, 0, std::max<std::int64_t>(0, std::llround(fit->fixed)));
+  return json::array({std::llround(fit->fixed) - overhead, bandwidth, overhead});
 }
 
 // The median of R optimizer steps on a scratch copy of `parameters` (gradients of ones).
@@ -119,9 +133,10 @@ sched::Result<CommProfile> merge_parts(const std::vector<std::string>& parts, in
   try {
     for (const std::string& text : parts) {
       const json part = json::parse(text);
-      if (part.at("handoff").is_array()) {
+      if (part.at("handoff").is_array() && part.at("rank_device").get<int>() == 0) {
         profile.handoff_latency_ns = part.at("handoff").at(0).get<sched::Nanoseconds>();
         profile.handoff_bandwidth_bytes_per_s = part.at("handoff").at(1).get<double>();
+        profile.send_overhead_ns = part.at("handoff").at(2).get<sched::Nanoseconds>();
       }
       for (const auto& [stage, costs] : part.at("stages").items()) {
         StageCommCosts& c = profile.stages.at(static_cast<std::size_t>(std::stoi(stage)));
@@ -148,7 +163,7 @@ sched::Result<CommProfile> profile_comm(RankRun& run, int repetitions) {
   if (!handoff) return rank_error(run.env.rank, handoff.error().message);
   auto stages = time_stages(run, repetitions);
   if (!stages) return rank_error(run.env.rank, stages.error().message);
-  const json part = {{"handoff", *handoff}, {"stages", *stages}};
+  const json part = {{"handoff", *handoff}, {"stages", *stages}, {"rank_device", run.place.device}};
   auto parts = gather_to_root(run.group, "comm-profile", part.dump());
   if (!parts) return parts.error();
   if (run.env.rank != 0) return CommProfile{};

@@ -4,7 +4,9 @@
 //
 //   hand-off     replica 0's ranks of devices 0 and 1 bounce a message back and forth over the
 //                run's group, R round trips at 4 bytes and at the largest hand-off; one way =
-//                median round trip / 2, fitted as latency + bytes / bandwidth (cost_fit.h's rule)
+//                median round trip / 2, fitted as o + latency + bytes / bandwidth (cost_fit.h's
+//                rule), o the send overhead: the median time device 0's send call held it at the
+//                largest hand-off (Gloo writes to the socket in the caller: the SEND's span)
 //   collectives  each stage's reduction over its replicas (all-reduce, or ZeRO-1's reduce-scatter)
 //                and ZeRO-1's all-gather of its parameters, R times each; medians
 //                (C10dReplicaSync::time_collectives)
@@ -31,6 +33,7 @@ struct StageCommCosts {
 struct CommProfile {
   sched::Nanoseconds handoff_latency_ns = 0;
   double handoff_bandwidth_bytes_per_s = 0;  // 0: not measured (one pipeline rank)
+  sched::Nanoseconds send_overhead_ns = 0;   // the sender's time in a send call (LinkSpec)
   sched::Bytes largest_handoff_bytes = 0;
   std::vector<StageCommCosts> stages;  // per stage of the schedule
 };

@@ -19,6 +19,7 @@ ReplicaCommCosts replica_costs(const CommProfile& comm) {
   ReplicaCommCosts out;
   out.handoff_latency_ns = comm.handoff_latency_ns;
   out.handoff_bandwidth_bytes_per_s = comm.handoff_bandwidth_bytes_per_s;
+  out.send_overhead_ns = comm.send_overhead_ns;
   out.largest_handoff_bytes = comm.largest_handoff_bytes;
   for (const StageCommCosts& s : comm.stages) out.stages.push_back({s.reduce_ns, s.gather_ns, s.optimizer_ns});
   return out;
@@ -76,7 +77,8 @@ sched::Status predict_replica(const RankRun& run, DistributedPrediction& out) {
   out.cluster = out.profile->cluster;
   share_cores(run, out.cluster, out.notes);
   if (out.comm.handoff_bandwidth_bytes_per_s > 0) {
-    out.cluster.intra_node = sim::LinkSpec{out.comm.handoff_bandwidth_bytes_per_s, out.comm.handoff_latency_ns};
+    out.cluster.intra_node =
+        sim::LinkSpec{out.comm.handoff_bandwidth_bytes_per_s, out.comm.handoff_latency_ns, out.comm.send_overhead_ns};
     out.cluster.inter_node = out.cluster.intra_node;
   }
   auto prediction = predict_run(replica, out.run.schedule, out.run.partition, out.profile->spec, out.cluster,

@@ -8,7 +8,8 @@
 //               as in-process workers would); the others wait at a barrier
 //   all ranks   warm-up steps, then the measured steps (rank 0 merges them, rank_report.h)
 //   rank 0      simulate one replica's schedule on those costs: the profile's layers and
-//               contention, the measured hand-off as every link, each stage's measured
+//               contention, the measured hand-off (its send overhead held on the sender's
+//               stream, LinkSpec::send_overhead_ns) as every link, each stage's measured
 //               REDUCE_GRAD, ZeRO-1 gather and optimizer step (hw/predict/prediction.h)
 //
 // The headline is the predicted step against the median measured step.
@@ -35,6 +36,7 @@ struct DistributedPredictionSettings {
 struct ReplicaCommCosts {
   sched::Nanoseconds handoff_latency_ns = 0;
   double handoff_bandwidth_bytes_per_s = 0;  // 0: one pipeline rank, no hand-off
+  sched::Nanoseconds send_overhead_ns = 0;   // held on the sender's stream at each SEND
   sched::Bytes largest_handoff_bytes = 0;
   std::vector<ReplicaStageCosts> stages;
 };

@@ -140,6 +140,9 @@ sched::Status check_cost_model(const CostModel& model) {
   for (std::size_t i = 0; i < model.links.size(); ++i) {
     const Link& l = model.links[i];
     if (auto st = check_value(l.latency_ns, 0, [&] { return fmt::format("links[{}].latency_ns", i); }); !st) return st;
+    if (auto st = check_value(l.send_overhead_ns, 0, [&] { return fmt::format("links[{}].send_overhead_ns", i); }); !st) {
+      return st;
+    }
     if (!std::isfinite(l.bandwidth_bytes_per_s) || !(l.bandwidth_bytes_per_s > 0)) {
       return sched::Error{fmt::format("cost model: links[{}].bandwidth_bytes_per_s is {}, must be finite and > 0", i,
                                       l.bandwidth_bytes_per_s)};

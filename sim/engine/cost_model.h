@@ -59,6 +59,7 @@ struct StageCost {
 struct Link {
   Nanoseconds latency_ns = 0;
   double bandwidth_bytes_per_s = 0;  // must be > 0
+  Nanoseconds send_overhead_ns = 0;  // LinkSpec::send_overhead_ns: the sender's stream held at SEND
 };
 
 struct CostModel {

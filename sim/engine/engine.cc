@@ -50,6 +50,7 @@ class Engine {
       unsharded_.assign(table.reduce_grad_buckets.size(), 0);
     }
     last_compute_end_.assign(d, 0);
+    active_end_.assign(d, 0);
     if (record_) {
       out_.memory.resize(d);
       for (std::size_t i = 0; i < d; ++i) {
@@ -164,6 +165,7 @@ class Engine {
     std::int32_t p;                 // program position (op id)
     Nanoseconds free;               // its stream is free from
     Nanoseconds last_compute_end;   // end of its latest compute op
+    Nanoseconds active_end;         // end of its latest compute op or send overhead
     Nanoseconds busy;               // the sum of its compute ops' durations
   };
 
@@ -174,7 +176,7 @@ class Engine {
   void advance(std::int32_t d) {
     const auto di = static_cast<std::size_t>(d);
     const std::int32_t last = t_.device_begin[di + 1];
-    DeviceRun run{cursor_[di], stream_free_[di], last_compute_end_[di], out_.busy_ns[di]};
+    DeviceRun run{cursor_[di], stream_free_[di], last_compute_end_[di], active_end_[di], out_.busy_ns[di]};
     while (run.p < last) {
       const Op op = ops_[static_cast<std::size_t>(run.p)];
       const OpClass& c = classes_[static_cast<std::size_t>(op.op_class)];
@@ -189,6 +191,7 @@ class Engine {
     cursor_[di] = run.p;
     stream_free_[di] = run.free;
     last_compute_end_[di] = run.last_compute_end;
+    active_end_[di] = run.active_end;
     out_.busy_ns[di] = run.busy;
     prefetch_from(run.p, last);
     wake_waiters_of(di);
@@ -212,12 +215,13 @@ class Engine {
       }
     }
     if constexpr (kGated) s = std::max(s, gate_[static_cast<std::size_t>(c.stage)]);  // its UNSHARD's end
-    const Nanoseconds duration = c.duration_ns + (s > run.last_compute_end ? c.resume_ns : 0);
+    const Nanoseconds duration = c.duration_ns + (s > run.active_end ? c.resume_ns : 0);
     run.free = s + duration;
     const auto pi = static_cast<std::size_t>(run.p);
     time_[pi] = OpTime{s, run.free};
     state_[pi] = kEnded;
     run.last_compute_end = run.free;
+    run.active_end = run.free;
     run.busy += duration;
     if (c.memory_delta_bytes != 0) add_memory(di, run.free, c.memory_delta_bytes);
     ++run.p;
@@ -286,8 +290,10 @@ class Engine {
     if (sched::is_send(c.kind)) {
       if (state_[static_cast<std::size_t>(op.dep)] != kEnded) return op.dep;
       const Nanoseconds produced = time_[static_cast<std::size_t>(op.dep)].end_ns;
-      if (!blocking_) {
-        post_ready(p, std::max(run.free, produced));
+      if (!blocking_) {  // the sender's stream is held for the send overhead, then the data leaves
+        const Nanoseconds posted = std::max(run.free, produced) + c.resume_ns;
+        if (c.resume_ns > 0) run.free = run.active_end = posted;
+        post_ready(p, posted);
         ++run.p;
         return -1;
       }
@@ -408,6 +414,7 @@ class Engine {
   std::vector<std::int32_t> cursor_;
   std::vector<Nanoseconds> stream_free_;
   std::vector<Nanoseconds> last_compute_end_;  // per device: end of its latest compute op (0 before)
+  std::vector<Nanoseconds> active_end_;        // per device: ... or of its latest send overhead
   std::vector<std::int32_t> waiting_on_;   // per device: the op it waits for, -1 when not waiting
   std::vector<std::int32_t> waiter_head_;  // per device: first device waiting on one of its ops
   std::vector<std::int32_t> next_waiter_;  // per device: next device in the same list

@@ -6,14 +6,18 @@
 // through the event queue:
 //
 //   compute op   start = max(stream free, end of each data dependency); end = start + duration,
-//                + its resume cost when it starts after its device's previous compute op ended
-//                (the device idled: it waited for data or held its stream for a transfer)
-//   transfer     ready (kOverlap)  = max(SEND reached, producer end) -- RECV is a post that
-//                                    does not hold the stream; the consumer waits for the end
+//                + its resume cost when it starts after its device's previous compute op (or
+//                send overhead) ended (the device idled: it waited for data or held its stream
+//                for a transfer)
+//   transfer     ready (kOverlap)  = max(SEND reached, producer end) + o, the sender's stream
+//                                    held for o (its link's send overhead, LogP's o) -- RECV is
+//                                    a post that does not hold the stream; the consumer waits
+//                                    for the end
 //                ready (kBlocking) = max(SEND reached with data, RECV reached); both streams
 //                                    are held until the end
 //                ready (kEager)    = as kOverlap, but the RECV holds its stream until the end:
 //                                    whatever follows it in the program starts after the data
+//                (kBlocking holds both streams for the whole transfer; o is not added there)
 //                start = max(ready, link free), FIFO per link in (ready time, SEND op id) order
 //   UNSHARD      on the device's collective lane: start = max(stream free, lane free),
 //                end = start + duration; its stage's later computes start after its end
@@ -36,6 +40,10 @@
 //   overlap, K=2:    d0 |F0|F1|            kBlocking:  d0 |F0|SEND0|F1|SEND1|
 //                   link   |x0|x1|                      d1     |RECV0|F0|RECV1|F1|
 //                     d1      |F0|F1|
+//
+//   overlap with a send overhead o:   d0 |F0|o|F1|o|
+//                                   link       |x0|  |x1|
+//                                     d1          |F0|  |F1|
 #pragma once
 
 #include <memory>

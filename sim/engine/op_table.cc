@@ -286,6 +286,7 @@ class Compiler {
       OpClass oc;
       oc.kind = a.kind;
       oc.duration_ns = *ns;
+      if (send) oc.resume_ns = model_.links[static_cast<std::size_t>(link)].send_overhead_ns;
       oc.device = static_cast<std::int32_t>(d);
       oc.link = link;
       op.op_class = id = add_class(oc);

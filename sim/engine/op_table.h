@@ -23,7 +23,9 @@ struct OpClass {
   // compute: stage cost + per-action overhead; SEND/RECV: the transfer; UNSHARD, REDUCE_GRAD:
   // the collective (StageCost::unshard_ns, reduce_grad_ns); RESHARD: 0
   Nanoseconds duration_ns = 0;
-  Nanoseconds resume_ns = 0;    // compute: added when it starts after its device idled; else 0
+  // compute: added when it starts after its device idled; SEND: its link's send overhead (the
+  // sender's stream held that long before the transfer is ready); else 0
+  Nanoseconds resume_ns = 0;
   // Activation change on the op's device when it ends; UNSHARD: the gathered parameters, held
   // from its start (RESHARD frees them: no delta of its own)
   Bytes memory_delta_bytes = 0;

@@ -118,7 +118,8 @@ void add_links(CostModel& cost, const ClusterSpec& cluster, const std::vector<in
       int& slot = cost.link_of[a * D + b];
       if (node == cluster.node_of(devices[b])) {
         slot = static_cast<int>(cost.links.size());
-        cost.links.push_back(Link{cluster.intra_node.latency_ns, cluster.intra_node.bandwidth_bytes_per_s});
+        cost.links.push_back(Link{cluster.intra_node.latency_ns, cluster.intra_node.bandwidth_bytes_per_s,
+                                  cluster.intra_node.send_overhead_ns});
         continue;
       }
       const int nic = (from % cluster.devices_per_node) % cluster.inter_node_links;
@@ -126,7 +127,8 @@ void add_links(CostModel& cost, const ClusterSpec& cluster, const std::vector<in
                            static_cast<std::size_t>(nic)];
       if (shared < 0) {
         shared = static_cast<int>(cost.links.size());
-        cost.links.push_back(Link{cluster.inter_node.latency_ns, cluster.inter_node.bandwidth_bytes_per_s});
+        cost.links.push_back(Link{cluster.inter_node.latency_ns, cluster.inter_node.bandwidth_bytes_per_s,
+                                  cluster.inter_node.send_overhead_ns});
       }
       slot = shared;
     }

@@ -51,9 +51,10 @@ LinkSpec read_link(SpecReader& reader, const Json& root, std::string_view key) {
   const std::string pointer = pointer_child("", key);
   const Json& object = root[std::string(key)];
   if (!reader.expect_object(object, pointer)) return link;
-  reader.allow_keys(object, pointer, {"bandwidth_bytes_per_s", "latency", "latency_ns"});
+  reader.allow_keys(object, pointer, {"bandwidth_bytes_per_s", "latency", "latency_ns", "send_overhead"});
   link.bandwidth_bytes_per_s = reader.bandwidth(object, pointer, "bandwidth_bytes_per_s", std::nullopt);
   link.latency_ns = reader.duration(object, pointer, "latency", Nanoseconds{0});
+  link.send_overhead_ns = reader.duration(object, pointer, "send_overhead", Nanoseconds{0});
   return link;
 }
 
@@ -68,8 +69,10 @@ nlohmann::ordered_json device_json(const DeviceSpec& d) {
 }
 
 nlohmann::ordered_json link_json(const LinkSpec& l) {
-  return nlohmann::ordered_json{{"bandwidth_bytes_per_s", l.bandwidth_bytes_per_s},
-                                {"latency", exact_duration_string(l.latency_ns)}};
+  nlohmann::ordered_json out{{"bandwidth_bytes_per_s", l.bandwidth_bytes_per_s},
+                             {"latency", exact_duration_string(l.latency_ns)}};
+  if (l.send_overhead_ns != 0) out["send_overhead"] = exact_duration_string(l.send_overhead_ns);
+  return out;
 }
 
 }  // namespace
@@ -92,13 +95,14 @@ sched::Status check_cluster_spec(const ClusterSpec& spec) {
     }
   }
   auto bad_link = [](const LinkSpec& l) {
-    return !(std::isfinite(l.bandwidth_bytes_per_s) && l.bandwidth_bytes_per_s > 0) || l.latency_ns < 0;
+    return !(std::isfinite(l.bandwidth_bytes_per_s) && l.bandwidth_bytes_per_s > 0) || l.latency_ns < 0 ||
+           l.send_overhead_ns < 0;
   };
   if (spec.devices_per_node > 1 && bad_link(spec.intra_node)) {
-    return error(who + ": intra_node link needs a positive bandwidth and a non-negative latency");
+    return error(who + ": intra_node link needs a positive bandwidth, a non-negative latency and send overhead");
   }
   if (spec.num_nodes() > 1 && bad_link(spec.inter_node)) {
-    return error(who + ": inter_node link needs a positive bandwidth and a non-negative latency");
+    return error(who + ": inter_node link needs a positive bandwidth, a non-negative latency and send overhead");
   }
   if (spec.inter_node_links < 1 || spec.inter_node_links > spec.devices_per_node) {
     return error(fmt::format("{}: inter_node_links ({}) must be from 1 to devices_per_node ({})", who,

@@ -26,6 +26,9 @@ struct DeviceSpec {
 struct LinkSpec {
   double bandwidth_bytes_per_s = 0;  // one direction, > 0
   Nanoseconds latency_ns = 0;
+  // What a send costs its sender before the data leaves (LogP's o): the sender's stream is held
+  // that long, and the transfer's latency counts from its end. 0: posting a send is free.
+  Nanoseconds send_overhead_ns = 0;
   friend bool operator==(const LinkSpec&, const LinkSpec&) = default;
 };
 

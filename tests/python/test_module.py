@@ -191,6 +191,18 @@ class SimulateTest(unittest.TestCase):
         r = pw.simulate(pw.generate("gpipe", 2, 1), cm)
         self.assertEqual(r.makespan_ns, MS + 5 * MS + 2 * MS + 2 * MS)
 
+    def test_send_overhead_holds_the_sender(self):
+        # GPipe K=2 M=2, F=10, B=20, free transfers: 90; a send overhead of 3 on each of the four
+        # sends on the critical path: 102 (tests/sim/engine/simulator_test.cc draws it).
+        cm = pw.uniform_cost_model(2, 10, 20)
+        self.assertEqual(pw.simulate(pw.generate("gpipe", 2, 2), cm).makespan_ns, 90)
+        links = cm.links
+        for link in links:
+            link.send_overhead_ns = 3
+        cm.links = links
+        self.assertEqual(pw.simulate(pw.lower_comm(pw.generate("gpipe", 2, 2)), cm).makespan_ns, 102)
+        self.assertEqual(pw.LinkSpec(1e9, 25_000, 42_000).send_overhead_ns, 42_000)
+
     def test_threads_simulate_concurrently_with_equal_results(self):
         s = pw.generate("1f1b", 8, 64)
         cm = pw.uniform_cost_model(8, MS, 2 * MS)

@@ -55,9 +55,11 @@ TEST_CASE("distributed prediction: one pipeline has hand-offs and no reductions,
           "[distributed]") {
   const auto pipeline = predicted(2, {"--pp", "2"}, "predict_pp2");
   CHECK(pipeline.at("handoff_bandwidth_bytes_per_s").get<double>() > 0);
+  CHECK(pipeline.at("send_overhead_ns").get<std::int64_t>() > 0);  // a Gloo send writes in its caller
   for (const auto& stage : pipeline.at("stages")) CHECK(stage.at("reduce_grad_ns").get<std::int64_t>() == 0);
   const auto replicas = predicted(2, {"--pp", "1", "--dp", "2"}, "predict_dp2");
   CHECK(replicas.at("handoff_bandwidth_bytes_per_s").get<double>() == 0);
+  CHECK(replicas.at("send_overhead_ns").get<std::int64_t>() == 0);
   REQUIRE(replicas.at("stages").size() == 1);
   CHECK(replicas.at("stages")[0].at("reduce_grad_ns").get<std::int64_t>() > 0);
   CHECK(replicas.at("stages")[0].at("param_gather_ns").get<std::int64_t>() == 0);  // no sharding

@@ -255,6 +255,31 @@ TEST_CASE("eager comm: a receive holds its device until the data arrives, a send
   CHECK(makespan_and_b0(CommMode::kEager) == std::pair<sim::Nanoseconds, sched::Nanoseconds>{35, 20});
 }
 
+TEST_CASE("send overhead: a SEND holds its sender's stream for o, then the data leaves", "[simulator]") {
+  // Lowered GPipe, K=2, M=2, overlap, F = 10, B = 20, free transfers, o = 3; stage 0 would resume
+  // F for +100, but F1 follows a send, not a wait:
+  //   d0: F0 [0,10) o [10,13) F1 [13,23) o [23,26) ............ B [59,79) B [82,102)
+  //   d1:             F0 [13,23)  F1 [26,36) B [36,56) o [56,59) B [59,79) o [79,82)
+  const sched::Schedule schedule = make(ScheduleKind::kGPipe, 2, 2, true);
+  sim::CostModel costs = sim::uniform_cost_model(2, 10, 20);
+  CHECK(run(schedule, costs).makespan_ns == 90);
+  for (sim::Link& link : costs.links) link.send_overhead_ns = 3;
+  costs.stages[0].resume_forward_ns = 100;
+  const sim::SimResult r = run(schedule, costs, true);
+  CHECK(r.makespan_ns == 102);
+  CHECK(r.devices[0].busy_ns == 60);  // the overhead is no compute
+  CHECK(r.devices[1].busy_ns == 60);
+  std::vector<std::pair<sched::Nanoseconds, sched::Nanoseconds>> compute;
+  for (const auto& [action, span] : compute_spans(r)) compute.push_back(span);
+  std::sort(compute.begin(), compute.end());
+  CHECK(compute == std::vector<std::pair<sched::Nanoseconds, sched::Nanoseconds>>{
+                       {0, 10}, {13, 23}, {13, 23}, {26, 36}, {36, 56}, {59, 79}, {59, 79}, {82, 102}});
+  costs.links[0].send_overhead_ns = -1;
+  auto refused = sim::simulate(schedule, costs);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error().message, Catch::Contains("links[0].send_overhead_ns"));
+}
+
 TEST_CASE("per-action overhead is added to every compute action", "[simulator]") {
   auto model = sim::uniform_cost_model(3, 3, 5);
   model.per_action_overhead_ns = 1;

@@ -73,6 +73,24 @@ TEST_CASE("check_cluster_spec rejects inconsistent specs built in code") {
   CHECK_THAT(check_cluster_spec(spec).error().message, Catch::Contains("device 1"));
 }
 
+TEST_CASE("a link's send overhead round-trips and must not be negative") {
+  auto spec = parse_cluster_spec(R"({"name": "gloo", "devices": 2, "device": {"memory_bytes": "1GiB"},
+    "intra_node": {"bandwidth_bytes_per_s": "1GB/s", "latency": "25us", "send_overhead": "42us"}})");
+  REQUIRE(spec.ok());
+  CHECK(spec->intra_node == LinkSpec{1e9, 25'000, 42'000});
+  auto again = parse_cluster_spec(cluster_spec_to_json(*spec));
+  REQUIRE(again.ok());
+  CHECK(*again == *spec);
+  CHECK_THAT(cluster_spec_to_json(*spec), Catch::Contains("send_overhead"));
+  spec->intra_node.send_overhead_ns = 0;  // the default is left out of the JSON
+  CHECK_THAT(cluster_spec_to_json(*spec), !Catch::Contains("send_overhead"));
+  spec->intra_node.send_overhead_ns = -1;
+  CHECK_THAT(check_cluster_spec(*spec).error().message, Catch::Contains("send overhead"));
+  auto refused = parse_cluster_spec(R"({"name": "x", "devices": 2, "device": {"memory_bytes": "1GiB"},
+    "intra_node": {"bandwidth_bytes_per_s": "1GB/s", "send_overhead": "-3us"}})");
+  CHECK_FALSE(refused.ok());
+}
+
 TEST_CASE("comm modes parse strictly") {
   CHECK(*parse_comm_mode("overlap") == CommMode::kOverlap);
   CHECK(*parse_comm_mode("blocking") == CommMode::kBlocking);
