@@ -71,9 +71,7 @@ sched::Result<sim::ParallelLayout> layout_from(const LayoutArgs& args, int pp, i
   auto order = rank_order_from(args.replicas);
   if (!order) return order.error();
   layout.order = *order;
-  if (layout.dp == 1 && layout.zero != sim::ZeroStage::kNone) {
-    return sched::Error{fmt::format("--zero {} shards over data-parallel replicas, but --dp is 1", args.zero)};
-  }
+  if (auto s = sim::check_zero_has_replicas(layout.zero, layout.dp); !s) return s.error();
   return layout;
 }
 

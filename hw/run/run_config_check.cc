@@ -11,6 +11,7 @@
 #include "sched/limits.h"
 #include "sim/plan/partition_text.h"
 #include "sim/spec/batch_split.h"
+#include "sim/spec/parallel_layout.h"
 
 namespace pipeworks::hw {
 namespace {
@@ -36,10 +37,7 @@ sched::Status check_replicas(const RunConfig& c) {
                                     "are simulated (simulate, sweep, plan)",
                                     sim::zero_stage_name(c.zero))};
   }
-  if (c.zero != sim::ZeroStage::kNone && c.data_parallel == 1) {
-    return sched::Error{fmt::format("--zero {} shards over data-parallel replicas, but --dp is 1",
-                                    sim::zero_stage_name(c.zero))};
-  }
+  if (auto s = sim::check_zero_has_replicas(c.zero, c.data_parallel); !s) return s;
   if (c.data_parallel > 1 && c.pin_workers == WorkerPinning::kOn) {
     return sched::Error{"--pin-workers on pins each device's worker to cores of its own, which the replicas of a "
                         "device would share: use auto or off with --dp"};

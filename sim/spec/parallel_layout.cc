@@ -44,6 +44,11 @@ sched::Status check_layout(const ParallelLayout& l, int num_devices, int devices
   return sched::Ok{};
 }
 
+sched::Status check_zero_has_replicas(ZeroStage zero, int dp) {
+  if (zero == ZeroStage::kNone || dp > 1) return sched::Ok{};
+  return sched::Error{fmt::format("--zero {} shards over data-parallel replicas, but --dp is 1", zero_stage_name(zero))};
+}
+
 int rank_of(const ParallelLayout& l, RankCoord c) {
   if (l.order == RankOrder::kTpPpDp) return c.tp + l.tp * (c.pp + l.pp * c.dp);
   return c.tp + l.tp * (c.dp + l.dp * c.pp);

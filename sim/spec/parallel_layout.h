@@ -47,6 +47,10 @@ struct ParallelLayout {
 // layout uses at most its devices and a tensor-parallel group stays inside one node.
 sched::Status check_layout(const ParallelLayout& layout, int num_devices = 0, int devices_per_node = 1);
 
+// A sharding asked for by name (`--zero`) needs replicas to shard over: an error with dp 1.
+// (Searches that try dp 1 among others leave a sharding out there instead.)
+sched::Status check_zero_has_replicas(ZeroStage zero, int dp);
+
 // A rank's place in each group.
 struct RankCoord {
   int tp = 0;
