@@ -116,6 +116,10 @@ void bind_cluster_classes(py::module_& m) {
                     "'overlap' or 'blocking'")
       .def_readwrite("dispatch_overhead_ns", &sim::ClusterSpec::dispatch_overhead_ns)
       .def_readwrite("contention_factor", &sim::ClusterSpec::contention_factor)
+      .def_readwrite("cores", &sim::ClusterSpec::cores, "a CPU node's cores; 0: no limit (GPUs)")
+      .def_readwrite("threads_per_device", &sim::ClusterSpec::threads_per_device)
+      .def_property_readonly("compute_slots", &sim::ClusterSpec::compute_slots,
+                             "devices of a node that compute at once (0: no limit)")
       .def_property_readonly("num_devices", &sim::ClusterSpec::num_devices)
       .def("check", [](const sim::ClusterSpec& c) { unwrap_status(sim::check_cluster_spec(c)); })
       .def("to_json", &sim::cluster_spec_to_json)
@@ -167,6 +171,8 @@ void bind_cost_model_classes(py::module_& m) {
       .def_readwrite("per_action_overhead_ns", &sim::CostModel::per_action_overhead_ns)
       .def_readwrite("contention_factor", &sim::CostModel::contention_factor)
       .def_readwrite("contention_group", &sim::CostModel::contention_group)
+      .def_readwrite("compute_slots", &sim::CostModel::compute_slots,
+                     "devices of one contention group that compute at once; the others wait (0: no limit)")
       .def_readwrite("microbatch_size", &sim::CostModel::microbatch_size)
       .def("check", [](const sim::CostModel& c) { unwrap_status(sim::check_cost_model(c)); });
 }

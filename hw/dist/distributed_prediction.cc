@@ -49,22 +49,25 @@ sched::Result<Profile> profile_replica(const RankRun& run, const DistributedPred
   return profile;
 }
 
-// The ranks share this machine's C cores: P = pp x dp processes of t intra-op threads. Under
-// processor sharing each of k processes computing at once runs at min(1, C / (k t)). The replicas
-// of a device compute in step with it, so a device of the simulated replica runs at most at
-// C / (dp t) (its speed) and, while every device computes, at C / (P t): the contention factor
-// over that speed, unless the profile measured more.
+// The ranks share this machine's C cores: P = pp x dp processes of t intra-op threads. A device
+// of the simulated replica stands for its dp replicas, which compute in step with it: it holds
+// dp x t cores. More than C / (dp t) devices never compute at once, the others wait for a core
+// (ClusterSpec::cores, compute slots); when dp x t > C the replicas share the cores they have,
+// each computing at C / (dp t) of its speed.
 void share_cores(const RankRun& run, sim::ClusterSpec& cluster, std::vector<std::string>& notes) {
-  const double cores = static_cast<double>(std::max<std::size_t>(1, usable_cpus().size()));
-  const double t = run.executor->threads_per_worker();
-  const double replicas = run.place.layout.dp;
-  const double alone = std::max(1.0, replicas * t / cores);
-  const double everyone = std::max(1.0, run.place.layout.devices() * t / cores);
+  const int cores = static_cast<int>(std::max<std::size_t>(1, usable_cpus().size()));
+  const int t = run.executor->threads_per_worker();
+  const int replicas = run.place.layout.dp;
+  const double alone = std::max(1.0, static_cast<double>(replicas * t) / cores);
   for (sim::DeviceSpec& d : cluster.devices) d.relative_speed /= alone;
-  cluster.contention_factor = std::max(cluster.contention_factor, everyone / alone);
-  notes.push_back(fmt::format("{} processes x {} threads on {} cores: a device computes at 1/{:.2f} of its speed "
-                              "alone (its {} replicas at once), and {:.2f}x slower again while every device computes",
-                              run.place.layout.devices(), t, cores, alone, replicas, cluster.contention_factor));
+  cluster.cores = cores;
+  cluster.threads_per_device = replicas * t;
+  notes.push_back(fmt::format("{} processes x {} threads on {} cores: at most {} of the replica's {} devices compute "
+                              "at once, the others wait for a core{}",
+                              run.place.layout.devices(), t, cores, cluster.compute_slots(), run.place.layout.pp,
+                              alone > 1.0 ? fmt::format("; each computes at 1/{:.2f} of its speed (its {} replicas at "
+                                                        "once)", alone, replicas)
+                                          : std::string()));
 }
 
 // One replica's schedule (out.run's) simulated on the profile, with the measured hand-off as every

@@ -15,6 +15,7 @@
 #include <torch/torch.h>
 
 #include "hw/exec/compute_devices.h"
+#include "hw/exec/cpu_affinity.h"
 #include "hw/exec/executor.h"
 #include "hw/exec/inprocess_transport.h"
 #include "hw/exec/threads.h"
@@ -306,6 +307,7 @@ sched::Result<MachineProfile> profile_machine(const ModelConfig& model, int micr
   out.workers = workers;
   out.threads = threads;
   out.device = where.kind();
+  if (out.device == DeviceKind::kCpu) out.cores = static_cast<int>(usable_cpus().size());
   try {
     if (auto s = measure_handoff(out, where, repetitions, notes); !s) return s.error();
     if (auto s = measure_dispatch(out, where, threads, repetitions); !s) return s.error();
@@ -337,6 +339,8 @@ sim::ClusterSpec cluster_from_machine(const MachineProfile& machine) {
   cluster.comm_mode = sim::CommMode::kEager;  // mailbox sends, blocking receives in program order
   cluster.dispatch_overhead_ns = machine.dispatch_overhead_ns;
   cluster.contention_factor = std::max(1.0, machine.contention_factor);
+  cluster.cores = machine.cores;
+  cluster.threads_per_device = std::max(1, machine.threads);
   return cluster;
 }
 

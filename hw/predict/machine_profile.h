@@ -46,6 +46,7 @@ struct MachineProfile {
   Timing contention_concurrent;   // the same with every stage at once
   int workers = 1;
   int threads = 1;
+  int cores = 0;  // CPU: the cores this process may run on (its affinity mask); 0 on GPUs
   DeviceKind device = DeviceKind::kCpu;  // ComputeDevices::kind() of what was measured
 };
 
@@ -59,7 +60,9 @@ sched::Result<MachineProfile> profile_machine(const ModelConfig& model, int micr
                                               int threads, int repetitions, std::vector<std::string>& notes,
                                               const ComputeDevices& where);
 
-// `workers` devices (memory unknown, speed 1) on one node with the measured contention, the fitted
+// `workers` devices (memory unknown, speed 1) on one node with the measured contention and, on
+// the CPU, the node's cores and the workers' threads (so that workers beyond the cores wait for
+// one, ClusterSpec::cores), the fitted
 // hand-off as the link, eager mode (a send never blocks; a receive holds its worker until the data
 // has arrived, as the executor's in-process transport does), and
 // the dispatch overhead.

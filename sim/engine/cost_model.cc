@@ -88,6 +88,10 @@ sched::Status check_contention(const CostModel& model) {
     return sched::Error{fmt::format("cost model: contention_group has {} entries for {} devices",
                                     model.contention_group.size(), d)};
   }
+  if (model.compute_slots < 0 || model.compute_slots > kMaxCostModelDevices) {
+    return sched::Error{fmt::format("cost model: compute_slots is {}, must be 0 (no limit) to {}", model.compute_slots,
+                                    kMaxCostModelDevices)};
+  }
   for (std::size_t i = 0; i < model.contention_factor.size(); ++i) {
     const double f = model.contention_factor[i];
     if (!(std::isfinite(f) && f >= 1.0 && f <= 1000.0)) {

@@ -85,6 +85,10 @@ struct CostModel {
   // compute time that overlaps the group's other devices (contention.h).
   std::vector<double> contention_factor;
   std::vector<int> contention_group;  // per device (empty: all devices in one group)
+  // Devices of one contention group that may compute at once (workers sharing a CPU node's
+  // cores: cores / threads per worker); the others wait for one of them to finish (core_slots.h).
+  // 0: no limit (GPUs, or as many cores as workers need).
+  int compute_slots = 0;
 
   const Link* link(int src, int dst) const {
     if (src < 0 || dst < 0 || src >= num_devices || dst >= num_devices) return nullptr;

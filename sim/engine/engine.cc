@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/engine/core_slots.h"
 #include "sim/engine/event_queue.h"
 #include "sim/engine/stuck_message.h"
 
@@ -20,12 +21,14 @@ using sched::ActionKind;
 // loop reload every member after each.)
 enum class OpState : std::uint8_t {
   kPending,
-  kStarted,  // a blocking SEND/RECV reached: its start_ns holds when
+  kStarted,  // a blocking SEND/RECV reached: its start_ns holds when; a compute op waiting for a
+             // compute slot: its start_ns holds when it was ready
   kEnded,    // start_ns and end_ns hold the op's interval
 };
 using enum OpState;
 constexpr std::uint32_t kPhaseReady = 0;     // a transfer becomes ready (id = SEND op)
 constexpr std::uint32_t kPhaseDispatch = 1;  // a busy link frees up (id = link)
+constexpr std::uint32_t kPhaseCompute = 2;   // a compute op is ready for a compute slot (id = op)
 
 class Engine {
  public:
@@ -71,6 +74,10 @@ class Engine {
       dispatch_scheduled_.assign(num_links, 0);
       queue_.reserve(d * 4 + 16);
     }
+    if (table.compute_slots > 0) {
+      slots_ = CoreSlots(static_cast<std::size_t>(table.slot_groups), table.compute_slots);
+      queue_.reserve(d * 4 + 16);
+    }
     worklist_.reserve(d);
   }
 
@@ -80,19 +87,23 @@ class Engine {
       while (!worklist_.empty()) {
         const std::int32_t d = worklist_.back();
         worklist_.pop_back();
+        const bool slots = t_.compute_slots > 0;
         if (gate_.empty()) {
-          advance<false>(d);
+          slots ? advance<false, true>(d) : advance<false, false>(d);
         } else {
-          advance<true>(d);
+          slots ? advance<true, true>(d) : advance<true, false>(d);
         }
       }
       if (queue_.empty()) break;
       const Event e = queue_.pop();
       const auto id = static_cast<std::int32_t>(EventQueue::id_of(e));
-      if (EventQueue::phase_of(e) == kPhaseReady) {
+      const std::uint32_t phase = EventQueue::phase_of(e);
+      if (phase == kPhaseReady) {
         on_ready(id, e.time_ns);
-      } else {
+      } else if (phase == kPhaseDispatch) {
         on_dispatch(id, e.time_ns);
+      } else {
+        on_compute_ready(id, e.time_ns);
       }
     }
   }
@@ -171,8 +182,9 @@ class Engine {
 
   // Runs device d's program from its cursor until it must wait.
   // kGated: some stage has an UNSHARD, whose end its computes wait for (a separate loop: the
-  // check cost every compute op of the schedules without one a few percent).
-  template <bool kGated>
+  // check cost every compute op of the schedules without one a few percent). kSlots: its
+  // computes wait for a compute slot of their group (core_slots.h), in global time order.
+  template <bool kGated, bool kSlots>
   void advance(std::int32_t d) {
     const auto di = static_cast<std::size_t>(d);
     const std::int32_t last = t_.device_begin[di + 1];
@@ -180,7 +192,7 @@ class Engine {
     while (run.p < last) {
       const Op op = ops_[static_cast<std::size_t>(run.p)];
       const OpClass& c = classes_[static_cast<std::size_t>(op.op_class)];
-      const std::int32_t awaited = sched::is_compute(c.kind) ? run_compute<kGated>(di, op, c, run)
+      const std::int32_t awaited = sched::is_compute(c.kind) ? run_compute<kGated, kSlots>(di, op, c, run)
                                    : sched::is_comm(c.kind)  ? pass_transfer(op, c, run)
                                                              : run_stage_level(di, op, c, run);
       if (awaited >= 0) {
@@ -197,9 +209,14 @@ class Engine {
     wake_waiters_of(di);
   }
 
-  // Runs the compute op at run.p and moves past it; or returns the dependency it waits for.
-  template <bool kGated>
+  // Runs the compute op at run.p and moves past it; or returns the dependency it waits for (with
+  // compute slots: the op itself, from when it is ready until on_compute_ready placed it).
+  template <bool kGated, bool kSlots>
   [[gnu::always_inline]] std::int32_t run_compute(std::size_t di, const Op& op, const OpClass& c, DeviceRun& run) {
+    const auto pi = static_cast<std::size_t>(run.p);
+    if constexpr (kSlots) {
+      if (state_[pi] == kEnded) return take_placed(di, c, run);
+    }
     Nanoseconds s = run.free;
     if (op.dep >= 0) {
       // The first dependency of an R, B, I or W is an op of its own stage (F, R or I), so of its
@@ -215,9 +232,14 @@ class Engine {
       }
     }
     if constexpr (kGated) s = std::max(s, gate_[static_cast<std::size_t>(c.stage)]);  // its UNSHARD's end
+    if constexpr (kSlots) {
+      state_[pi] = kStarted;
+      time_[pi].start_ns = s;
+      queue_.push(Event{s, EventQueue::order_of(kPhaseCompute, static_cast<std::uint32_t>(run.p))});
+      return run.p;
+    }
     const Nanoseconds duration = c.duration_ns + (s > run.active_end ? c.resume_ns : 0);
     run.free = s + duration;
-    const auto pi = static_cast<std::size_t>(run.p);
     time_[pi] = OpTime{s, run.free};
     state_[pi] = kEnded;
     run.last_compute_end = run.free;
@@ -226,6 +248,32 @@ class Engine {
     if (c.memory_delta_bytes != 0) add_memory(di, run.free, c.memory_delta_bytes);
     ++run.p;
     return -1;
+  }
+
+  // A compute op that on_compute_ready placed while its device waited: the device takes its time.
+  [[gnu::noinline]] std::int32_t take_placed(std::size_t di, const OpClass& c, DeviceRun& run) {
+    const OpTime t = time_[static_cast<std::size_t>(run.p)];
+    run.free = t.end_ns;
+    run.last_compute_end = run.free;
+    run.active_end = run.free;
+    run.busy += t.end_ns - t.start_ns;
+    if (c.memory_delta_bytes != 0) add_memory(di, run.free, c.memory_delta_bytes);
+    ++run.p;
+    return -1;
+  }
+
+  // Compute op `op`, ready at `ready`, takes its group's earliest-free compute slot (first come,
+  // first served: the queue pops ready times in order) and wakes its device.
+  void on_compute_ready(std::int32_t op, Nanoseconds ready) {
+    const OpClass& c = class_of(op);
+    const auto d = static_cast<std::size_t>(c.device);
+    const auto group = static_cast<std::size_t>(t_.slot_group[d]);
+    const Nanoseconds start = slots_.start(group, ready);
+    const Nanoseconds end = start + c.duration_ns + (start > active_end_[d] ? c.resume_ns : 0);
+    slots_.hold(group, end);
+    time_[static_cast<std::size_t>(op)] = OpTime{start, end};
+    state_[static_cast<std::size_t>(op)] = kEnded;
+    wake_waiters_of(d);
   }
 
   // The stage-level op at run.p (UNSHARD, RESHARD, REDUCE_GRAD), timed as engine.h says; the
@@ -432,6 +480,7 @@ class Engine {
   std::vector<char> dispatch_scheduled_;
   std::vector<std::int32_t> worklist_;
   EventQueue queue_;
+  CoreSlots slots_;  // only with compute slots
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -404,6 +405,31 @@ std::vector<std::int64_t> OpTable::ops_per_class() const {
 
 std::int32_t OpTable::peer(std::size_t op) const { return sched::is_comm(kind(op)) ? ops[op].other : -1; }
 
+namespace {
+
+// The compute slots of the model's groups, kept only where a group has more devices than slots.
+void limit_compute_slots(const CostModel& model, std::size_t num_devices, OpTable& table) {
+  if (model.compute_slots <= 0) return;
+  std::map<int, std::int32_t> number;  // contention group -> slot group
+  std::vector<std::int32_t> members;
+  for (std::size_t d = 0; d < num_devices; ++d) {
+    const int group = model.contention_group.empty() ? 0 : model.contention_group[d];
+    const auto [it, added] = number.emplace(group, static_cast<std::int32_t>(number.size()));
+    if (added) members.push_back(0);
+    ++members[static_cast<std::size_t>(it->second)];
+    table.slot_group.push_back(it->second);
+  }
+  const auto fullest = std::max_element(members.begin(), members.end());
+  if (fullest == members.end() || *fullest <= model.compute_slots) {
+    table.slot_group.clear();
+    return;
+  }
+  table.compute_slots = model.compute_slots;
+  table.slot_groups = static_cast<std::int32_t>(number.size());
+}
+
+}  // namespace
+
 sched::Result<OpTable> build_op_table(const sched::Schedule& schedule, const CostModel& model) {
   if (auto st = check_cost_model(model); !st) return st.error();
   if (auto st = check_shape(schedule, model); !st) return st.error();
@@ -420,6 +446,7 @@ sched::Result<OpTable> build_op_table(const sched::Schedule& schedule, const Cos
   table.overlap_grad_reduce = model.overlap_grad_reduce;
   table.reduce_grad_buckets.reserve(model.stages.size());
   for (const StageCost& c : model.stages) table.reduce_grad_buckets.push_back(c.reduce_grad_buckets);
+  limit_compute_slots(model, num_devices, table);
   Compiler compiler(schedule, model, located, table);
   if (!compiler.run()) return Error{compiler.error};
   return table;

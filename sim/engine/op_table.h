@@ -63,6 +63,11 @@ struct OpTable {
   bool has_unshard = false;          // some op is an UNSHARD: its stage's computes wait for it
   bool overlap_grad_reduce = true;   // CostModel::overlap_grad_reduce
   std::vector<std::int32_t> reduce_grad_buckets;  // per stage: StageCost::reduce_grad_buckets
+  // CostModel::compute_slots, when some group has more devices than slots (else 0: no limit);
+  // then each device's group (its contention group, renumbered from 0).
+  std::int32_t compute_slots = 0;
+  std::vector<std::int32_t> slot_group;
+  std::int32_t slot_groups = 0;
 
   std::size_t size() const { return ops.size(); }
   const OpClass& class_of(std::size_t op) const { return classes[static_cast<std::size_t>(ops[op].op_class)]; }

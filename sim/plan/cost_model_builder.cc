@@ -193,8 +193,9 @@ sched::Result<CostModel> build_cost_model(const ModelSpec& model, const ClusterS
   for (int d = 0; d < D; ++d) {
     cost.device_memory_bytes.push_back(cluster.devices[static_cast<std::size_t>(devices[static_cast<std::size_t>(d)])].memory_bytes);
   }
-  if (cluster.contention_factor > 1.0) {
-    cost.contention_factor.assign(static_cast<std::size_t>(D), cluster.contention_factor);
+  if (cluster.contention_factor > 1.0) cost.contention_factor.assign(static_cast<std::size_t>(D), cluster.contention_factor);
+  cost.compute_slots = cluster.compute_slots();
+  if (cluster.contention_factor > 1.0 || cost.compute_slots > 0) {
     for (int d = 0; d < D; ++d) cost.contention_group.push_back(cluster.node_of(devices[static_cast<std::size_t>(d)]));
   }
   add_links(cost, cluster, devices);

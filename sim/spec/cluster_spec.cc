@@ -58,6 +58,30 @@ LinkSpec read_link(SpecReader& reader, const Json& root, std::string_view key) {
   return link;
 }
 
+// How the devices execute: comm mode, dispatch overhead, contention, cores.
+void read_execution(SpecReader& reader, const Json& root, ClusterSpec& spec) {
+  const std::string mode = reader.string(root, "", "comm_mode", std::string("overlap"));
+  if (reader.ok()) {
+    auto parsed_mode = parse_comm_mode(mode);
+    if (parsed_mode) {
+      spec.comm_mode = *parsed_mode;
+    } else {
+      reader.fail("/comm_mode", &root["comm_mode"], "expected \"overlap\" or \"blocking\"");
+    }
+  }
+  spec.dispatch_overhead_ns = reader.duration(root, "", "dispatch_overhead", Nanoseconds{0});
+  spec.contention_factor = reader.positive_number(root, "", "contention", 1.0);
+  if (reader.ok() && !(spec.contention_factor >= 1.0 && spec.contention_factor <= 1000.0)) {
+    reader.fail("/contention", &root["contention"], "must be from 1 (no contention) to 1000");
+  }
+  spec.cores = static_cast<int>(reader.integer(root, "", "cores", 0, 0));
+  spec.threads_per_device = static_cast<int>(reader.integer(root, "", "threads_per_device", 1, 1));
+  if (reader.ok() && (spec.cores > kMaxCores || spec.threads_per_device > kMaxCores)) {
+    reader.fail(spec.cores > kMaxCores ? "/cores" : "/threads_per_device", nullptr,
+                fmt::format("at most {}", kMaxCores));
+  }
+}
+
 nlohmann::ordered_json device_json(const DeviceSpec& d) {
   nlohmann::ordered_json out;
   out[kMemoryKey] = d.memory_bytes == 0 ? std::string(kUnknownMemory) : exact_bytes_string(d.memory_bytes);
@@ -104,6 +128,10 @@ sched::Status check_cluster_spec(const ClusterSpec& spec) {
   if (spec.num_nodes() > 1 && bad_link(spec.inter_node)) {
     return error(who + ": inter_node link needs a positive bandwidth, a non-negative latency and send overhead");
   }
+  if (spec.cores < 0 || spec.cores > kMaxCores || spec.threads_per_device < 1 || spec.threads_per_device > kMaxCores) {
+    return error(fmt::format("{}: cores ({}) must be 0 (no limit) to {}, threads_per_device ({}) 1 to {}", who,
+                             spec.cores, kMaxCores, spec.threads_per_device, kMaxCores));
+  }
   if (spec.inter_node_links < 1 || spec.inter_node_links > spec.devices_per_node) {
     return error(fmt::format("{}: inter_node_links ({}) must be from 1 to devices_per_node ({})", who,
                              spec.inter_node_links, spec.devices_per_node));
@@ -124,7 +152,7 @@ sched::Result<ClusterSpec> parse_cluster_spec(std::string_view json_text, std::s
   if (!reader.expect_object(root, "")) return reader.error();
   reader.allow_keys(root, "", {"name", "description", "devices", "device", "devices_per_node",
                                "intra_node", "inter_node", "inter_node_links", "comm_mode", "dispatch_overhead",
-                               "dispatch_overhead_ns", "contention"});
+                               "dispatch_overhead_ns", "contention", "cores", "threads_per_device"});
   spec.name = reader.string(root, "", "name", std::nullopt);
   spec.description = reader.string(root, "", "description", std::string());
   if (reader.ok() && !root.contains("devices")) reader.fail("/devices", nullptr, "missing required field");
@@ -177,20 +205,7 @@ sched::Result<ClusterSpec> parse_cluster_spec(std::string_view json_text, std::s
       }
     }
   }
-  const std::string mode = reader.string(root, "", "comm_mode", std::string("overlap"));
-  if (reader.ok()) {
-    auto parsed_mode = parse_comm_mode(mode);
-    if (parsed_mode) {
-      spec.comm_mode = *parsed_mode;
-    } else {
-      reader.fail("/comm_mode", &root["comm_mode"], "expected \"overlap\" or \"blocking\"");
-    }
-  }
-  spec.dispatch_overhead_ns = reader.duration(root, "", "dispatch_overhead", Nanoseconds{0});
-  spec.contention_factor = reader.positive_number(root, "", "contention", 1.0);
-  if (reader.ok() && !(spec.contention_factor >= 1.0 && spec.contention_factor <= 1000.0)) {
-    reader.fail("/contention", &root["contention"], "must be from 1 (no contention) to 1000");
-  }
+  read_execution(reader, root, spec);
   if (!reader.ok()) return reader.error();
   return spec;
 }
@@ -221,6 +236,8 @@ std::string cluster_spec_to_json(const ClusterSpec& spec) {
   root["comm_mode"] = std::string(comm_mode_name(spec.comm_mode));
   root["dispatch_overhead"] = exact_duration_string(spec.dispatch_overhead_ns);
   if (spec.contention_factor != 1.0) root["contention"] = spec.contention_factor;
+  if (spec.cores > 0) root["cores"] = spec.cores;
+  if (spec.threads_per_device != 1) root["threads_per_device"] = spec.threads_per_device;
   return root.dump(2) + "\n";
 }
 

@@ -3,6 +3,7 @@
 // and a per-action dispatch overhead. JSON form documented in docs/model_spec.md.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,9 @@ struct LinkSpec {
   friend bool operator==(const LinkSpec&, const LinkSpec&) = default;
 };
 
+// The most cores (and threads per device) a cluster spec may name.
+inline constexpr int kMaxCores = 65536;
+
 struct ClusterSpec {
   std::string name;
   std::string description;
@@ -48,7 +52,13 @@ struct ClusterSpec {
   // workers sharing cores, caches and memory bandwidth); 1: independent devices (GPUs). The
   // simulator applies it to the overlapping share only (contention.h).
   double contention_factor = 1;
+  // A CPU node's cores, and the cores each device's worker computes on (its intra-op threads):
+  // at most cores / threads_per_device (at least 1) devices of a node compute at once, the
+  // others wait for one of them (CostModel::compute_slots). 0 cores: no limit (GPUs).
+  int cores = 0;
+  int threads_per_device = 1;
 
+  int compute_slots() const { return cores > 0 ? std::max(1, cores / std::max(1, threads_per_device)) : 0; }
   int num_devices() const { return static_cast<int>(devices.size()); }
   int num_nodes() const {
     return devices_per_node > 0 ? num_devices() / devices_per_node : 0;

@@ -203,6 +203,17 @@ class SimulateTest(unittest.TestCase):
         self.assertEqual(pw.simulate(pw.lower_comm(pw.generate("gpipe", 2, 2)), cm).makespan_ns, 102)
         self.assertEqual(pw.LinkSpec(1e9, 25_000, 42_000).send_overhead_ns, 42_000)
 
+    def test_compute_slots_serialise_workers_beyond_the_cores(self):
+        # GPipe K=2 M=2, F=10, B=20 with one slot: every action after another, 120 against 90
+        # (tests/sim/engine/simulator_test.cc draws it).
+        cm = pw.uniform_cost_model(2, 10, 20)
+        cm.compute_slots = 1
+        self.assertEqual(pw.simulate(pw.lower_comm(pw.generate("gpipe", 2, 2)), cm).makespan_ns, 120)
+        cluster = pw.cluster_preset("cpu2")
+        cluster.cores = 3
+        cluster.threads_per_device = 2
+        self.assertEqual(cluster.compute_slots, 1)
+
     def test_threads_simulate_concurrently_with_equal_results(self):
         s = pw.generate("1f1b", 8, 64)
         cm = pw.uniform_cost_model(8, MS, 2 * MS)

@@ -96,6 +96,8 @@ TEST_CASE("profile on a device: hand-off, dispatch and contention are measured o
   const sim::ClusterSpec cluster = cluster_from_machine(*machine);
   CHECK(cluster.name == "cuda-inprocess-2");
   CHECK(cluster.intra_node.latency_ns == kScriptedMarkNs);
+  CHECK(cluster.cores == 0);  // devices that are not CPU workers never wait for a core
+  CHECK(cluster.compute_slots() == 0);
 }
 
 TEST_CASE("profile on a device: profile_model takes the device kind and refuses what this build cannot drive") {

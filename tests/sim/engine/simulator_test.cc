@@ -280,6 +280,59 @@ TEST_CASE("send overhead: a SEND holds its sender's stream for o, then the data 
   CHECK_THAT(refused.error().message, Catch::Contains("links[0].send_overhead_ns"));
 }
 
+TEST_CASE("compute slots: workers beyond the cores wait for one, first come first served", "[simulator]") {
+  // Lowered GPipe, K=2, M=2, overlap, F = 10, B = 20, free transfers, one slot for both devices
+  // (two workers on one core). At 10 both d0's F1 and d1's F0 are ready: the lower op id (d0's)
+  // goes first; at 60 d0's first B and d1's second:
+  //   d0: F0 [0,10) F1 [10,20) ........................ B [60,80) ........ B [100,120)
+  //   d1:                      F0 [20,30) F1 [30,40) B [40,60) ... B [80,100)
+  const sched::Schedule schedule = make(ScheduleKind::kGPipe, 2, 2, true);
+  sim::CostModel costs = sim::uniform_cost_model(2, 10, 20);
+  costs.compute_slots = 2;  // as many as devices: no limit
+  CHECK(run(schedule, costs).makespan_ns == 90);
+  costs.compute_slots = 1;
+  const sim::SimResult r = run(schedule, costs, true);
+  CHECK(r.makespan_ns == 120);  // every action one after another
+  CHECK(r.devices[0].busy_ns == 60);
+  CHECK(r.devices[1].busy_ns == 60);
+  std::vector<std::pair<sched::Nanoseconds, sched::Nanoseconds>> compute;
+  for (const auto& [action, span] : compute_spans(r)) compute.push_back(span);
+  std::sort(compute.begin(), compute.end());
+  CHECK(compute == std::vector<std::pair<sched::Nanoseconds, sched::Nanoseconds>>{
+                       {0, 10}, {10, 20}, {20, 30}, {30, 40}, {40, 60}, {60, 80}, {80, 100}, {100, 120}});
+  // Groups: each device alone in its group never waits.
+  costs.contention_group = {0, 1};
+  CHECK(run(schedule, costs).makespan_ns == 90);
+  costs.compute_slots = -1;
+  auto refused = sim::simulate(schedule, costs);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error().message, Catch::Contains("compute_slots"));
+}
+
+TEST_CASE("compute slots: a worker that waited for a slot resumes, 1F1B on 3 devices and 2 slots", "[simulator]") {
+  // Waiting for a slot is idling: the action costs its resume cost more. Every device resumes F
+  // for +1 and B for +2; against the same schedule without a limit the makespan only grows, and
+  // the compute of all devices is never more than two at once.
+  const sched::Schedule schedule = make(ScheduleKind::kOneFOneB, 3, 6, true);
+  sim::CostModel costs = sim::uniform_cost_model(3, 10, 20);
+  for (sim::StageCost& c : costs.stages) c.resume_forward_ns = 1, c.resume_backward_ns = 2;
+  const sim::Nanoseconds unlimited = run(schedule, costs).makespan_ns;
+  costs.compute_slots = 2;
+  const sim::SimResult r = run(schedule, costs, true);
+  CHECK(r.makespan_ns > unlimited);
+  std::vector<std::pair<sched::Nanoseconds, int>> edges;
+  for (const sched::Span& s : r.timeline.spans) {
+    if (s.lane != sched::Lane::kCompute) continue;
+    edges.emplace_back(s.start_ns, +1);
+    edges.emplace_back(s.end_ns, -1);
+  }
+  std::sort(edges.begin(), edges.end());  // at one time, ends (-1) before starts
+  int running = 0;
+  int most = 0;
+  for (const auto& [t, step] : edges) most = std::max(most, running += step);
+  CHECK(most == 2);
+}
+
 TEST_CASE("per-action overhead is added to every compute action", "[simulator]") {
   auto model = sim::uniform_cost_model(3, 3, 5);
   model.per_action_overhead_ns = 1;

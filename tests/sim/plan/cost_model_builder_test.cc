@@ -114,6 +114,25 @@ TEST_CASE("forwards without the graph sum per stage, the node's contention reach
   CHECK(model->contention_group == std::vector<int>{0, 0});
 }
 
+TEST_CASE("a CPU node's cores limit how many of its devices compute at once") {
+  const ModelSpec spec = three_layers();
+  const Partition partition = *explicit_partition({0, 1, 3}, 3);
+  ClusterSpec cluster = two_nodes_of_two();
+  auto unlimited = build_cost_model(spec, cluster, partition, {0, 2}, 4, OptimizerKind::kSgd);
+  REQUIRE(unlimited.ok());
+  CHECK(unlimited->compute_slots == 0);
+  CHECK(unlimited->contention_group.empty());
+  cluster.cores = 5;
+  cluster.threads_per_device = 2;
+  auto limited = build_cost_model(spec, cluster, partition, {0, 2}, 4, OptimizerKind::kSgd);
+  REQUIRE(limited.ok());
+  CHECK(limited->compute_slots == 2);  // 5 cores / 2 threads
+  CHECK(limited->contention_group == std::vector<int>{0, 0, 1});  // devices 0..2 on nodes of two
+  CHECK(limited->contention_factor.empty());
+  cluster.threads_per_device = 8;  // more threads than cores: still one at a time
+  CHECK(cluster.compute_slots() == 1);
+}
+
 TEST_CASE("halving the micro-batch size rescales every per-sample cost") {
   const ModelSpec spec = *model_preset("gpt2-small");
   const ClusterSpec cluster = *cluster_preset("dgx-h100");

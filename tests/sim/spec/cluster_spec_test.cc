@@ -91,6 +91,29 @@ TEST_CASE("a link's send overhead round-trips and must not be negative") {
   CHECK_FALSE(refused.ok());
 }
 
+TEST_CASE("a CPU node's cores and threads per device round-trip and give its compute slots") {
+  auto spec = parse_cluster_spec(R"({"name": "cpu", "devices": 16, "device": {"memory_bytes": "1GiB"},
+    "intra_node": {"bandwidth_bytes_per_s": "8GB/s"}, "cores": 2, "threads_per_device": 1})");
+  REQUIRE(spec.ok());
+  CHECK(spec->cores == 2);
+  CHECK(spec->compute_slots() == 2);
+  auto again = parse_cluster_spec(cluster_spec_to_json(*spec));
+  REQUIRE(again.ok());
+  CHECK(*again == *spec);
+  ClusterSpec gpus = *spec;
+  gpus.cores = 0;
+  CHECK(gpus.compute_slots() == 0);
+  CHECK_THAT(cluster_spec_to_json(gpus), !Catch::Contains("cores"));
+  spec->threads_per_device = 0;
+  CHECK_THAT(check_cluster_spec(*spec).error().message, Catch::Contains("threads_per_device"));
+  for (const char* bad : {R"("cores": -1)", R"("cores": 1.5)", R"("threads_per_device": 0)", R"("cores": 100000)"}) {
+    INFO(bad);
+    auto refused = parse_cluster_spec(std::string(R"({"name": "x", "devices": 1, "device": {"memory_bytes": "1GiB"}, )") +
+                                      bad + "}");
+    CHECK_FALSE(refused.ok());
+  }
+}
+
 TEST_CASE("comm modes parse strictly") {
   CHECK(*parse_comm_mode("overlap") == CommMode::kOverlap);
   CHECK(*parse_comm_mode("blocking") == CommMode::kBlocking);
