@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""bench/published: the simulator against published GPU runs (../shared/published-runs/).
+
+Each usable row of vTrain's measured A100 runs (single node and multi-node) is simulated with
+`pipeworks simulate` on the row's own configuration and compared with its measured iteration
+time. Rows the simulator cannot express yet are counted and named by reason, never dropped
+silently. Nothing here is fitted: every constant below is an assumption written beside it, and
+the report keeps single-node and multi-node rows apart.
+
+Usage: bench/published [PIPEWORKS_BINARY] [--runs DIR] [--limit N] [--rows]
+"""
+import argparse
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+
+# Assumptions, none fitted (the rows do not state them; the CSV says "unconfirmed"):
+A100_PEAK_FLOPS = 312e12            # dense BF16, gpu_datasheets.csv
+SUSTAINED_FRACTION = 0.40           # the gpt preset's FLOP model at 40% of peak (issue 38's baseline)
+A100_HBM_BYTES_PER_S = 2.039e12     # A100 80GB, gpu_datasheets.csv (optimizer step's memory traffic)
+LINK_LATENCY = "3us"                # NVLink hop, the dgx-h100 preset's estimate
+INTER_NODE_LATENCY = "5us"          # the multinode preset's estimate
+VOCAB = 50257                       # vTrain's default; "unconfirmed" in every row
+
+
+def cluster_spec(row, nodes):
+    """One A100 node (or several) as the row states its links: intra_node_bw_GBps per direction
+    between two GPUs of a node, inter_node_bw_Gbps per node, one NIC per GPU sharing it."""
+    per_node = int(row["node_size"])
+    spec = {
+        "name": f"vtrain-a100-{nodes}x{per_node}",
+        "devices": nodes * per_node,
+        "device": {"memory_bytes": "unknown", "peak_flops_per_s": A100_PEAK_FLOPS,
+                   "memory_bandwidth": A100_HBM_BYTES_PER_S},
+        "devices_per_node": per_node,
+        "intra_node": {"bandwidth_bytes_per_s": float(row["intra_node_bw_GBps"]) * 1e9, "latency": LINK_LATENCY},
+        "comm_mode": "overlap",
+    }
+    if nodes > 1:
+        per_gpu = float(row["inter_node_bw_Gbps"]) * 1e9 / 8 / per_node
+        spec["inter_node"] = {"bandwidth_bytes_per_s": per_gpu, "latency": INTER_NODE_LATENCY}
+        spec["inter_node_links"] = per_node
+    return spec
+
+
+def megatron_partition(layers, pp):
+    """Megatron-LM's stages: the blocks split evenly, the embedding on the first stage, the LM
+    head on the last (the gpt preset's layers are embedding, the blocks, lm_head)."""
+    per = layers // pp
+    counts = [per] * pp
+    counts[0] += 1
+    counts[-1] += 1
+    return ",".join(map(str, counts))
+
+
+def unusable(row):
+    """Why the simulator cannot predict this row yet, or None."""
+    if int(row["tensor parallelism"]) != 1:
+        return "tensor parallelism (issue 38, point 1)"
+    if "1F1B" not in row["schedule"]:
+        return f"schedule {row['schedule']!r}"
+    if int(row["# layers"]) % int(row["pipeline parallelism"]) != 0:
+        return "blocks not divisible by the pipeline ranks (Megatron refuses such a run)"
+    return None
+
+
+def simulate(exe, row, workdir):
+    """The row's predicted iteration time in ms, or raises with pipeworks' message."""
+    gpus = int(row["# GPUs"])
+    per_node = int(row["node_size"])
+    nodes = max(1, (gpus + per_node - 1) // per_node)
+    spec_path = os.path.join(workdir, "cluster.json")
+    with open(spec_path, "w") as f:
+        json.dump(cluster_spec(row, nodes), f)
+    pp, dp = int(row["pipeline parallelism"]), int(row["data parallelism"])
+    batch, micro = int(row["global batch"]), int(row["micro batch"])
+    out = os.path.join(workdir, "report.json")
+    args = [exe, "simulate", "--model", "gpt", "--layers", row["# layers"], "--model-width", row["hidden size"],
+            "--heads", row["attention heads"], "--seq-len", row["sequence length"], "--vocab", str(VOCAB),
+            "--flops", str(A100_PEAK_FLOPS * SUSTAINED_FRACTION), "--cluster-spec", spec_path,
+            "--schedule", "1f1b", "--pp", str(pp), "--dp", str(dp), "--batch", str(batch),
+            "-M", str(batch // (micro * dp)), "--partition", megatron_partition(int(row["# layers"]), pp),
+            "--json", out]
+    if "checkpointing" in row["recompute"]:
+        args.append("--recompute")
+    done = subprocess.run(args, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError((done.stderr or done.stdout).strip().splitlines()[-1])
+    with open(out) as f:
+        return json.load(f)["step_ns"] / 1e6
+
+
+def summary(name, errors):
+    if not errors:
+        return f"{name}: no row predicted"
+    absolute = [abs(e) for e in errors]
+    return (f"{name}: {len(errors)} rows, mean |error| {100 * statistics.mean(absolute):.1f}%, "
+            f"median {100 * statistics.median(absolute):.1f}%, worst {100 * max(absolute):.1f}%, "
+            f"mean signed {100 * statistics.mean(errors):+.1f}%")
+
+
+def run_table(exe, path, limit, show_rows):
+    rows = list(csv.DictReader(open(path)))[:limit]
+    errors, pure, skipped, failed = [], [], Counter(), Counter()
+    with tempfile.TemporaryDirectory() as workdir:
+        for i, row in enumerate(rows):
+            reason = unusable(row)
+            if reason:
+                skipped[reason] += 1
+                continue
+            try:
+                predicted = simulate(exe, row, workdir)
+            except RuntimeError as e:
+                failed[str(e)[:120]] += 1
+                continue
+            measured = float(row["iteration time (ms)"])
+            errors.append(predicted / measured - 1)
+            if int(row["data parallelism"]) == 1:
+                pure.append(errors[-1])
+            if show_rows:
+                print(f"  row {i + 2}: gpus {row['# GPUs']} h {row['hidden size']} L {row['# layers']} "
+                      f"pp {row['pipeline parallelism']} dp {row['data parallelism']} mb {row['micro batch']} "
+                      f"batch {row['global batch']}: predicted {predicted:.1f} ms, measured {measured:.1f} ms, "
+                      f"{100 * errors[-1]:+.1f}%")
+    return errors, pure, skipped, failed, len(rows)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("exe", nargs="?", default="build/release/cli/pipeworks")
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser.add_argument("--runs", default=os.path.join(here, "..", "..", "shared", "published-runs"))
+    parser.add_argument("--limit", type=int, default=None, help="the first N rows of each table")
+    parser.add_argument("--rows", action="store_true", help="print every predicted row")
+    args = parser.parse_args()
+    exe = os.path.realpath(args.exe)
+    print(f"assumed (not fitted): {SUSTAINED_FRACTION:.0%} of {A100_PEAK_FLOPS / 1e12:.0f} TFLOP/s sustained, "
+          f"vocabulary {VOCAB}, NVLink latency {LINK_LATENCY}, the rows' own link bandwidths")
+    status = 0
+    for table, title in (("vtrain_ground_truth_single.csv", "vTrain single node (held out)"),
+                         ("vtrain_ground_truth_multi.csv", "vTrain multi-node (held out)")):
+        path = os.path.join(args.runs, table)
+        if not os.path.exists(path):
+            print(f"{title}: {path} not found")
+            status = 1
+            continue
+        print(f"\n{title} ({table})")
+        errors, pure, skipped, failed, total = run_table(exe, path, args.limit, args.rows)
+        print("  " + summary("predicted", errors))
+        print("  " + summary("of them pure pipelines (dp 1)", pure))
+        for reason, count in skipped.most_common():
+            print(f"  not predicted yet, {count} of {total} rows: {reason}")
+        for message, count in failed.most_common():
+            print(f"  pipeworks refused {count} rows: {message}")
+            status = 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
