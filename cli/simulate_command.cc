@@ -136,9 +136,10 @@ std::optional<Failure> run(const SimulateOptions& o) {
   auto result = sim::simulate(schedule, *costs, sim::SimOptions{need_timeline});
   if (!result) return invalid(fmt::format("simulation failed: {}", result.error().message));
 
-  const sim::ReportInputs inputs{model.name, cluster.name, chosen->name, stages, microbatches, *split,
-                                 recompute, true, sim::stage_layers(*partition, model),
-                                 request.file.empty() ? std::optional(kind) : std::nullopt, layout};
+  const auto generated = request.file.empty() ? std::optional(kind) : std::nullopt;
+  const sim::ReportInputs inputs{model.name, cluster.name, chosen->name, stages, microbatches, *split, recompute, true,
+                                 sim::stage_layers(*partition, model), generated, layout,
+                                 sim::input_warnings(model, *split, generated, request.virtual_stages)};
   std::cout << simulation_summary(*result, inputs, {costs->comm_mode, o.partition, o.optimizer, o.grid});
   if (auto written = write_simulation({o.json, o.trace, o.svg}, *result, inputs, *partition); !written) {
     return invalid(written.error().message);

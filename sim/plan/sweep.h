@@ -103,6 +103,9 @@ struct SweepRow {
   Nanoseconds stage_compute_ns = 0;
   std::string note;            // why it does not fit ("device 3 needs ...") or why it failed
   std::string partition_note;  // the partitioner's message when no partition fits the cap
+  // Tables of the model spec read outside their profiled sizes at this micro-batch size
+  // (size_extrapolation.h); 0: every cost measured or from formulas.
+  int extrapolated_tables = 0;
   friend bool operator==(const SweepRow&, const SweepRow&) = default;
 };
 

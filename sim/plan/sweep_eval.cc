@@ -10,6 +10,7 @@
 #include "sim/engine/simulator.h"
 #include "sim/plan/cost_model_builder.h"
 #include "sim/plan/sweep.h"
+#include "sim/spec/size_extrapolation.h"
 
 namespace pipeworks::sim {
 namespace {
@@ -90,6 +91,7 @@ sched::Result<Partition> row_partition(const SweepSpec& spec, const SweepConfig&
 SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config, PartitionMemo* memo) {
   SweepRow row;
   row.config = config;
+  if (auto e = size_extrapolation(spec.model, config.microbatch_size())) row.extrapolated_tables = e->tables;
   const auto fail = [&row](std::string_view step, const sched::Error& error) {
     row.note = fmt::format("{}: {}", step, error.message);
     return row;

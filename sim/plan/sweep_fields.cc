@@ -57,6 +57,7 @@ constexpr Field<Row> kFields[] = {
     {.name = "tail_ns", .unit = U::kNanoseconds, .value = figure<&SweepRow::tail_ns>},
     {.name = "tokens_per_s", .unit = U::kTokensPerSecond, .value = figure<&SweepRow::tokens_per_s>},
     {.name = "mfu", .unit = U::kFraction, .value = figure<&SweepRow::mfu>, .heading = "MFU"},
+    {.name = "extrapolated_tables", .unit = U::kCount, .value = figure<&SweepRow::extrapolated_tables>},
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "sched/units_text.h"
 #include "sim/plan/partition_text.h"
 #include "sim/plan/sweep_table.h"
+#include "sim/spec/size_extrapolation.h"
 #include "sim/spec/units.h"
 
 namespace pipeworks::sim {
@@ -34,9 +35,9 @@ std::string throughput_text(const SweepRow& r) {
   return text;
 }
 
-std::string summary(const SweepRow& r) {
+std::string summary(const SweepRow& r, const ModelSpec& model) {
   const SweepConfig& c = r.config;
-  const std::vector<std::pair<std::string, std::string>> lines = {
+  std::vector<std::pair<std::string, std::string>> lines = {
       {"layout", layout_text(c.layout())},
       {"stages", fmt::format("{}{} (layers per stage: {} = {})", c.num_stages,
                               c.virtual_stages > 1 ? fmt::format(", {} per device on {} devices", c.virtual_stages, c.num_devices()) : "",
@@ -54,6 +55,7 @@ std::string summary(const SweepRow& r) {
                                            : fmt::format("{} on device {} (capacity unknown: not checked)",
                                                          format_bytes(r.peak_bytes), r.peak_device)},
   };
+  if (auto e = size_extrapolation(model, c.microbatch_size())) lines.emplace_back("warning", describe(*e));
   std::string out;
   for (const auto& [key, value] : lines) out += fmt::format("  {:<14}{}\n", key, value);
   return out;
@@ -71,7 +73,7 @@ std::string plan_report(const Plan& plan) {
     out += fmt::format("\nbest: {}, {}, {}, recompute {}\n", layout_text(best.config.layout()),
                        sched::counted(best.config.num_microbatches, "micro-batch", "micro-batches"), schedule_text(best.config),
                        recompute_name(best.config.recompute));
-    out += summary(best);
+    out += summary(best, plan.spec.model);
   } else {
     out += "\nno configuration fits in memory\n";
     if (const auto closest = least_overflowing_row(rows)) {
@@ -80,7 +82,7 @@ std::string plan_report(const Plan& plan) {
                          r.config.num_microbatches, schedule_text(r.config),
                          recompute_name(r.config.recompute), r.note);
       if (!r.partition_note.empty()) out += fmt::format("partitioner: {}\n", r.partition_note);
-      out += summary(r);
+      out += summary(r, plan.spec.model);
     }
   }
   std::size_t width = 0;
@@ -89,6 +91,9 @@ std::string plan_report(const Plan& plan) {
   for (const RunnerUp& up : plan.runners_up) {
     width = std::max(width, up.family.size());
     labels.push_back(up.row ? config_label(rows[*up.row].config) : std::string("-"));
+    if (up.row && size_extrapolation(plan.spec.model, rows[*up.row].config.microbatch_size())) {
+      labels.back() += " (extrapolated)";
+    }
     label_width = std::max(label_width, labels.back().size());
   }
   out += "\nrunners-up (best of each family):\n";

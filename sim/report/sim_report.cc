@@ -6,11 +6,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "sched/schedule_notes.h"
 #include "sched/units_text.h"
 #include "sim/engine/closed_form_bubble.h"
 #include "sim/engine/sim_result_fields.h"
 #include "sim/spec/cluster_spec.h"
 #include "sim/spec/field_json.h"
+#include "sim/spec/size_extrapolation.h"
 #include "sim/spec/text_table.h"
 #include "sim/spec/units.h"
 
@@ -72,6 +74,16 @@ std::vector<std::string> simulation_notes(const SimResult& result) {
                                 n == 1 ? "runs as its forward then its backward" : "run as their forward then their backward"));
   }
   return notes;
+}
+
+std::vector<std::string> input_warnings(const ModelSpec& model, int microbatch_size,
+                                        std::optional<sched::ScheduleKind> kind, int virtual_stages) {
+  std::vector<std::string> out;
+  if (auto e = size_extrapolation(model, microbatch_size)) out.push_back(describe(*e));
+  if (kind) {
+    if (auto note = sched::degenerate_schedule_note(*kind, virtual_stages)) out.push_back(*note);
+  }
+  return out;
 }
 
 double gpipe_closed_form_bubble(int num_stages, int num_microbatches) {
@@ -140,6 +152,7 @@ std::string report_json(const SimResult& result, const ReportInputs& inputs) {
     report["global_throughput_samples_per_s"] = result.throughput_samples_per_s * inputs.layout->dp;
   }
   report["notes"] = simulation_notes(result);
+  report["warnings"] = inputs.warnings;
   report["stages"] = std::move(stages);
   report["devices"] = std::move(devices);
   return report.dump(2) + "\n";
@@ -202,6 +215,7 @@ std::string summary_table(const SimResult& result, const ReportInputs& inputs) {
                                                                      result.devices.size() - fitting,
                                                                      result.devices.size()));
   for (const std::string& note : simulation_notes(result)) text += fmt::format("note         {}\n", note);
+  for (const std::string& warning : inputs.warnings) text += fmt::format("warning      {}\n", warning);
   return text;
 }
 

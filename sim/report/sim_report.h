@@ -43,6 +43,9 @@ struct ReportInputs {
   std::optional<sched::ScheduleKind> kind;
   // How the simulated pipeline is laid out beside its data-parallel replicas; none: one pipeline.
   std::optional<ParallelLayout> layout;
+  // What the inputs make doubtful, one sentence each: a spec read outside its profiled sizes
+  // (size_extrapolation.h), a schedule that does not do what its name says.
+  std::vector<std::string> warnings;
 };
 
 // The layout as the JSON report writes it: tp, pp, virtual_stages, dp, zero, rank_order,
@@ -54,6 +57,11 @@ nlohmann::ordered_json layout_json(const ParallelLayout& layout);
 // no time (no data-parallel group)" (only when no collective took time), "6 OVERLAP_F_B actions run as their
 // forward then their backward: overlap is not modelled".
 std::vector<std::string> simulation_notes(const SimResult& result);
+
+// ReportInputs::warnings for `model` read at `microbatch_size` (size_extrapolation.h) and a
+// schedule generated as `kind` with `virtual_stages` (sched/schedule_notes.h; none: a file).
+std::vector<std::string> input_warnings(const ModelSpec& model, int microbatch_size,
+                                        std::optional<sched::ScheduleKind> kind, int virtual_stages);
 
 // (K-1)/(M+K-1): GPipe's bubble with uniform stages and free communication.
 double gpipe_closed_form_bubble(int num_stages, int num_microbatches);

@@ -61,6 +61,32 @@ TEST_CASE("simulate --json writes the documented fields", "[simulate]") {
   CHECK(j["devices"].size() == 2);
 }
 
+TEST_CASE("simulate warns when it reads a spec beyond its profiled sizes or interleaves nothing", "[simulate]") {
+  // A profile measured at micro-batch sizes 1 and 2; the run asks for 8 samples a micro-batch.
+  const std::string spec = std::string(PIPEWORKS_TEST_DATA_DIR) + "/../fuzz/corpus/model_spec/valid_profiled_tables.json";
+  const std::string path = std::string(PIPEWORKS_BINARY_DIR) + "/simulate_cli_warnings.json";
+  const auto beyond = run_simulate("--model-spec " + spec + " --cluster cpu2 -K 2 -M 2 --batch 16 --json " + path);
+  REQUIRE(beyond.exit_code == 0);
+  const std::string line = "micro-batch size 8 is outside the profiled sizes 1..2 (4x the largest)";
+  CHECK_THAT(beyond.output, Catch::Matchers::Contains("warning      " + line));
+  const auto j = read_json(path);
+  REQUIRE(j["warnings"].size() == 1);
+  CHECK_THAT(j["warnings"][0].get<std::string>(), Catch::Matchers::StartsWith(line));
+  const auto inside = run_simulate("--model-spec " + spec + " --cluster cpu2 -K 2 -M 2 --batch 4 --json " + path);
+  REQUIRE(inside.exit_code == 0);
+  CHECK_THAT(inside.output, !Catch::Matchers::Contains("warning"));
+  CHECK(read_json(path)["warnings"].empty());
+  std::remove(path.c_str());
+
+  const auto alone = run_simulate("--model gpt2-medium -K 4 -M 8 --schedule interleaved-1f1b");
+  REQUIRE(alone.exit_code == 0);
+  CHECK_THAT(alone.output, Catch::Matchers::Contains("warning      interleaved-1f1b with one virtual stage per device "
+                                                     "interleaves nothing"));
+  const auto interleaved = run_simulate("--model gpt2-medium -K 4 -M 8 --schedule interleaved-1f1b -v 2");
+  REQUIRE(interleaved.exit_code == 0);
+  CHECK_THAT(interleaved.output, !Catch::Matchers::Contains("warning"));
+}
+
 TEST_CASE("simulate writes a trace, an SVG and a grid", "[simulate]") {
   const std::string dir = PIPEWORKS_BINARY_DIR;
   const auto r = run_simulate("--model uniform --cluster cpu2 -k 2 -m 3 --recompute --grid --trace " + dir +

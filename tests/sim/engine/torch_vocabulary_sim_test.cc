@@ -130,7 +130,7 @@ TEST_CASE("the report notes the no-ops and the composites, and only where they a
         std::vector<std::string>{"4 stage-level actions (UNSHARD, RESHARD, REDUCE_GRAD) cost nothing: the cost model "
                                  "gives them no time (no data-parallel group)",
                                  "1 OVERLAP_F_B action runs as its forward then its backward: overlap is not modelled"});
-  const sim::ReportInputs inputs{"uniform", "uniform", "t.csv", 2, 3, 1, false, false, {}, std::nullopt, std::nullopt};
+  const sim::ReportInputs inputs{"uniform", "uniform", "t.csv", 2, 3, 1, false, false, {}, std::nullopt, std::nullopt, {}};
   const std::string table = sim::summary_table(r, inputs);
   CHECK_THAT(table, Catch::Contains("\nnote         4 stage-level actions (UNSHARD, RESHARD, REDUCE_GRAD) cost nothing"));
   CHECK_THAT(table, Catch::Contains("\nnote         1 OVERLAP_F_B action runs as its forward then its backward"));

@@ -95,7 +95,7 @@ TEST_CASE("the sweep CSV has the table's columns in its order, and the header it
   CHECK(lines[0] ==
         "batch,stages,virtual_stages,microbatches,microbatch_size,schedule,recompute,partition,makespan_ns,"
         "samples_per_s,bubble_fraction,peak_bytes,peak_device,capacity_bytes,fits,overflow_bytes,stage_compute_ns,"
-        "note,partition_note,dp,zero,devices,tail_ns,tokens_per_s,mfu");
+        "note,partition_note,dp,zero,devices,tail_ns,tokens_per_s,mfu,extrapolated_tables");
   for (std::size_t r = 0; r < result.rows.size(); ++r) {
     const std::vector<std::string> cells = csv_cells(lines[r + 1]);
     REQUIRE(cells.size() == names.size());

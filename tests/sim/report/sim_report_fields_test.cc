@@ -64,7 +64,7 @@ Simulated simulated() {
   REQUIRE(result);
   sim::ReportInputs inputs{"uniform", "ideal", "1f1b", 3, 4, result->microbatch_size, false, true,
                            {{0, 2, "l0", "l1"}, {2, 4, "l2", "l3"}, {4, 6, "l4", "l5"}},
-                           sched::ScheduleKind::kOneFOneB, std::nullopt};
+                           sched::ScheduleKind::kOneFOneB, std::nullopt, {}};
   return {std::move(*result), std::move(inputs)};
 }
 
@@ -78,7 +78,7 @@ TEST_CASE("the simulate report holds the result's fields in the table's order", 
                     "schema", "model", "cluster", "schedule", "num_stages", "num_microbatches", "microbatch_size",
                     "batch_size", "recompute", "comm_lowered", "comm_mode", "makespan_ns", "step_ns", "bubble_fraction",
                     "gpipe_closed_form_bubble_fraction", "throughput_samples_per_s", "fits", "num_actions",
-                    "num_transfers", "num_stage_level_actions", "num_composites", "notes", "stages", "devices"});
+                    "num_transfers", "num_stage_level_actions", "num_composites", "notes", "warnings", "stages", "devices"});
   // Every field of the table, in its order among the report's keys.
   auto at = keys.begin();
   for (const std::string& name : names_of(sim::sim_result_fields())) {
