@@ -174,6 +174,7 @@ int run_with_prediction(const hw::RunConfig& config, const PredictOptions& optio
   const hw::PredictionReport& r = *report;
   fmt::print("workers: {}\n", hw::describe_worker_cpus(r.run.worker_cpus));
   for (const std::string& note : r.notes) fmt::print("note: {}\n", note);
+  for (const std::string& warning : r.warnings) fmt::print("warning: {}\n", warning);
   const viz::MeasuredSpreads spreads = spreads_of(r.run);
   viz::ComparisonOptions compare;
   compare.predicted_peak_bytes = r.predicted_peak_bytes;

@@ -54,6 +54,7 @@ nlohmann::json prediction_report_json(const PredictionReport& report) {
   j["cost_model"] = cost_model_json(report);
   j["median_step"] = report.median().step;
   j["steps"] = steps_json(report.run);
+  j["warnings"] = report.warnings;
   return j;
 }
 

@@ -105,10 +105,10 @@ sched::Result<LinearFit> fit_noted(const LayerProfile& layer, const char* what, 
 }
 
 // The measured value at every profiled size, in increasing size (profile_layers refuses a size
-// given twice); empty for a single size, where the one-point fit already reproduces it.
+// given twice). A single size too: its value is the one-point fit's, and the table records where
+// it was measured, so that a reader at another size knows it extrapolates (size_extrapolation.h).
 std::vector<sim::SizePoint> measured_table(const LayerProfile& layer, double (*value)(const LayerSample&)) {
   std::vector<sim::SizePoint> table;
-  if (layer.samples.size() < 2) return table;
   for (const LayerSample& s : layer.samples) {
     table.push_back(sim::SizePoint{s.microbatch_size, std::llround(std::max(0.0, value(s)))});
   }

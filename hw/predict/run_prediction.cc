@@ -12,6 +12,7 @@
 #include "hw/predict/machine_profile.h"
 #include "hw/predict/replay_and_measure.h"
 #include "hw/predict/stage_memory.h"
+#include "sim/report/sim_report.h"
 #include "hw/run/device_choice.h"
 #include "hw/run/device_support.h"
 #include "sim/plan/partition_text.h"
@@ -171,6 +172,9 @@ sched::Result<PredictionReport> run_with_prediction(const RunConfig& config, con
   if (auto status = obtain_costs(config, settings, report, observer); !status) return status.error();
   if (auto status = measure(config, settings, report, observer); !status) return status.error();
   add_device_notes(config, report);
+  report.warnings = sim::input_warnings(
+      report.spec, config.batch_size / config.num_microbatches,
+      config.given_schedule ? std::nullopt : std::optional(config.schedule), config.virtual_stages);
   const Profile* profile = report.profile ? &*report.profile : nullptr;
   auto prediction = predict_run(config, report.plan.schedule, report.plan.partition, report.spec, report.cluster,
                                 profile);

@@ -70,6 +70,9 @@ struct PredictionReport {
   std::optional<Prediction> calibrated;
   std::vector<sched::Bytes> calibrated_peak_bytes;
   std::vector<std::string> notes;                  // what a reader of the figures should know
+  // What makes the prediction doubtful: a model spec read beyond its profiled sizes, a schedule
+  // that is another in disguise (sim::input_warnings).
+  std::vector<std::string> warnings;
   int median_step = 0;                             // index into run.steps
 
   const MeasuredStep& median() const { return run.steps[static_cast<std::size_t>(median_step)]; }

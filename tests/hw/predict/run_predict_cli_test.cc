@@ -87,6 +87,19 @@ TEST_CASE("run --predict --model-spec: a spec of another model is refused before
   const test::CliRun same = test::run_pipeworks(predict + " --depth 4 --width 16");
   INFO(same.output);
   CHECK(same.exit_code == 0);
+  CHECK_THAT(same.output, !Catch::Contains("warning: "));
+  // Profiled at 8 samples a micro-batch, run at 16: the prediction says it extrapolates.
+  const std::string json = (dir / "report.json").string();
+  const test::CliRun beyond = test::run_pipeworks("run --predict --model mlp -K 2 -M 2 --batch 32 --steps 2 "
+                                                  "--intra-op-threads 1 --no-stage-replay --depth 4 --width 16 "
+                                                  "--model-spec " + spec + " --json " + json);
+  INFO(beyond.output);
+  CHECK(beyond.exit_code == 0);
+  const std::string line = "micro-batch size 16 is outside the profiled sizes 8..8 (2x the largest)";
+  CHECK_THAT(beyond.output, Catch::Contains("warning: " + line));
+  const nlohmann::json report = nlohmann::json::parse(test::read_text_file(json));
+  REQUIRE(report["warnings"].size() == 1);
+  CHECK_THAT(report["warnings"][0].get<std::string>(), Catch::StartsWith(line));
   fs::remove_all(dir);
 }
 
