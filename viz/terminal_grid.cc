@@ -58,7 +58,25 @@ struct GridSpans {
   int rows = 0;
   Nanoseconds origin = 0;
   Nanoseconds range = 0;
+  bool stages_shown = false;  // some device runs more than one stage: cells name the stage too
 };
+
+// "F3", or "2F3" when devices hold several stages (as `pipeworks schedule` draws them).
+std::string cell_label(const sched::Action& a, bool with_stage) {
+  return with_stage ? fmt::format("{}{}{}", a.stage, sched::kind_name(a.kind), a.microbatch)
+                    : fmt::format("{}{}", sched::kind_name(a.kind), a.microbatch);
+}
+
+// Whether some device's spans belong to more than one stage.
+bool devices_share_stages(const std::vector<const Span*>& spans, int rows) {
+  std::vector<int> stage_of(static_cast<std::size_t>(rows), -1);
+  for (const Span* s : spans) {
+    int& seen = stage_of[static_cast<std::size_t>(s->device)];
+    if (seen >= 0 && seen != s->action.stage) return true;
+    seen = s->action.stage;
+  }
+  return false;
+}
 
 GridSpans grid_spans(const sched::Timeline& timeline) {
   GridSpans g;
@@ -77,6 +95,7 @@ GridSpans grid_spans(const sched::Timeline& timeline) {
     last = std::max(last, s->end_ns);
   }
   g.range = last - g.origin;
+  g.stages_shown = devices_share_stages(g.spans, g.rows);
   return g;
 }
 
@@ -100,10 +119,7 @@ GridLayout grid_layout(const GridSpans& g, int max_width) {
     slot = std::gcd(slot, std::gcd(s->start_ns - g.origin, s->end_ns - g.origin));
     shortest = std::min(shortest, s->end_ns - s->start_ns);
   }
-  for (const Span* s : g.spans) {
-    l.label_w =
-        std::max(l.label_w, sched::kind_name(s->action.kind).size() + std::to_string(s->action.microbatch).size());
-  }
+  for (const Span* s : g.spans) l.label_w = std::max(l.label_w, cell_label(s->action, g.stages_shown).size());
   l.prefix = std::max<std::size_t>(2, fmt::format("d{}:", g.rows - 1).size());
   l.cell = l.label_w + 1;
   l.per_line = std::max<std::int64_t>(1, (static_cast<std::int64_t>(max_width) - static_cast<std::int64_t>(l.prefix)) /
@@ -163,8 +179,7 @@ std::string grid_blocks(const GridSpans& g, const GridLayout& l, const std::vect
           text = std::string(l.label_w, '-');
           continued = true;
         } else if (span >= 0) {
-          const sched::Action& act = g.spans[static_cast<std::size_t>(span)]->action;
-          text = fmt::format("{}{}", sched::kind_name(act.kind), act.microbatch);
+          text = cell_label(g.spans[static_cast<std::size_t>(span)]->action, g.stages_shown);
         }
         line += ' ' + rjust(text, l.label_w);
       }

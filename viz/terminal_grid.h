@@ -13,7 +13,8 @@ namespace pipeworks::viz {
 //   d1:  . F0 F1 F2 F3  .  .  .  . B0 B1 B2 B3  .
 //   1 slot = 1 ms; . = idle; makespan 14 ms, bubble 42.9%
 //
-// Only compute-lane actions are drawn. The slot is the greatest common divisor of all compute
+// Only compute-lane actions are drawn; where a device runs more than one stage (interleaved,
+// V-shaped) each cell names its stage too, "2F3", as `pipeworks schedule` does. The slot is the greatest common divisor of all compute
 // span boundaries (after rebasing to the first span), so unit-cost schedules print one cell per
 // action; an action longer than a slot continues as "--". If that needs more slots than fit in
 // 4 blocks of `max_width` columns (measured times rarely share a divisor), the slot becomes the

@@ -206,8 +206,12 @@ std::string summary_table(const SimResult& result, const ReportInputs& inputs) {
     text += fmt::format("throughput   {:.1f} samples/s ({} per iteration)\n", result.throughput_samples_per_s,
                         sched::counted(samples, "sample"));
   }
-  text += fmt::format("bubble       {} simulated, {}\n", format_percent(result.bubble_fraction),
-                      closed_form_text(inputs.kind.value_or(sched::ScheduleKind::kGPipe), k, m, static_cast<int>(result.devices.size())));
+  // A schedule file's kind is unknown, and its layout alone does not say which closed form holds
+  // (a V-shaped file looks interleaved): GPipe's, for reference, said as such.
+  const std::string closed_form =
+      inputs.kind ? closed_form_text(*inputs.kind, k, m, static_cast<int>(result.devices.size()))
+                  : closed_form_text(sched::ScheduleKind::kGPipe, k, m, k) + " (for reference: the file's kind is unknown)";
+  text += fmt::format("bubble       {} simulated, {}\n", format_percent(result.bubble_fraction), closed_form);
   std::size_t fitting = 0;
   for (const DeviceResult& d : result.devices) fitting += d.memory.fits ? 1 : 0;
   text += fmt::format("memory       {}\n", result.fits ? "fits on every device"

@@ -87,6 +87,20 @@ TEST_CASE("simulate warns when it reads a spec beyond its profiled sizes or inte
   CHECK_THAT(interleaved.output, !Catch::Matchers::Contains("warning"));
 }
 
+TEST_CASE("simulate --schedule-file states GPipe's closed form as a reference, not a guess from the layout",
+          "[simulate]") {
+  // A ZB-V file has two stages a device, as an interleaved schedule does; its closed form is not
+  // the interleaved one.
+  const std::string file = std::string(PIPEWORKS_BINARY_DIR) + "/simulate_cli_zbv.json";
+  REQUIRE(pipeworks::test::run_pipeworks("schedule --schedule zb-v -K 4 -M 4 -o " + file).exit_code == 0);
+  const auto r = run_simulate("--schedule-file " + file + " --model gpt2-medium");
+  std::remove(file.c_str());
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.output, !Catch::Matchers::Contains("(D-1)/(vM+D-1)"));
+  CHECK_THAT(r.output, Catch::Matchers::Contains("GPipe closed form (K-1)/(M+K-1) = 3/7 (for reference: the file's "
+                                                 "kind is unknown)"));
+}
+
 TEST_CASE("simulate writes a trace, an SVG and a grid", "[simulate]") {
   const std::string dir = PIPEWORKS_BINARY_DIR;
   const auto r = run_simulate("--model uniform --cluster cpu2 -k 2 -m 3 --recompute --grid --trace " + dir +

@@ -23,6 +23,30 @@ TEST_CASE("unit-cost GPipe K=4 M=4 prints one cell per action", "[viz][grid]") {
         "1 slot = 1 ms; . = idle; makespan 14 ms, bubble 42.9%\n");
 }
 
+TEST_CASE("a device with two stages names the stage in every cell", "[viz][grid]") {
+  // Stages 0 and 3 on d0, 1 and 2 on d1 (a V), one micro-batch, unit costs.
+  using sched::ActionKind;
+  sched::Timeline tl;
+  tl.num_devices = 2;
+  const auto add = [&tl](int device, int stage, ActionKind kind, int slot) {
+    tl.spans.push_back(sched::Span{device, sched::Lane::kCompute, sched::Action{stage, kind, 0}, slot * 1'000'000,
+                                   (slot + 1) * 1'000'000});
+  };
+  add(0, 0, ActionKind::kForward, 0);
+  add(1, 1, ActionKind::kForward, 1);
+  add(1, 2, ActionKind::kForward, 2);
+  add(0, 3, ActionKind::kForward, 3);
+  add(0, 3, ActionKind::kBackward, 4);
+  add(1, 2, ActionKind::kBackward, 5);
+  add(1, 1, ActionKind::kBackward, 6);
+  add(0, 0, ActionKind::kBackward, 7);
+  CHECK(terminal_grid(tl) ==
+        "t:    0   1   2   3   4   5   6   7\n"
+        "d0: 0F0   .   . 3F0 3B0   .   . 0B0\n"
+        "d1:   . 1F0 2F0   .   . 2B0 1B0   .\n"
+        "1 slot = 1 ms; . = idle; makespan 8 ms, bubble 50.0%\n");
+}
+
 TEST_CASE("a backward twice as long as a forward continues over two cells", "[viz][grid]") {
   // Transfers are on other lanes and do not appear; the start shift is rebased away.
   const auto tl = make_gpipe_timeline(2, 2, GpipeCosts{500'000, 1'000'000, 0, 1, 123'456'789});

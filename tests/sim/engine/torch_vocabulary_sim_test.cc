@@ -143,7 +143,8 @@ TEST_CASE("the report notes the no-ops and the composites, and only where they a
   CHECK_THAT(sim::report_json(plain, inputs), Catch::Contains("\"notes\": []"));
   // A schedule file has no kind: GPipe's closed form is its reference.
   CHECK_THAT(sim::summary_table(plain, inputs),
-             Catch::Contains("simulated, 25.0% GPipe closed form (K-1)/(M+K-1) = 1/4\n"));
+             Catch::Contains("simulated, 25.0% GPipe closed form (K-1)/(M+K-1) = 1/4 (for reference: the file's kind is "
+                             "unknown)\n"));
 }
 
 TEST_CASE("a stage-level action off its stage's device or out of range is an error", "[simulator][torch][errors]") {
