@@ -45,7 +45,7 @@ sched::Result<Nanoseconds> all_reduce_ns(Bytes bytes, int ranks_per_node, int no
   if (nodes == 1) return ring_all_reduce_ns(bytes, ranks_per_node, intra);
   if (ranks_per_node == 1) return ring_all_reduce_ns(bytes, nodes, inter);
   auto scatter = ring_reduce_scatter_ns(bytes, ranks_per_node, intra);
-  auto across = ring_all_reduce_ns(shard_bytes(bytes, ranks_per_node), nodes, inter);
+  auto across = all_reduce_inter_node_ns(bytes, ranks_per_node, nodes, inter);
   auto gather = ring_all_gather_ns(bytes, ranks_per_node, intra);
   if (!scatter) return scatter.error();
   if (!across) return across.error();
@@ -53,6 +53,14 @@ sched::Result<Nanoseconds> all_reduce_ns(Bytes bytes, int ranks_per_node, int no
   const Nanoseconds total = *scatter + *across + *gather;  // each within kMaxTime = int64 max / 4
   if (total > detail::kMaxTime) return sched::Error{fmt::format("all-reduce of {} bytes takes too long", bytes)};
   return total;
+}
+
+sched::Result<Nanoseconds> all_reduce_inter_node_ns(Bytes bytes, int ranks_per_node, int nodes, const Link& inter) {
+  if (ranks_per_node < 1 || nodes < 1) {
+    return sched::Error{fmt::format("collective: {} ranks per node on {} nodes", ranks_per_node, nodes)};
+  }
+  if (nodes == 1) return Nanoseconds{0};
+  return ring_all_reduce_ns(shard_bytes(bytes, ranks_per_node), nodes, inter);  // shard_bytes(b, 1) == b
 }
 
 Link shared_link(const Link& link, int sharers) {

@@ -40,6 +40,10 @@ sched::Result<Nanoseconds> ring_all_reduce_ns(Bytes bytes, int ranks, const Link
 sched::Result<Nanoseconds> all_reduce_ns(Bytes bytes, int ranks_per_node, int nodes, const Link& intra,
                                          const Link& inter);
 
+// The part of all_reduce_ns that runs on the inter-node links: all of it for a ring across nodes,
+// the middle ring of the hierarchical form, 0 on one node.
+sched::Result<Nanoseconds> all_reduce_inter_node_ns(Bytes bytes, int ranks_per_node, int nodes, const Link& inter);
+
 // One rank's share of a link `sharers` ranks drive at once: the bandwidth divided, the latency
 // as it is (the cluster spec's inter-node link is one egress a node, shared by its devices).
 Link shared_link(const Link& link, int sharers);

@@ -67,6 +67,8 @@ sched::Status check_stage(const StageCost& c, std::size_t s) {
       {c.optimizer_bytes, 0, "optimizer_bytes"},
       {c.reduce_grad_ns, 0, "reduce_grad_ns"},
       {c.reduce_grad_buckets, 1, "reduce_grad_buckets"},
+      {c.reduce_grad_link, -1, "reduce_grad_link"},
+      {c.reduce_grad_link_ns, 0, "reduce_grad_link_ns"},
       {c.unshard_ns, 0, "unshard_ns"},
       {c.unshard_bytes, 0, "unshard_bytes"},
       {c.optimizer_step_ns, 0, "optimizer_step_ns"},
@@ -153,6 +155,12 @@ sched::Status check_cost_model(const CostModel& model) {
     }
   }
   const auto num_links = static_cast<int>(model.links.size());
+  for (std::size_t s = 0; s < model.stages.size(); ++s) {
+    if (model.stages[s].reduce_grad_link >= num_links) {
+      return sched::Error{fmt::format("cost model: stages[{}].reduce_grad_link is {}, not a link index in [-1, {})", s,
+                                      model.stages[s].reduce_grad_link, num_links)};
+    }
+  }
   for (std::size_t src = 0; src < d; ++src) {
     for (std::size_t dst = 0; dst < d; ++dst) {
       const int id = model.link_of[src * d + dst];

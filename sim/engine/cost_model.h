@@ -48,6 +48,11 @@ struct StageCost {
   // Data parallelism (0 without it; docs/data_parallel.md). On the device's collective lane:
   Nanoseconds reduce_grad_ns = 0;  // REDUCE_GRAD: the gradients' all-reduce or reduce-scatter
   int reduce_grad_buckets = 1;     // split into this many buckets, each sent once its grads are
+  // The cost model's link REDUCE_GRAD's collective also drives (the device's NIC, when the
+  // pipeline sends off its node on it too), and for how long from its start: the two then take
+  // turns on it. -1: the collective shares no link with the pipeline.
+  int reduce_grad_link = -1;
+  Nanoseconds reduce_grad_link_ns = 0;
   Nanoseconds unshard_ns = 0;      // UNSHARD: all-gather of the sharded parameters (ZeRO-3)
   Bytes unshard_bytes = 0;         // held from UNSHARD to RESHARD: the gathered parameters
   // After the device's program and its last collective, once a step:

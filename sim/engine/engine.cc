@@ -283,7 +283,12 @@ class Engine {
     Nanoseconds& lane = collective_free_[di];
     OpTime t{run.free, run.free};
     if (c.kind == ActionKind::kReduceGrad) {
-      t = reduce_grad_interval(op, c, run.free, lane);
+      const bool takes_turns = c.link >= 0 && c.link_shared == 0;  // a link of this device's sends alone
+      t = reduce_grad_interval(op, c, run.free, takes_turns ? std::max(lane, link_free_[static_cast<std::size_t>(c.link)]) : lane);
+      if (takes_turns) {
+        Nanoseconds& link = link_free_[static_cast<std::size_t>(c.link)];
+        link = std::max(link, t.start_ns + c.resume_ns);
+      }
       if (!t_.overlap_grad_reduce) run.free = t.end_ns;
     } else if (c.kind == ActionKind::kUnshard) {
       t.start_ns = std::max(run.free, lane);

@@ -31,7 +31,10 @@
 //                  start = max(lane free, bs + (be - bs) / b)
 //                  end   = max(start + r, be + ceil(r / b))
 //                (b = 1: after the backward.) Without overlap it holds the stream:
-//                start = max(stream free, lane free), end = start + r = stream free
+//                start = max(stream free, lane free), end = start + r = stream free.
+//                A reduction that drives a link its device sends on alone (its NIC,
+//                StageCost::reduce_grad_link) also starts after that link is free, and holds it
+//                for its inter-node part from its start: sends and reduction take turns
 //
 //   REDUCE_GRAD, b = 4, r = 4, a last backward of 8:   d0   |B.......|F...
 //                                                    lane   [.r.r.r.r]      bs + 2 .. be + 1

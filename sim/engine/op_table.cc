@@ -200,7 +200,11 @@ class Compiler {
       oc.device = home;
       oc.stage = a.stage;
       if (a.kind == ActionKind::kUnshard) oc.duration_ns = c.unshard_ns, oc.memory_delta_bytes = c.unshard_bytes;
-      if (a.kind == ActionKind::kReduceGrad) oc.duration_ns = c.reduce_grad_ns;
+      if (a.kind == ActionKind::kReduceGrad) {
+        oc.duration_ns = c.reduce_grad_ns;
+        oc.link = c.reduce_grad_link;
+        oc.resume_ns = c.reduce_grad_link >= 0 ? c.reduce_grad_link_ns : 0;
+      }
       id = add_class(oc);
     }
     Op& op = table_.ops.emplace_back();

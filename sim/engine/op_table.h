@@ -24,14 +24,16 @@ struct OpClass {
   // the collective (StageCost::unshard_ns, reduce_grad_ns); RESHARD: 0
   Nanoseconds duration_ns = 0;
   // compute: added when it starts after its device idled; SEND: its link's send overhead (the
-  // sender's stream held that long before the transfer is ready); else 0
+  // sender's stream held that long before the transfer is ready); REDUCE_GRAD: how long it holds
+  // `link` from its start (StageCost::reduce_grad_link_ns); else 0
   Nanoseconds resume_ns = 0;
   // Activation change on the op's device when it ends; UNSHARD: the gathered parameters, held
   // from its start (RESHARD frees them: no delta of its own)
   Bytes memory_delta_bytes = 0;
   std::int32_t device = 0;       // the device whose program holds the ops
   std::int32_t stage = 0;        // compute and stage-level ops: their stage
-  std::int32_t link = -1;        // SEND/RECV: index of the cost model's link; compute: -1
+  std::int32_t link = -1;        // SEND/RECV: index of the cost model's link; REDUCE_GRAD: the one
+                                 // its collective shares with the pipeline (-1 none); compute: -1
   // SEND/RECV: 1 when SENDs of more than one device use the link (its transfers are ordered in
   // global time), 0 when one device's SENDs are its only traffic (FIFO in that device's program
   // order, resolved without the event queue).

@@ -41,6 +41,25 @@ sched::Result<Nanoseconds> reduce_grad_ns(const GroupLinks& g, Bytes grad_bytes,
   return all_reduce_ns(grad_bytes, g.span.ranks_per_node, g.span.nodes, g.intra, g.inter);
 }
 
+// How long the reduction drives the inter-node links: all of a ring that crosses nodes, the
+// middle ring of the hierarchical all-reduce, nothing inside one node.
+sched::Result<Nanoseconds> reduce_grad_inter_node_ns(const GroupLinks& g, Bytes grad_bytes, ZeroStage zero) {
+  if (g.span.nodes <= 1) return Nanoseconds{0};
+  if (zero != ZeroStage::kNone || !g.span.even) return reduce_grad_ns(g, grad_bytes, zero);
+  return all_reduce_inter_node_ns(grad_bytes, g.span.ranks_per_node, g.span.nodes, g.inter);
+}
+
+// The link pipeline rank p sends off its node on (its NIC), when its pipeline ever does: -1 when
+// every other rank of the replica is on its node.
+int egress_link(const CostModel& cost, const std::vector<int>& devices, int p, const ClusterSpec& cluster) {
+  const auto d = static_cast<std::size_t>(cost.num_devices);
+  for (std::size_t q = 0; q < d && q < devices.size(); ++q) {
+    if (cluster.node_of(devices[q]) == cluster.node_of(devices[static_cast<std::size_t>(p)])) continue;
+    return cost.link_of[static_cast<std::size_t>(p) * d + q];
+  }
+  return -1;
+}
+
 int bucket_count(Bytes grad_bytes, Bytes bucket_bytes) {
   const Bytes buckets = grad_bytes / bucket_bytes + (grad_bytes % bucket_bytes != 0 ? 1 : 0);
   return static_cast<int>(std::clamp<Bytes>(buckets, 1, 1 << 30));
@@ -106,9 +125,14 @@ sched::Status add_data_parallel_costs(CostModel& cost, const std::vector<int>& p
     if (!step) return sched::Error{fmt::format("stage {}: the optimizer step: {}", s, step.error().message)};
     c.optimizer_step_ns = *step;
     if (layout.dp <= 1) continue;
-    if (auto st = add_collectives(c, group_links(layout, p, cluster), layout.zero, options); !st) {
+    const GroupLinks group = group_links(layout, p, cluster);
+    if (auto st = add_collectives(c, group, layout.zero, options); !st) {
       return sched::Error{fmt::format("stage {}: its data-parallel collectives: {}", s, st.error().message)};
     }
+    auto on_nic = reduce_grad_inter_node_ns(group, c.grad_bytes, layout.zero);
+    if (!on_nic) return sched::Error{fmt::format("stage {}: its reduction across nodes: {}", s, on_nic.error().message)};
+    if (*on_nic > 0) c.reduce_grad_link = egress_link(cost, devices, p, cluster);
+    if (c.reduce_grad_link >= 0) c.reduce_grad_link_ns = *on_nic;
     const ShardedState state = sharded_state(c.param_bytes, model.param_dtype, optimizer, layout.zero, layout.dp);
     c.param_bytes = state.param_bytes;
     c.grad_bytes = state.grad_bytes;

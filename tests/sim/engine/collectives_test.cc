@@ -32,6 +32,11 @@ TEST_CASE("collectives: the hierarchical all-reduce is reduce-scatter, all-reduc
   // One node: a ring inside it; one rank a node: a ring across the nodes.
   CHECK(*all_reduce_ns(1'600'000, 8, 1, nvlink, nic) == *ring_all_reduce_ns(1'600'000, 8, nvlink));
   CHECK(*all_reduce_ns(1'600'000, 1, 4, nvlink, nic) == *ring_all_reduce_ns(1'600'000, 4, nic));
+  // What of it runs on the NICs: the ring across, all of a ring of one rank a node, none inside.
+  CHECK(*all_reduce_inter_node_ns(1'600'000, 8, 4, nic) == 6 * 10'000);
+  CHECK(*all_reduce_inter_node_ns(1'600'000, 1, 4, nic) == *ring_all_reduce_ns(1'600'000, 4, nic));
+  CHECK(*all_reduce_inter_node_ns(1'600'000, 8, 1, nic) == 0);
+  CHECK_FALSE(all_reduce_inter_node_ns(1'600'000, 0, 4, nic).ok());
 }
 
 TEST_CASE("collectives: a node's egress shared by its ranks divides its bandwidth", "[collectives]") {

@@ -141,3 +141,34 @@ TEST_CASE("the step adds each device's optimizer step and parameter gather after
   CHECK(r.devices[1].optimizer_ns == 10);
   CHECK(r.throughput_samples_per_s == Approx(2 * 1e9 / 21));
 }
+
+TEST_CASE("a reduction on a link the pipeline sends on takes turns with the sends", "[simulator][dp]") {
+  // GPipe K=2 M=2, F=1 B=2, transfers of 3 on each direction's link, stage 1's reduction of 4
+  // driving the link d1 sends its gradients on (its NIC):
+  //   d1: F0 4..5, F1 7..8, B0 8..10, B1 10..12; SEND_B0 on the link 10..13, SEND_B1 13..16
+  //   reduction after SEND_B1 in the program: alone 12..16, taking turns 16..20 (after the send)
+  //   reduction before SEND_B1: 13..17 (after SEND_B0), and SEND_B1 waits for it: 17..20, so d0's
+  //   B1 starts at 20 instead of 16 and its own reduction ends at 26 instead of 22
+  const std::string d0 = "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,0REDUCE_GRAD\n";
+  const sched::Schedule after = from_csv(d0 + "1RECV_F0,1F0,1RECV_F1,1F1,1B0,1SEND_B0,1B1,1SEND_B1,1REDUCE_GRAD\n");
+  const sched::Schedule before = from_csv(d0 + "1RECV_F0,1F0,1RECV_F1,1F1,1B0,1SEND_B0,1B1,1REDUCE_GRAD,1SEND_B1\n");
+  sim::CostModel model = sim::uniform_cost_model(2, 1, 2, 3);
+  for (sim::StageCost& c : model.stages) c.reduce_grad_ns = 4;
+  const sim::SimResult alone = run(after, model);
+  CHECK((span_of(alone, 1, ActionKind::kReduceGrad).start_ns == 12 && span_of(alone, 1, ActionKind::kReduceGrad).end_ns == 16));
+  CHECK(alone.makespan_ns == 22);
+  model.stages[1].reduce_grad_link = model.link_of[1 * 2 + 0];
+  model.stages[1].reduce_grad_link_ns = 4;
+  const sim::SimResult turns = run(after, model);
+  CHECK((span_of(turns, 1, ActionKind::kReduceGrad).start_ns == 16 && span_of(turns, 1, ActionKind::kReduceGrad).end_ns == 20));
+  CHECK(turns.makespan_ns == 22);
+  const sim::SimResult first = run(before, model);
+  CHECK((span_of(first, 1, ActionKind::kReduceGrad).start_ns == 13 && span_of(first, 1, ActionKind::kReduceGrad).end_ns == 17));
+  CHECK(span_of(first, 0, ActionKind::kBackward).start_ns == 13);  // B0 as before: its data left at 10
+  CHECK((span_of(first, 0, ActionKind::kReduceGrad).start_ns == 22 && span_of(first, 0, ActionKind::kReduceGrad).end_ns == 26));
+  CHECK(first.makespan_ns == 26);
+  model.stages[1].reduce_grad_link = 7;
+  auto refused = sim::simulate(before, model);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error().message, Catch::Contains("stages[1].reduce_grad_link is 7"));
+}

@@ -92,6 +92,29 @@ TEST_CASE("pp-before-dp order spreads a group over nodes: the ring runs at a dev
   CHECK(c.stages[0].reduce_grad_ns == 10800);
 }
 
+TEST_CASE("a reduction across nodes shares a NIC with the pipeline only where the pipeline sends off the node",
+          "[data-parallel]") {
+  // On the 2 x 2 cluster neither order puts both on a NIC: Megatron's keeps the group on a node,
+  // pp-before-dp the pipeline.
+  for (const RankOrder order : {RankOrder::kTpDpPp, RankOrder::kTpPpDp}) {
+    for (const StageCost& s : built(pp2_dp2(ZeroStage::kNone, order)).stages) CHECK(s.reduce_grad_link == -1);
+  }
+  // One device a node: every hand-off and every reduction crosses nodes on the device's NIC.
+  ClusterSpec singles = two_by_two();
+  singles.devices_per_node = 1;
+  const Partition partition = *explicit_partition({0, 1, 3}, 3);
+  auto c = build_cost_model(three_layers(), singles, partition, {0, 1}, 1, OptimizerKind::kSgd,
+                            pp2_dp2(ZeroStage::kNone));
+  REQUIRE(c.ok());
+  // Group [0, 1] of pipeline rank 0, a ring of two nodes at the whole 10 GB/s egress:
+  // 2 (5000 + 2000 B / 10 GB/s) = 10400, all of it on the NIC rank 0 sends activations on.
+  CHECK(c->stages[0].reduce_grad_ns == 10400);
+  CHECK(c->stages[0].reduce_grad_link == c->link_of[0 * 2 + 1]);
+  CHECK(c->stages[0].reduce_grad_link_ns == 10400);
+  CHECK(c->stages[1].reduce_grad_link == c->link_of[1 * 2 + 0]);
+  CHECK(c->stages[1].reduce_grad_link_ns == c->stages[1].reduce_grad_ns);
+}
+
 TEST_CASE("ZeRO-1 and -2 reduce-scatter the gradients and all-gather the updated parameters", "[data-parallel]") {
   const CostModel one = built(pp2_dp2(ZeroStage::kOptimizer));
   CHECK(one.stages[0].reduce_grad_ns == 1020);  // (n - 1) (1000 + 20)
