@@ -125,7 +125,7 @@ std::optional<Failure> run(const SimulateOptions& o) {
   const bool recompute = schedule.has_recompute();
 
   const auto kind = sched::parse_schedule_kind(request.kind).value();  // balanced's default in-flight rule
-  const sim::PartitionContext context{kind, microbatches, *split, *optimizer, recompute, {}, {}, {}};
+  const sim::PartitionContext context{kind, microbatches, *split, *optimizer, recompute, {}, {}, {}, layout.zero, layout.dp};
   auto partition = simulate_partition(o.partition, model, cluster, schedule, context, sim::replica_devices(layout),
                                       usage_error);
   if (!partition) return usage_error ? usage(partition.error().message) : invalid(partition.error().message);

@@ -37,7 +37,8 @@ sched::Result<sim::Partition> run_partition(const sim::PartitionChoice& choice, 
 }
 
 sched::Result<sim::PartitionChoice> balanced_layer_counts(const RunConfig& config, const sim::ModelSpec& spec) {
-  auto microbatch = sim::microbatch_size(config.batch_size, config.num_microbatches);
+  // A replica's micro-batch: --batch is the whole mini-batch over the data-parallel replicas.
+  auto microbatch = sim::microbatch_size(config.batch_size, config.num_microbatches * config.data_parallel);
   if (!microbatch) return microbatch.error();
   if (auto status = check_model_config(config.model); !status) return status.error();
   auto schedule = build_schedule(config);

@@ -61,7 +61,7 @@ MachineResources this_machine_resources() {
 RunMemoryEstimate estimate_run_memory(const RunConfig& c, const sched::Schedule& schedule, double share) {
   RunMemoryEstimate e;
   const double in_flight = mean_in_flight(schedule);
-  const auto size = sim::microbatch_size(c.batch_size, c.num_microbatches);
+  const auto size = sim::microbatch_size(c.batch_size, c.num_microbatches * std::max(1, c.data_parallel));  // a replica's
   const double samples = size ? static_cast<double>(*size) : 0;
   e.parameters = kParameterCopies * 4 * estimated_parameters(c.model) * share;
   // Re-materializing stages keep only their inputs per micro-batch, and one micro-batch's

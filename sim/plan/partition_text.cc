@@ -131,6 +131,8 @@ sched::Result<Partition> choose_partition(const PartitionChoice& choice, const M
   options.recompute = context.recompute;
   options.stage_speed = context.stage_speed;
   options.capacity_bytes = context.capacity_bytes;
+  options.zero = context.zero;
+  options.dp = context.dp;
   options.in_flight = context.in_flight.empty()
                           ? sched::in_flight_microbatches(context.schedule, num_stages, context.num_microbatches)
                           : context.in_flight;

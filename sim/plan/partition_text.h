@@ -59,6 +59,8 @@ struct PartitionContext {
   std::vector<double> stage_speed;    // per stage; empty: all 1
   std::vector<Bytes> capacity_bytes;  // per stage; empty or 0: no cap
   std::vector<int> in_flight;         // per stage, as a given schedule has it; empty: as `schedule` implies
+  ZeroStage zero = ZeroStage::kNone;  // the training state's sharding over dp replicas (BalanceOptions)
+  int dp = 1;
 };
 
 // Any choice for `num_stages` stages of `model`: balanced balances `model`'s costs under

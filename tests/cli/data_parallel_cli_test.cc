@@ -3,6 +3,7 @@
 // hold and flags that contradict each other, and plan using every device.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <fstream>
 #include <string>
 
@@ -99,4 +100,21 @@ TEST_CASE("plan uses every device: plain data parallelism beats a deep pipeline 
   CHECK_THAT(r.output, Catch::Contains("\n  pp 8 x dp 1 ") && Catch::Contains("slower by "));
   // Every row uses the 8 devices.
   CHECK_THAT(r.output, !Catch::Contains("uses 4 of the best's 8 devices"));
+}
+
+TEST_CASE("simulate --partition balanced counts each replica's sharded training state", "[cli][dp]") {
+  // GPT-3 XL on 12 GiB devices, pp 2 x dp 4, recompute: unsharded Adam state needs 16.3 GiB on a
+  // stage; ZeRO-1 over 4 replicas leaves about 10 GiB, which the balanced partition finds.
+  const std::string spec = std::string(PIPEWORKS_BINARY_DIR) + "/data_parallel_cli_small.json";
+  std::ofstream(spec) << R"({"name": "small", "devices": 8, "device": {"memory_bytes": "12GiB",
+    "flops_per_s": "100TFLOP/s"}, "devices_per_node": 8,
+    "intra_node": {"bandwidth_bytes_per_s": "100GB/s", "latency": "3us"}})";
+  const std::string args = "simulate --model gpt3-1.3b --cluster-spec " + spec +
+                           " --pp 2 --dp 4 -M 8 --batch 32 --recompute --partition balanced";
+  const auto sharded = run_pipeworks(args + " --zero 1");
+  INFO(sharded.output);
+  CHECK(sharded.exit_code == 0);
+  CHECK_THAT(sharded.output, Catch::Contains("memory       fits on every device"));
+  check_refused(args + " --zero 0", 1, "no partition into 2 stages fits in memory");
+  std::remove(spec.c_str());
 }

@@ -76,6 +76,9 @@ TEST_CASE("run fits: activations of a long sequence are refused, re-materializat
   REQUIRE(schedule.ok());
   const RunMemoryEstimate e = estimate_run_memory(c, *schedule);
   CHECK(e.activations > 24 * kGiB);  // (S, S) scores of 4 heads x 4 layers x 32 samples
+  c.data_parallel = 2;  // --batch is the whole mini-batch: a replica's micro-batches are half as large
+  CHECK(estimate_run_memory(c, *schedule).activations == Approx(e.activations / 2));
+  c.data_parallel = 1;
   c.recompute = true;
   CHECK(estimate_run_memory(c, *schedule).activations == Approx(e.activations / 8));
   c.device = DeviceKind::kCuda;  // activations live on the GPU there
