@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "hw/exec/cpu_affinity.h"
+#include "hw/run/step_modes.h"
 #include "sched/units_text.h"
 #include "sim/plan/partition.h"
 #include "sim/spec/optimizer.h"
@@ -52,6 +53,10 @@ bool print_summary(const hw::RunReport& report, const hw::RunConfig& config) {
     const double mean_ns = total_ns / static_cast<double>(report.steps.size() - 1);
     fmt::print("mean of steps 1..{}: {:.3f} ms/step, {:.1f} samples/s\n", report.steps.size() - 1, mean_ns / 1e6,
                batch_size * 1e9 / mean_ns);
+  }
+  if (const auto modes = hw::run_step_modes(report.steps)) {
+    fmt::print("note: {}, workers {}: the machine or the workers' placement changed during the run, not the schedule\n",
+               hw::describe(*modes), hw::describe_worker_cpus(report.worker_cpus));
   }
   if (!report.check) return true;
   const hw::GradientCheck& k = *report.check;

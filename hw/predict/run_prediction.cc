@@ -12,6 +12,7 @@
 #include "hw/predict/machine_profile.h"
 #include "hw/predict/replay_and_measure.h"
 #include "hw/predict/stage_memory.h"
+#include "hw/run/step_modes.h"
 #include "sim/report/sim_report.h"
 #include "hw/run/device_choice.h"
 #include "hw/run/device_support.h"
@@ -175,6 +176,12 @@ sched::Result<PredictionReport> run_with_prediction(const RunConfig& config, con
   report.warnings = sim::input_warnings(
       report.spec, config.batch_size / config.num_microbatches,
       config.given_schedule ? std::nullopt : std::optional(config.schedule), config.virtual_stages);
+  std::vector<sched::Nanoseconds> measured;  // the warm-up steps are apart already
+  for (const MeasuredStep& s : report.run.steps) measured.push_back(s.step_ns);
+  if (const auto modes = two_modes(std::move(measured))) {
+    report.warnings.push_back(describe(*modes) + ": the machine or the workers' placement changed during the run, "
+                                                 "and the median measured step depends on which mode it fell in");
+  }
   const Profile* profile = report.profile ? &*report.profile : nullptr;
   auto prediction = predict_run(config, report.plan.schedule, report.plan.partition, report.spec, report.cluster,
                                 profile);

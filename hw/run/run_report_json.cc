@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "hw/run/run_report_fields.h"
+#include "hw/run/step_modes.h"
 #include "sim/spec/field_json.h"
 
 namespace pipeworks::hw {
@@ -31,6 +32,12 @@ nlohmann::json run_report_json(const RunConfig& config, const RunReport& report)
     j["steps"].push_back(std::move(step));
   }
   if (report.check) sim::add_json_fields(j["check"], gradient_check_fields(), *report.check);
+  const auto modes = run_step_modes(report.steps);
+  j["step_modes"] = modes ? nlohmann::json{{"fast_steps", modes->fast_steps},
+                                           {"fast_ns", {modes->fast_min_ns, modes->fast_max_ns}},
+                                           {"slow_steps", modes->slow_steps},
+                                           {"slow_ns", {modes->slow_min_ns, modes->slow_max_ns}}}
+                          : nlohmann::json();
   return j;
 }
 
