@@ -40,6 +40,14 @@ std::map<std::string, std::pair<sched::Nanoseconds, sched::Nanoseconds>> compute
   return at;
 }
 
+// Every compute span's [start, end), in time order.
+std::vector<std::pair<sched::Nanoseconds, sched::Nanoseconds>> sorted_compute(const sim::SimResult& r) {
+  std::vector<std::pair<sched::Nanoseconds, sched::Nanoseconds>> compute;
+  for (const auto& [action, span] : compute_spans(r)) compute.push_back(span);
+  std::sort(compute.begin(), compute.end());
+  return compute;
+}
+
 // makespan == (M+K-1)(F+B) and, per device, idle/makespan == (K-1)/(M+K-1) as exact rationals.
 void check_ideal(const sim::SimResult& r, int k, int m, sim::Nanoseconds f, sim::Nanoseconds b) {
   CHECK(r.makespan_ns == (m + k - 1) * (f + b));
@@ -269,10 +277,7 @@ TEST_CASE("send overhead: a SEND holds its sender's stream for o, then the data 
   CHECK(r.makespan_ns == 102);
   CHECK(r.devices[0].busy_ns == 60);  // the overhead is no compute
   CHECK(r.devices[1].busy_ns == 60);
-  std::vector<std::pair<sched::Nanoseconds, sched::Nanoseconds>> compute;
-  for (const auto& [action, span] : compute_spans(r)) compute.push_back(span);
-  std::sort(compute.begin(), compute.end());
-  CHECK(compute == std::vector<std::pair<sched::Nanoseconds, sched::Nanoseconds>>{
+  CHECK(sorted_compute(r) == std::vector<std::pair<sched::Nanoseconds, sched::Nanoseconds>>{
                        {0, 10}, {13, 23}, {13, 23}, {26, 36}, {36, 56}, {59, 79}, {59, 79}, {82, 102}});
   costs.links[0].send_overhead_ns = -1;
   auto refused = sim::simulate(schedule, costs);
@@ -295,10 +300,7 @@ TEST_CASE("compute slots: workers beyond the cores wait for one, first come firs
   CHECK(r.makespan_ns == 120);  // every action one after another
   CHECK(r.devices[0].busy_ns == 60);
   CHECK(r.devices[1].busy_ns == 60);
-  std::vector<std::pair<sched::Nanoseconds, sched::Nanoseconds>> compute;
-  for (const auto& [action, span] : compute_spans(r)) compute.push_back(span);
-  std::sort(compute.begin(), compute.end());
-  CHECK(compute == std::vector<std::pair<sched::Nanoseconds, sched::Nanoseconds>>{
+  CHECK(sorted_compute(r) == std::vector<std::pair<sched::Nanoseconds, sched::Nanoseconds>>{
                        {0, 10}, {10, 20}, {20, 30}, {30, 40}, {40, 60}, {60, 80}, {80, 100}, {100, 120}});
   // Groups: each device alone in its group never waits.
   costs.contention_group = {0, 1};
@@ -356,10 +358,7 @@ TEST_CASE("resume costs: an action that starts after its device idled costs its 
   CHECK(r.makespan_ns == 70);
   CHECK(r.devices[0].busy_ns == 10 + 27);
   CHECK(r.devices[1].busy_ns == 13 + 20);
-  std::vector<std::pair<sched::Nanoseconds, sched::Nanoseconds>> compute;
-  for (const auto& [action, span] : compute_spans(r)) compute.push_back(span);
-  std::sort(compute.begin(), compute.end());
-  CHECK(compute == std::vector<std::pair<sched::Nanoseconds, sched::Nanoseconds>>{{0, 10}, {10, 23}, {23, 43}, {43, 70}});
+  CHECK(sorted_compute(r) == std::vector<std::pair<sched::Nanoseconds, sched::Nanoseconds>>{{0, 10}, {10, 23}, {23, 43}, {43, 70}});
 
   sim::CostModel none = sim::uniform_cost_model(2, 10, 20, 0, CommMode::kEager);
   CHECK(run(schedule, none).makespan_ns == 60);
