@@ -79,6 +79,8 @@ void bind_rows(py::module_& m) {
       .def_readonly("stage_compute_ns", &SweepRow::stage_compute_ns)
       .def_readonly("note", &SweepRow::note)
       .def_readonly("partition_note", &SweepRow::partition_note)
+      .def_readonly("extrapolated_tables", &SweepRow::extrapolated_tables,
+                    "tables of the model spec read beyond their profiled micro-batch sizes (0: none)")
       .def_static("fields", [] { return field_units(sim::sweep_row_fields()); },
                   "The fields of a row, each with its unit, in the order of SweepResult.columns() and of the CSV\n"
                   "(which leaves out simulated: its fits is empty then):\n"
@@ -93,7 +95,8 @@ void bind_rows(py::module_& m) {
            "one per field of SweepRow.fields(): batch, stages, virtual_stages, microbatches,\n"
            "microbatch_size, schedule, recompute, partition (layers per stage, '3,2,3'), simulated,\n"
            "makespan_ns, samples_per_s, bubble_fraction, peak_bytes, peak_device, capacity_bytes, fits,\n"
-           "overflow_bytes, stage_compute_ns, note, partition_note, dp, zero, devices, tail_ns, tokens_per_s, mfu.")
+           "overflow_bytes, stage_compute_ns, note, partition_note, dp, zero, devices, tail_ns, tokens_per_s, mfu,\n"
+           "extrapolated_tables.")
       .def("ranked", [](const sim::SweepResult& r) { return sim::rank_rows(r.rows); },
            "Row indices best first (fitting, then samples/s, then peak bytes).")
       .def("best_fitting", [](const sim::SweepResult& r) { return sim::best_fitting_row(r.rows); },

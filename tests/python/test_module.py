@@ -214,6 +214,16 @@ class SimulateTest(unittest.TestCase):
         cluster.threads_per_device = 2
         self.assertEqual(cluster.compute_slots, 1)
 
+    def test_sweep_rows_count_tables_read_beyond_the_profile(self):
+        # A layer measured at micro-batch sizes 1 and 2: read at 4 its two tables extrapolate.
+        spec = pw.parse_model_spec(
+            '{"name": "p", "layers": [{"name": "l", "forward": {"per_sample": "1ms", "measured": {"1": "1ms", '
+            '"2": "2ms"}}, "backward": "2ms", "output_bytes": {"per_sample": "1KiB", "measured": {"1": "1KiB", '
+            '"2": "2KiB"}}}, {"name": "m", "forward": "1ms", "backward": "2ms"}]}')
+        result = pw.sweep(spec, pw.cluster_preset("cpu2"), batch=[2, 8], stages=[1], microbatches=[2])
+        by_size = {r.microbatch_size: r.extrapolated_tables for r in result.rows}
+        self.assertEqual(by_size, {1: 0, 4: 2})
+
     def test_threads_simulate_concurrently_with_equal_results(self):
         s = pw.generate("1f1b", 8, 64)
         cm = pw.uniform_cost_model(8, MS, 2 * MS)
@@ -375,6 +385,7 @@ class SweepTest(unittest.TestCase):
         self.assertEqual({z for z, d in zip(cols["zero"], cols["dp"]) if d == 1}, {"0"})
         self.assertTrue((cols["mfu"] > 0).all() and (cols["mfu"] < 0.4).all())
         self.assertTrue((cols["tokens_per_s"] == cols["samples_per_s"] * 2048).all())
+        self.assertTrue((cols["extrapolated_tables"] == 0).all())  # a preset's costs are formulas
         replicated = [r for r in result.rows if r.dp == 4]
         self.assertTrue(all(r.tail_ns > 0 for r in replicated))
         plan = pw.plan(model, cluster, batch=256, devices=8, zero=["1"])
