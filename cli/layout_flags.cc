@@ -6,6 +6,7 @@
 #include "cli/arg_checks.h"
 #include "sched/limits.h"
 #include "sim/spec/int_ranges.h"
+#include "sim/spec/model_spec.h"
 #include "sim/spec/units.h"
 #include "sim/spec/zero_sharding.h"
 
@@ -16,6 +17,13 @@ constexpr const char* kDpHelp = "Data-parallel replicas of the pipeline (each on
 constexpr const char* kZeroHelp =
     "Sharding over the replicas: 0 none (DDP), 1 optimizer state (Megatron's distributed optimizer), 2 + gradients, "
     "3 + parameters (FSDP)";
+
+constexpr const char* kTpHelp =
+    "Tensor-parallel ranks of each pipeline rank, inside a node (Megatron-style: each block's GEMMs split, two "
+    "all-reduces forward and two backward); needs a model whose layers say how they split (the gpt presets)";
+constexpr const char* kSequenceParallelHelp =
+    "Sequence parallelism beside tensor parallelism: the activations outside the GEMMs are split too, the all-reduces "
+    "become reduce-scatter + all-gather (Korthikanti et al. 2022)";
 
 void add_rank_order_flag(CLI::App& command, ReplicaArgs& args) {
   command.add_option("--rank-order", args.rank_order,
@@ -51,6 +59,8 @@ void add_dp_zero_flags(CLI::App& command, LayoutArgs& args) {
 }  // namespace
 
 void add_layout_flags(CLI::App& command, LayoutArgs& args) {
+  command.add_option("--tp", args.tp, kTpHelp)->check(integer_from(1, sim::kMaxTensorParallel))->capture_default_str();
+  command.add_flag("--sequence-parallel", args.sequence_parallel, kSequenceParallelHelp);
   add_dp_zero_flags(command, args);
   add_replica_flags(command, args.replicas);
 }
@@ -62,6 +72,7 @@ void add_run_layout_flags(CLI::App& command, LayoutArgs& args) {
 
 sched::Result<sim::ParallelLayout> layout_from(const LayoutArgs& args, int pp, int virtual_stages) {
   sim::ParallelLayout layout;
+  layout.tp = args.tp;
   layout.pp = pp;
   layout.virtual_stages = virtual_stages;
   layout.dp = args.dp;
@@ -72,6 +83,7 @@ sched::Result<sim::ParallelLayout> layout_from(const LayoutArgs& args, int pp, i
   if (!order) return order.error();
   layout.order = *order;
   if (auto s = sim::check_zero_has_replicas(layout.zero, layout.dp); !s) return s.error();
+  if (args.sequence_parallel && args.tp == 1) return sched::Error{"--sequence-parallel needs --tp above 1"};
   return layout;
 }
 
@@ -90,6 +102,9 @@ void add_layout_search_flags(CLI::App& command, LayoutSearchArgs& args, bool wit
     command.add_option("--dp", args.dp, std::string(kDpHelp) + "; a list or range, e.g. 1,2,4 or pow2:1..64")
         ->capture_default_str();
   }
+  command.add_option("--tp", args.tp,
+                     std::string(kTpHelp) + "; a list, e.g. 1,2,4,8" + (with_dp ? " (default 1)" : " (default: every count dividing a node's devices and --devices)"));
+  command.add_flag("--sequence-parallel", args.sequence_parallel, kSequenceParallelHelp);
   command.add_option("--zero", args.zero, std::string(kZeroHelp) + "; a list, e.g. 0,1 (only rows with dp > 1 shard)")
       ->capture_default_str();
   add_replica_flags(command, args.replicas);
@@ -100,6 +115,12 @@ sched::Result<LayoutSearch> resolve_layout_search(const LayoutSearchArgs& args) 
   auto dp = sim::parse_int_list(args.dp);
   if (!dp) return sched::Error{fmt::format("--dp: {}", dp.error().message)};
   search.dp_counts = std::move(dp).value();
+  if (!args.tp.empty()) {
+    auto tp = sim::parse_int_list(args.tp);
+    if (!tp) return sched::Error{fmt::format("--tp: {}", tp.error().message)};
+    search.tp_counts = std::move(tp).value();
+  }
+  search.sequence_parallel = args.sequence_parallel;
   auto names = sim::parse_name_list(args.zero, {"0", "1", "2", "3"});
   if (!names) return sched::Error{fmt::format("--zero: {}", names.error().message)};
   for (const auto name : *names) search.zero_stages.push_back(sim::parse_zero_stage(name).value());

@@ -1,7 +1,7 @@
-// The flags that lay pipelines out beside data parallelism, declared once with one wording and
-// one check each: how replicas lie and reduce (--rank-order, --grad-bucket,
-// --no-overlap-grad-reduce), one layout for `simulate` (--dp N, --zero S) and the lists a search
-// compares for `sweep` and `plan` (--dp LIST, --zero LIST). Read into sim::ParallelLayout and
+// The flags that lay pipelines out beside data and tensor parallelism, declared once with one
+// wording and one check each: how replicas lie and reduce (--rank-order, --grad-bucket,
+// --no-overlap-grad-reduce), one layout for `simulate` (--tp N, --dp N, --zero S) and the lists a
+// search compares for `sweep` and `plan` (--tp LIST, --dp LIST, --zero LIST). Read into sim::ParallelLayout and
 // sim::DataParallelOptions (sim/plan/data_parallel.h).
 #pragma once
 
@@ -23,12 +23,14 @@ struct ReplicaArgs {
 };
 
 struct LayoutArgs {
+  int tp = 1;
+  bool sequence_parallel = false;
   int dp = 1;
   std::string zero = "0";
   ReplicaArgs replicas;
 };
 
-// --dp N, --zero S and the replica flags.
+// --tp N, --sequence-parallel, --dp N, --zero S and the replica flags.
 void add_layout_flags(CLI::App& command, LayoutArgs& args);
 
 // `run`'s: --dp N, --zero S (hw::check_run_config refuses what runs do not shard) and
@@ -40,15 +42,19 @@ sched::Result<sim::ParallelLayout> layout_from(const LayoutArgs& args, int pp, i
 sched::Result<sim::DataParallelOptions> data_parallel_options_from(const ReplicaArgs& args);
 
 struct LayoutSearchArgs {
-  std::string dp = "1";  // a list; `sweep` only (`plan` uses every dp with pp x dp = N)
+  std::string dp = "1";  // a list; `sweep` only (`plan` uses every dp with tp x pp x dp = N)
+  std::string tp;        // a list; empty: 1 for `sweep`, the planner's choice for `plan`
+  bool sequence_parallel = false;
   std::string zero;      // a list; the default is the command's
   ReplicaArgs replicas;
 };
 
-// --zero LIST, the replica flags and, `with_dp`, --dp LIST.
+// --tp LIST, --sequence-parallel, --zero LIST, the replica flags and, `with_dp`, --dp LIST.
 void add_layout_search_flags(CLI::App& command, LayoutSearchArgs& args, bool with_dp);
 
 struct LayoutSearch {
+  std::vector<int> tp_counts;  // empty: the command's default
+  bool sequence_parallel = false;
   std::vector<int> dp_counts;
   std::vector<sim::ZeroStage> zero_stages;
   sim::RankOrder rank_order = sim::RankOrder::kTpDpPp;

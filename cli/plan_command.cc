@@ -27,7 +27,7 @@ struct PlanArgs {
   std::string batch;
   std::string devices;
   ScheduleSearchArgs search;
-  LayoutSearchArgs layouts{.dp = "1", .zero = "0,1", .replicas = {}};
+  LayoutSearchArgs layouts{.dp = "1", .tp = "", .sequence_parallel = false, .zero = "0,1", .replicas = {}};
   std::string output;
 };
 
@@ -67,6 +67,8 @@ int run(const PlanArgs& args) {
   request.memory_cap_bytes = inputs->memory_cap_bytes;
   request.optimizer = inputs->optimizer;
   request.zero_stages = layouts->zero_stages;
+  request.tp_counts = layouts->tp_counts;
+  request.sequence_parallel = layouts->sequence_parallel;
   request.rank_order = layouts->rank_order;
   request.data_parallel = layouts->options;
   auto spec = sim::plan_sweep_spec(request);

@@ -31,6 +31,7 @@
 #include "sim/spec/batch_split.h"
 #include "sim/spec/cluster_presets.h"
 #include "sim/spec/cluster_spec.h"
+#include "sim/spec/tensor_parallel.h"
 
 namespace pipeworks::cli {
 namespace {
@@ -58,22 +59,21 @@ struct SimulateOptions {
 };
 
 // A failure and the exit code it maps to.
-struct Failure {
-  int exit_code;
-  std::string message;
-};
+struct Failure { int exit_code; std::string message; };
 
 std::optional<Failure> usage(std::string message) { return Failure{kExitUsage, std::move(message)}; }
 std::optional<Failure> invalid(std::string message) { return Failure{kExitInvalid, std::move(message)}; }
 
-// The specs, with --comm applied to the cluster.
+// The specs: one tensor-parallel rank's model (--tp), the cluster with --comm applied.
 std::optional<Failure> resolve_specs(const SimulateOptions& o, sim::ModelSpec& model, sim::ClusterSpec& cluster) {
   if (auto size = check_preset_size_args(o.specs); !size) return usage(size.error().message);
   auto m = resolve_model(o.specs, "simulate");
   if (!m) return invalid(m.error().message);
   auto c = resolve_cluster(o.specs, "simulate");
   if (!c) return invalid(c.error().message);
-  model = std::move(m).value();
+  auto rank = sim::tensor_parallel_view(*m, o.layout.tp, o.layout.sequence_parallel);
+  if (!rank) return invalid(fmt::format("--tp {}: {}", o.layout.tp, rank.error().message));
+  model = std::move(rank).value();
   cluster = std::move(c).value();
   if (!o.comm.empty()) {
     auto mode = sim::parse_comm_mode(o.comm);

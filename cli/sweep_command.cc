@@ -29,7 +29,7 @@ struct SweepArgs {
   std::string stages;
   std::string microbatches;
   ScheduleSearchArgs search;
-  LayoutSearchArgs layouts{.dp = "1", .zero = "0", .replicas = {}};
+  LayoutSearchArgs layouts{.dp = "1", .tp = "", .sequence_parallel = false, .zero = "0", .replicas = {}};
   std::string recompute = "off,on";
   std::size_t top = 10;
   std::string output;
@@ -59,6 +59,8 @@ sched::Status parse_lists(const SweepArgs& args, sim::SweepSpec& spec) {
   auto layouts = resolve_layout_search(args.layouts);
   if (!layouts) return layouts.error();
   spec.dp_counts = layouts->dp_counts;
+  if (!layouts->tp_counts.empty()) spec.tp_counts = layouts->tp_counts;
+  spec.sequence_parallel = layouts->sequence_parallel;
   spec.zero_stages = layouts->zero_stages;
   spec.rank_order = layouts->rank_order;
   spec.data_parallel = layouts->options;

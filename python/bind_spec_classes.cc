@@ -11,6 +11,7 @@
 #include "sim/engine/cost_model.h"
 #include "sim/spec/cluster_spec.h"
 #include "sim/spec/model_spec.h"
+#include "sim/spec/tensor_parallel.h"
 
 namespace py = pybind11;
 
@@ -73,6 +74,9 @@ void bind_model_classes(py::module_& m) {
       .def_readwrite("input_bytes", &sim::ModelSpec::input_bytes)
       .def_property("layers", list_getter(&sim::ModelSpec::layers), list_setter(&sim::ModelSpec::layers), "list of LayerSpec (a copy; assign back to change)")
       .def_property_readonly("num_layers", &sim::ModelSpec::num_layers)
+      .def_readonly("tensor_parallel", &sim::ModelSpec::tensor_parallel,
+                    "the tensor-parallel group whose one rank these costs are (tensor_parallel_view); 1: whole")
+      .def_readonly("sequence_parallel", &sim::ModelSpec::sequence_parallel)
       .def("total_param_bytes", &sim::ModelSpec::total_param_bytes)
       .def("check", [](const sim::ModelSpec& s) { unwrap_status(sim::check_model_spec(s)); },
            "Raises pipeworks.Error unless the spec is valid.")
@@ -84,6 +88,13 @@ void bind_model_classes(py::module_& m) {
         "A ModelSpec from JSON text; errors name the field by JSON pointer.");
   m.def("load_model_spec", [](const std::string& path) { return unwrap(sim::load_model_spec(path)); }, py::arg("path"),
         "A ModelSpec from a JSON file; errors name the file and the field.");
+  m.def("tensor_parallel_view",
+        [](const sim::ModelSpec& model, int tp, bool sequence_parallel) {
+          return unwrap(sim::tensor_parallel_view(model, tp, sequence_parallel));
+        },
+        py::arg("model"), py::arg("tp"), py::kw_only(), py::arg("sequence_parallel") = false,
+        "One rank's model of a tensor-parallel group of tp (docs/tensor_parallel.md): times, parameters,\n"
+        "outputs and the split part of the stash divided by tp; its collectives kept for the cost model.");
 }
 
 void bind_cluster_classes(py::module_& m) {

@@ -1,5 +1,6 @@
 // Python bindings for the inputs of a simulation: human units, model and cluster specs with their
 // presets and JSON forms, partitions (uniform, explicit, balanced) and the CostModel.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -126,13 +127,20 @@ void bind_cost_model_builders(py::module_& m) {
         [](const sim::ModelSpec& model, const sim::ClusterSpec& cluster, const sim::Partition& partition,
            std::optional<std::vector<int>> placement, int microbatch_size, const std::string& optimizer) {
           std::vector<int> where = placement ? *placement : unwrap(sim::default_placement(partition.num_stages(), cluster));
-          return unwrap(sim::build_cost_model(model, cluster, partition, where, microbatch_size,
-                                              unwrap(sim::parse_optimizer(optimizer))));
+          const auto kind = unwrap(sim::parse_optimizer(optimizer));
+          if (model.tensor_parallel == 1 || where.empty()) {
+            return unwrap(sim::build_cost_model(model, cluster, partition, where, microbatch_size, kind));
+          }
+          sim::ParallelLayout layout;
+          layout.tp = model.tensor_parallel;
+          layout.pp = *std::max_element(where.begin(), where.end()) + 1;
+          return unwrap(sim::build_cost_model(model, cluster, partition, where, microbatch_size, kind, layout));
         },
         py::arg("model"), py::arg("cluster"), py::arg("partition"), py::kw_only(), py::arg("placement") = py::none(),
         py::arg("microbatch_size") = 1, py::arg("optimizer") = "adam",
-        "The simulator's CostModel for a partition of `model` on `cluster` (placement: stage i on device i\n"
-        "by default) at a micro-batch size; optimizer 'sgd', 'momentum' or 'adam'.");
+        "The simulator's CostModel for a partition of `model` on `cluster` (placement: stage i on pipeline\n"
+        "rank i by default) at a micro-batch size; optimizer 'sgd', 'momentum' or 'adam'. A model from\n"
+        "tensor_parallel_view lays each pipeline rank over its tp devices and pays its collectives.");
   m.def("uniform_cost_model",
         [](int num_stages, Nanoseconds forward_ns, Nanoseconds backward_ns, Nanoseconds transfer_ns,
            const std::string& comm_mode) {

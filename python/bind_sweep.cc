@@ -62,6 +62,7 @@ void bind_rows(py::module_& m) {
       .def_property_readonly("schedule", [](const SweepRow& r) { return std::string(sched::schedule_kind_name(r.config.schedule)); })
       .def_property_readonly("recompute", [](const SweepRow& r) { return r.config.recompute; })
       .def_property_readonly("dp", [](const SweepRow& r) { return r.config.dp; })
+      .def_property_readonly("tp", [](const SweepRow& r) { return r.config.tp; })
       .def_property_readonly("zero", [](const SweepRow& r) { return std::string(sim::zero_stage_name(r.config.zero)); })
       .def_readonly("tail_ns", &SweepRow::tail_ns)
       .def_readonly("tokens_per_s", &SweepRow::tokens_per_s)
@@ -96,7 +97,7 @@ void bind_rows(py::module_& m) {
            "microbatch_size, schedule, recompute, partition (layers per stage, '3,2,3'), simulated,\n"
            "makespan_ns, samples_per_s, bubble_fraction, peak_bytes, peak_device, capacity_bytes, fits,\n"
            "overflow_bytes, stage_compute_ns, note, partition_note, dp, zero, devices, tail_ns, tokens_per_s, mfu,\n"
-           "extrapolated_tables.")
+           "extrapolated_tables, tp.")
       .def("ranked", [](const sim::SweepResult& r) { return sim::rank_rows(r.rows); },
            "Row indices best first (fitting, then samples/s, then peak bytes).")
       .def("best_fitting", [](const sim::SweepResult& r) { return sim::best_fitting_row(r.rows); },
@@ -129,8 +130,10 @@ void bind_planner(py::module_& m) {
         [](const sim::ModelSpec& model, const sim::ClusterSpec& cluster, int batch_size, int num_devices,
            std::optional<sim::Bytes> memory_cap_bytes, const std::string& optimizer, int threads,
            const std::vector<std::string>& schedules, std::vector<int> virtual_stages,
-           const std::vector<std::string>& zero) {
+           const std::vector<std::string>& zero, std::vector<int> tp, bool sequence_parallel) {
           sim::PlanRequest request;
+          request.tp_counts = std::move(tp);
+          request.sequence_parallel = sequence_parallel;
           request.model = model;
           request.cluster = cluster;
           request.batch_size = batch_size;
@@ -148,11 +151,13 @@ void bind_planner(py::module_& m) {
         py::arg("model"), py::arg("cluster"), py::kw_only(), py::arg("batch"), py::arg("devices"),
         py::arg("memory_cap_bytes") = py::none(), py::arg("optimizer") = "adam", py::arg("sweep_threads") = 0,
         py::arg("schedules") = std::vector<std::string>{}, py::arg("virtual_stages") = std::vector<int>{2},
-        py::arg("zero") = std::vector<std::string>{"0", "1"},
-        "Sweeps every layout pp x dp = devices, divisors of batch (micro-batches, dp x M dividing it), the\n"
+        py::arg("zero") = std::vector<std::string>{"0", "1"}, py::arg("tp") = std::vector<int>{},
+        py::arg("sequence_parallel") = false,
+        "Sweeps every layout tp x pp x dp = devices, divisors of batch (micro-batches, dp x M dividing it), the\n"
         "schedules (default: gpipe, 1f1b, zb-h1, zb-h2; any kind by name, virtual_stages= giving v), the\n"
         "ZeRO stages zero= for dp > 1 (default 0 and 1), recompute off/on, and returns the fastest fitting\n"
-        "configuration with runners-up.");
+        "configuration with runners-up. tp: the tensor-parallel counts (default: those dividing a node's\n"
+        "devices and `devices` when the model's layers split, else 1).");
 }
 
 }  // namespace
@@ -163,11 +168,14 @@ void bind_sweep(py::module_& m) {
         [](const sim::ModelSpec& model, const sim::ClusterSpec& cluster, std::vector<int> batch_sizes,
            std::vector<int> stage_counts, std::vector<int> microbatch_counts, const std::vector<std::string>& schedules,
            std::vector<bool> recompute, std::optional<sim::Bytes> memory_cap_bytes, const std::string& optimizer,
-           int threads, std::vector<int> virtual_stages, std::vector<int> dp, const std::vector<std::string>& zero) {
+           int threads, std::vector<int> virtual_stages, std::vector<int> dp, const std::vector<std::string>& zero,
+           std::vector<int> tp, bool sequence_parallel) {
           sim::SweepSpec spec = make_spec(model, cluster, std::move(batch_sizes), std::move(stage_counts),
                                           std::move(microbatch_counts), schedules, std::move(recompute),
                                           memory_cap_bytes, optimizer, std::move(virtual_stages));
           spec.dp_counts = std::move(dp);
+          spec.tp_counts = std::move(tp);
+          spec.sequence_parallel = sequence_parallel;
           spec.zero_stages.clear();
           for (const std::string& name : zero) spec.zero_stages.push_back(unwrap(sim::parse_zero_stage(name)));
           return without_gil([](const sim::SweepSpec& copy, int sweep_threads) {
@@ -179,12 +187,14 @@ void bind_sweep(py::module_& m) {
         py::arg("recompute") = std::vector<bool>{false, true}, py::arg("memory_cap_bytes") = py::none(),
         py::arg("optimizer") = "adam", py::arg("sweep_threads") = 0, py::arg("virtual_stages") = std::vector<int>{2},
         py::arg("dp") = std::vector<int>{1}, py::arg("zero") = std::vector<std::string>{"0"},
-        "Simulates every (batch, stages, dp, micro-batches, schedule, zero, recompute) combination with a balanced\n"
+        py::arg("tp") = std::vector<int>{1}, py::arg("sequence_parallel") = false,
+        "Simulates every (batch, tp, stages, dp, micro-batches, schedule, zero, recompute) combination with a balanced\n"
         "partition; stages are the devices a pipeline spans (K = v x stages for interleaved-1f1b,\n"
         "looped-bfs and interleaved-zb, v from virtual_stages; 2 x stages for zb-v and dualpipe-v),\n"
         "partition, on `sweep_threads` threads (0: every core); rows are identical for any thread count.\n"
         "dp: data-parallel replicas of each pipeline (stages x dp devices; docs/data_parallel.md), zero: the\n"
-        "ZeRO stages ('0'..'3') rows with dp > 1 compare.\n"
+        "ZeRO stages ('0'..'3') rows with dp > 1 compare; tp: tensor-parallel ranks of each pipeline rank (inside\n"
+        "a node; the model's layers must split, docs/tensor_parallel.md), with sequence_parallel or not.\n"
         "pandas.DataFrame(result.columns()) gives one row per configuration.");
   bind_planner(m);
 }

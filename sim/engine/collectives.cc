@@ -63,6 +63,16 @@ sched::Result<Nanoseconds> all_reduce_inter_node_ns(Bytes bytes, int ranks_per_n
   return ring_all_reduce_ns(shard_bytes(bytes, ranks_per_node), nodes, inter);  // shard_bytes(b, 1) == b
 }
 
+sched::Result<Nanoseconds> tensor_parallel_collective_ns(Bytes bytes, int ranks, const Link& link,
+                                                        bool sequence_parallel) {
+  if (!sequence_parallel) return ring_all_reduce_ns(bytes, ranks, link);
+  auto scatter = ring_reduce_scatter_ns(bytes, ranks, link);
+  if (!scatter) return scatter;
+  auto gather = ring_all_gather_ns(bytes, ranks, link);
+  if (!gather) return gather;
+  return *scatter + *gather;  // each within kMaxTime = int64 max / 4
+}
+
 Link shared_link(const Link& link, int sharers) {
   return Link{link.latency_ns, sharers > 1 ? link.bandwidth_bytes_per_s / sharers : link.bandwidth_bytes_per_s};
 }

@@ -44,6 +44,11 @@ sched::Result<Nanoseconds> all_reduce_ns(Bytes bytes, int ranks_per_node, int no
 // the middle ring of the hierarchical form, 0 on one node.
 sched::Result<Nanoseconds> all_reduce_inter_node_ns(Bytes bytes, int ranks_per_node, int nodes, const Link& inter);
 
+// One collective of a tensor-parallel layer's pass over `ranks` ranks inside a node: an all-reduce
+// of the buffer, or, with sequence parallelism, the reduce-scatter and all-gather that replace it
+// (Korthikanti et al. 2022, sec. 4.2.2: the same bytes on the wire, one more latency per ring step).
+sched::Result<Nanoseconds> tensor_parallel_collective_ns(Bytes bytes, int ranks, const Link& link, bool sequence_parallel);
+
 // One rank's share of a link `sharers` ranks drive at once: the bandwidth divided, the latency
 // as it is (the cluster spec's inter-node link is one egress a node, shared by its devices).
 Link shared_link(const Link& link, int sharers);

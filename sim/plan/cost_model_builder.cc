@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "sched/schedule.h"
+#include "sim/engine/collectives.h"
+#include "sim/engine/op_costs.h"
 
 namespace pipeworks::sim {
 namespace {
@@ -56,8 +58,52 @@ sched::Result<Nanoseconds> whole_backward(const ModelSpec& model, int begin, int
   return scaled_by_speed(sum_at(model, begin, end, m, [](const LayerSpec& l) { return l.backward(); }), speed);
 }
 
+// The tensor-parallel collectives of layers [begin, end) in one forward and in one input-gradient
+// backward, on the group's link inside the node (tensor_parallel_collective_ns); {0, 0} for tp 1.
+struct PassCollectives {
+  Nanoseconds forward_ns = 0;
+  Nanoseconds backward_ns = 0;
+};
+sched::Result<PassCollectives> tensor_parallel_collectives(const ModelSpec& model, int begin, int end, int m,
+                                                           const Link& link) {
+  PassCollectives total;
+  if (model.tensor_parallel == 1) return total;
+  for (int l = begin; l < end; ++l) {
+    const LayerSpec& layer = model.layers[static_cast<std::size_t>(l)];
+    if (!layer.tensor_parallel) continue;
+    auto bytes = layer.tensor_parallel->collective_bytes.at(m);
+    if (!bytes) return bytes.error();
+    auto one = tensor_parallel_collective_ns(*bytes, model.tensor_parallel, link, model.sequence_parallel);
+    if (!one) return sched::Error{fmt::format("layer '{}': {}", layer.name, one.error().message), std::nullopt};
+    Nanoseconds forward = 0;
+    Nanoseconds backward = 0;
+    const bool overflow = __builtin_mul_overflow(*one, layer.tensor_parallel->forward_collectives, &forward) ||
+                          __builtin_mul_overflow(*one, layer.tensor_parallel->backward_collectives, &backward);
+    total.forward_ns += overflow ? detail::kMaxTime : std::min(forward, detail::kMaxTime);  // sum stays in int64
+    total.backward_ns += overflow ? detail::kMaxTime : std::min(backward, detail::kMaxTime);
+    if (overflow || total.forward_ns > detail::kMaxTime || total.backward_ns > detail::kMaxTime) {
+      return error(fmt::format("tensor-parallel collectives of layers [{},{}) take too long", begin, end));
+    }
+  }
+  return total;
+}
+
+// Adds the stage's tensor-parallel collectives to the passes that run them: F, R and a no-grad F
+// the forward's, I and B the backward's.
+sched::Status add_collectives(StageCost& cost, const PassCollectives& c) {
+  cost.forward_ns += c.forward_ns;
+  cost.recompute_ns += c.forward_ns;
+  if (cost.forward_no_grad_ns > 0) cost.forward_no_grad_ns += c.forward_ns;
+  cost.backward_ns += c.backward_ns;
+  (cost.backward_input_ns > 0 ? cost.backward_input_ns : cost.backward_weight_ns) += c.backward_ns;
+  for (const Nanoseconds t : {cost.forward_ns, cost.backward_ns}) {
+    if (t > detail::kMaxTime) return error("stage time with tensor-parallel collectives overflows");
+  }
+  return sched::Ok{};
+}
+
 sched::Result<StageCost> stage_cost(const ModelSpec& model, int begin, int end, int m, double speed,
-                                    OptimizerKind optimizer) {
+                                    OptimizerKind optimizer, const Link& tensor_link) {
   StageCost cost;
   auto forward = scaled_by_speed(sum_at(model, begin, end, m, [](const LayerSpec& l) { return l.forward; }), speed);
   auto input_grad =
@@ -101,6 +147,9 @@ sched::Result<StageCost> stage_cost(const ModelSpec& model, int begin, int end, 
   }
   cost.grad_bytes = gradient_bytes(cost.param_bytes);
   cost.optimizer_bytes = optimizer_state_bytes(cost.param_bytes, model.param_dtype, optimizer);
+  auto collectives = tensor_parallel_collectives(model, begin, end, m, tensor_link);
+  if (!collectives) return collectives.error();
+  if (auto added = add_collectives(cost, *collectives); !added) return added.error();
   return cost;
 }
 
@@ -167,6 +216,11 @@ sched::Result<CostModel> build_cost_model(const ModelSpec& model, const ClusterS
     return error(fmt::format("placement has {} entries for {} stages", placement.size(), K));
   }
   if (auto st = check_layout(layout, cluster.num_devices(), cluster.devices_per_node); !st) return st.error();
+  if (model.tensor_parallel != layout.tp) {
+    return error(fmt::format("model '{}' is costed for tensor parallelism {}, the layout has tp {}", model.name,
+                             model.tensor_parallel, layout.tp));
+  }
+  const Link tensor_link{cluster.intra_node.latency_ns, cluster.intra_node.bandwidth_bytes_per_s};
   const std::vector<int> devices = replica_devices(layout);
   for (int s = 0; s < K; ++s) {
     const int d = placement[static_cast<std::size_t>(s)];
@@ -183,7 +237,7 @@ sched::Result<CostModel> build_cost_model(const ModelSpec& model, const ClusterS
     const DeviceSpec& device =
         cluster.devices[static_cast<std::size_t>(devices[static_cast<std::size_t>(placement[static_cast<std::size_t>(s)])])];
     auto stage = stage_cost(model, partition.begin(s), partition.end(s), microbatch_size, device.relative_speed,
-                            optimizer);
+                            optimizer, tensor_link);
     if (!stage) return sched::Error{fmt::format("stage {}: {}", s, stage.error().message), std::nullopt};
     cost.stages.push_back(*stage);
   }

@@ -10,6 +10,7 @@
 
 #include "sched/units_text.h"
 #include "sim/plan/sweep_table.h"
+#include "sim/spec/tensor_parallel.h"
 #include "sim/spec/units.h"
 
 namespace pipeworks::sim {
@@ -104,6 +105,22 @@ std::string zero_family(ZeroStage zero) {
   return fmt::format("ZeRO-{}", zero_stage_name(zero));
 }
 
+// Every tp dividing a node's devices and the budget, for a model whose layers split; else 1.
+std::vector<int> default_tp_counts(const PlanRequest& request) {
+  if (!splits_over_tensor_parallel(request.model) || request.model.tensor_parallel != 1) return {1};
+  std::vector<int> counts;
+  for (const int tp : divisors(request.cluster.devices_per_node)) {
+    if (request.num_devices % tp == 0) counts.push_back(tp);
+  }
+  return counts;
+}
+
+// "pp 8 x dp 4", or with tensor parallelism searched "tp 2 x pp 4 x dp 1".
+std::string layout_family(int tp, int pp, int dp, bool tp_searched) {
+  if (!tp_searched) return fmt::format("pp {} x dp {}", pp, dp);
+  return fmt::format("tp {} x pp {} x dp {}", tp, pp, dp);
+}
+
 }  // namespace
 
 std::vector<sched::ScheduleKind> plan_schedules() {
@@ -127,6 +144,8 @@ sched::Result<SweepSpec> plan_sweep_spec(const PlanRequest& request) {
     if (k <= request.model.num_layers()) spec.stage_counts.push_back(k);
   }
   spec.dp_counts = divisors(request.num_devices);
+  spec.tp_counts = request.tp_counts.empty() ? default_tp_counts(request) : request.tp_counts;
+  spec.sequence_parallel = request.sequence_parallel;
   spec.exact_devices = request.num_devices;
   spec.zero_stages = request.zero_stages;
   spec.rank_order = request.rank_order;
@@ -163,11 +182,15 @@ sched::Result<Plan> make_plan(const PlanRequest& request, const SweepOptions& op
   }
   // Families by layout: pp pipeline ranks (one stage each, or v each for the virtual kinds)
   // x dp replicas; then by sharding where replicas were searched.
-  for (const int pp : plan.spec.stage_counts) {
-    for (const int dp : plan.spec.dp_counts) {
-      if (static_cast<std::int64_t>(pp) * dp != request.num_devices) continue;
-      plan.runners_up.push_back(verdict(fmt::format("pp {} x dp {}", pp, dp), rows, ranked, plan.best,
-                                        [=](const SweepConfig& c) { return c.num_devices() == pp && c.dp == dp; }));
+  const bool tp_searched = plan.spec.tp_counts != std::vector<int>{1};
+  for (const int tp : plan.spec.tp_counts) {
+    for (const int pp : plan.spec.stage_counts) {
+      for (const int dp : plan.spec.dp_counts) {
+        if (static_cast<std::int64_t>(tp) * pp * dp != request.num_devices) continue;
+        plan.runners_up.push_back(
+            verdict(layout_family(tp, pp, dp, tp_searched), rows, ranked, plan.best,
+                    [=](const SweepConfig& c) { return c.tp == tp && c.num_devices() == pp && c.dp == dp; }));
+      }
     }
   }
   if (plan.spec.zero_stages.size() > 1 && request.num_devices > 1) {

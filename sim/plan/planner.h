@@ -32,7 +32,7 @@ struct PlanRequest {
   ModelSpec model;
   ClusterSpec cluster;
   int batch_size = 1;
-  int num_devices = 1;  // at most the cluster's; every layout uses pp x dp = num_devices of them
+  int num_devices = 1;  // at most the cluster's; every layout uses tp x pp x dp = num_devices of them
   std::optional<Bytes> memory_cap_bytes;
   OptimizerKind optimizer = OptimizerKind::kAdam;
   // The schedules compared; empty: plan_schedules().
@@ -44,6 +44,10 @@ struct PlanRequest {
   std::vector<ZeroStage> zero_stages = {ZeroStage::kNone, ZeroStage::kOptimizer};
   RankOrder rank_order = RankOrder::kTpDpPp;
   DataParallelOptions data_parallel;
+  // Tensor-parallel counts searched; empty: every count dividing both a node's devices and
+  // num_devices when the model's layers split (tensor_parallel.h), else 1.
+  std::vector<int> tp_counts;
+  bool sequence_parallel = false;
 };
 
 // What a plan compares unless told otherwise: the kinds with one stage per device, gpipe, 1f1b,
@@ -51,7 +55,8 @@ struct PlanRequest {
 std::vector<sched::ScheduleKind> plan_schedules();
 
 // A group of configurations the plan compares with the winner: one per schedule x recompute
-// pair ("1f1b, recompute on"), one per layout ("pp 8 x dp 4") and one per sharding ("ZeRO-1").
+// pair ("1f1b, recompute on"), one per layout ("pp 8 x dp 4", "tp 2 x pp 4 x dp 1") and one per
+// sharding ("ZeRO-1").
 struct RunnerUp {
   std::string family;
   std::optional<std::size_t> row;  // its best fitting row, else its least overflowing row
@@ -66,7 +71,7 @@ struct Plan {
   std::vector<RunnerUp> runners_up;  // schedule x recompute families, then layouts, then shardings
 };
 
-// The sweep the planner runs: every layout pp x dp = num_devices (pp at most the number of
+// The sweep the planner runs: every layout tp x pp x dp = num_devices (pp at most the number of
 // layers), micro-batches = divisors of batch_size (dp x M dividing it), the request's schedules
 // and shardings, recompute off and on.
 sched::Result<SweepSpec> plan_sweep_spec(const PlanRequest& request);

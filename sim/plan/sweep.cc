@@ -11,6 +11,7 @@
 #include "sim/plan/parallel_for.h"
 #include "sim/plan/pareto.h"
 #include "sim/plan/partition_memo.h"
+#include "sim/spec/tensor_parallel.h"
 
 namespace pipeworks::sim {
 namespace {
@@ -26,6 +27,27 @@ sched::Status check_positive(const std::vector<int>& values, std::string_view wh
 // Rough cost of simulating a configuration (its number of actions), to start the big ones first.
 double expected_cost(const SweepConfig& c) {
   return static_cast<double>(c.num_stages) * c.num_microbatches * (c.recompute ? 3.0 : 2.0);
+}
+
+// tp counts from 1 to a node's devices, dividing them; above 1 only for a model whose layers split.
+sched::Status check_tensor_parallel(const SweepSpec& spec) {
+  if (auto positive = check_positive(spec.tp_counts, "tensor-parallel counts"); !positive) return positive;
+  for (const int tp : spec.tp_counts) {
+    if (tp == 1) continue;
+    if (spec.cluster.devices_per_node % tp != 0) {
+      return sched::Error{fmt::format("sweep: tensor parallelism {} does not divide the {} devices of a node of "
+                                      "cluster '{}' (a tensor-parallel group stays inside a node)",
+                                      tp, spec.cluster.devices_per_node, spec.cluster.name)};
+    }
+    if (auto view = tensor_parallel_view(spec.model, tp, spec.sequence_parallel); !view) {
+      return sched::Error{"sweep: " + view.error().message};
+    }
+  }
+  if (spec.sequence_parallel && std::find_if(spec.tp_counts.begin(), spec.tp_counts.end(), [](int tp) { return tp > 1; }) ==
+                                    spec.tp_counts.end()) {
+    return sched::Error{"sweep: sequence parallelism needs a tensor-parallel count above 1"};
+  }
+  return sched::Ok{};
 }
 
 }  // namespace
@@ -69,10 +91,12 @@ sched::Status check_sweep_spec(const SweepSpec& spec) {
   if (spec.schedules.empty()) return sched::Error{"sweep: no schedules given"};
   if (spec.recompute_modes.empty()) return sched::Error{"sweep: no recompute modes given"};
   if (auto dp = check_positive(spec.dp_counts, "data-parallel counts"); !dp) return dp;
+  if (auto tp = check_tensor_parallel(spec); !tp) return tp;
   if (spec.zero_stages.empty()) return sched::Error{"sweep: no ZeRO stages given"};
   if (spec.data_parallel.bucket_bytes < 1) return sched::Error{"sweep: the gradient bucket must hold at least 1 byte"};
   const double combinations = static_cast<double>(spec.batch_sizes.size()) * static_cast<double>(spec.stage_counts.size()) *
                               static_cast<double>(spec.dp_counts.size()) * static_cast<double>(spec.zero_stages.size()) *
+                              static_cast<double>(spec.tp_counts.size()) *
                               static_cast<double>(spec.microbatch_counts.size()) *
                               static_cast<double>(schedule_variants(spec).size()) *
                               static_cast<double>(spec.recompute_modes.size());
@@ -133,17 +157,19 @@ std::vector<SweepConfig> sweep_configs(const SweepSpec& spec, SkipCounts& skippe
   std::vector<SweepConfig> configs;
   const std::size_t per_layout = schedule_variants(spec).size() * spec.recompute_modes.size();
   for (const int batch : spec.batch_sizes) {
-    for (const int pp : spec.stage_counts) {
-      for (const int dp : spec.dp_counts) {
-        const std::int64_t devices = static_cast<std::int64_t>(pp) * dp;
-        if (spec.exact_devices && devices != *spec.exact_devices) continue;
-        for (const int microbatches : spec.microbatch_counts) {
-          if (devices > spec.cluster.num_devices()) {
-            skipped.more_stages_than_devices += per_layout;
-            continue;
+    for (const int tp : spec.tp_counts) {
+      for (const int pp : spec.stage_counts) {
+        for (const int dp : spec.dp_counts) {
+          const std::int64_t devices = static_cast<std::int64_t>(tp) * pp * dp;
+          if (spec.exact_devices && devices != *spec.exact_devices) continue;
+          for (const int microbatches : spec.microbatch_counts) {
+            if (devices > spec.cluster.num_devices()) {
+              skipped.more_stages_than_devices += per_layout;
+              continue;
+            }
+            const SweepConfig base{batch, pp, microbatches, sched::ScheduleKind::kGPipe, false, 1, dp, ZeroStage::kNone, tp};
+            add_layout_configs(spec, base, skipped, configs);
           }
-          const SweepConfig base{batch, pp, microbatches, sched::ScheduleKind::kGPipe, false, 1, dp, ZeroStage::kNone};
-          add_layout_configs(spec, base, skipped, configs);
         }
       }
     }

@@ -44,10 +44,15 @@ struct SweepSpec {
   // Data-parallel replicas of each pipeline (a row uses pp x dp devices: stage_counts give pp),
   // the sharding searched with dp > 1 (dp 1 has none), and how replicas lie on the cluster.
   std::vector<int> dp_counts = {1};
+  // Tensor-parallel ranks of each pipeline rank (a row uses tp x pp x dp devices; tp above 1 needs
+  // a model whose layers split, tensor_parallel.h, and a tp dividing a node's devices), with
+  // sequence parallelism or not.
+  std::vector<int> tp_counts = {1};
+  bool sequence_parallel = false;
   std::vector<ZeroStage> zero_stages = {ZeroStage::kNone};
   RankOrder rank_order = RankOrder::kTpDpPp;
   DataParallelOptions data_parallel;
-  // When set, only layouts of exactly this many devices (pp x dp); the others are not counted.
+  // When set, only layouts of exactly this many devices (tp x pp x dp); the others are not counted.
   std::optional<int> exact_devices;
   // Per-device cap on top of each device's own memory (the smaller applies); nullopt: none.
   std::optional<Bytes> memory_cap_bytes;
@@ -63,12 +68,14 @@ struct SweepConfig {
   int virtual_stages = 1;  // v: K / v devices
   int dp = 1;              // replicas, each with batch_size / dp samples
   ZeroStage zero = ZeroStage::kNone;
+  int tp = 1;              // tensor-parallel ranks of each pipeline rank
   int microbatch_size() const { return batch_size / dp / num_microbatches; }
   int num_devices() const { return num_stages / virtual_stages; }  // of one pipeline: pp
-  int total_devices() const { return num_devices() * dp; }
-  // The row's layout: pp = num_devices() ranks of virtual_stages stages, dp replicas, its ZeRO stage.
+  int total_devices() const { return tp * num_devices() * dp; }
+  // The row's layout: tp x pp = num_devices() ranks of virtual_stages stages, dp replicas, its ZeRO stage.
   ParallelLayout layout(RankOrder order = RankOrder::kTpDpPp) const {
     ParallelLayout l;
+    l.tp = tp;
     l.pp = num_devices();
     l.virtual_stages = virtual_stages;
     l.dp = dp;
@@ -111,7 +118,7 @@ struct SweepRow {
 
 // Combinations that are impossible; each is counted under the first reason that applies.
 struct SkipCounts {
-  std::size_t more_stages_than_devices = 0;  // pp x dp more than the cluster's devices
+  std::size_t more_stages_than_devices = 0;  // tp x pp x dp more than the cluster's devices
   std::size_t more_stages_than_layers = 0;
   std::size_t microbatches_not_dividing_batch = 0;  // dp x M does not divide the batch
   std::size_t total() const {

@@ -11,6 +11,7 @@
 #include "sim/plan/cost_model_builder.h"
 #include "sim/plan/sweep.h"
 #include "sim/spec/size_extrapolation.h"
+#include "sim/spec/tensor_parallel.h"
 
 namespace pipeworks::sim {
 namespace {
@@ -64,8 +65,9 @@ Nanoseconds slowest_stage_compute_ns(const CostModel& model, bool recompute) {
 
 // The balanced partition under the memory caps when one fits; else the uncapped one, with the
 // partitioner's reason in `note`.
-sched::Result<Partition> row_partition(const SweepSpec& spec, const SweepConfig& config, const sched::Schedule& generated,
-                                       const ParallelLayout& layout, PartitionMemo* memo, std::string& note) {
+sched::Result<Partition> row_partition(const SweepSpec& spec, const ModelSpec& model, const SweepConfig& config,
+                                       const sched::Schedule& generated, const ParallelLayout& layout, PartitionMemo* memo,
+                                       std::string& note) {
   BalanceOptions balance;
   balance.microbatch_size = config.microbatch_size();
   balance.optimizer = spec.optimizer;
@@ -79,11 +81,11 @@ sched::Result<Partition> row_partition(const SweepSpec& spec, const SweepConfig&
     balance.stage_speed.push_back(d.relative_speed);
     balance.capacity_bytes.push_back(effective_capacity(d.memory_bytes, spec.memory_cap_bytes));
   }
-  auto partition = balanced_partition(spec.model, config.num_stages, balance, memo);
+  auto partition = balanced_partition(model, config.num_stages, balance, memo);
   if (partition) return partition;
   note = "under the memory caps: " + partition.error().message;
   balance.capacity_bytes.clear();
-  return balanced_partition(spec.model, config.num_stages, balance, memo);
+  return balanced_partition(model, config.num_stages, balance, memo);
 }
 
 }  // namespace
@@ -102,11 +104,13 @@ SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config, Parti
   auto generated = generated_schedule(config);
   if (!generated) return fail("schedule", generated.error());
   const ParallelLayout layout = config.layout(spec.rank_order);
-  auto partition = row_partition(spec, config, *generated, layout, memo, row.partition_note);
+  auto model = tensor_parallel_view(spec.model, config.tp, config.tp > 1 && spec.sequence_parallel);
+  if (!model) return fail("tensor parallelism", model.error());
+  auto partition = row_partition(spec, *model, config, *generated, layout, memo, row.partition_note);
   if (!partition) return fail("partition", partition.error());
   row.partition = *partition;
 
-  auto costs = build_cost_model(spec.model, spec.cluster, *partition, generated->placement, config.microbatch_size(),
+  auto costs = build_cost_model(*model, spec.cluster, *partition, generated->placement, config.microbatch_size(),
                                 spec.optimizer, layout, spec.data_parallel);
   if (!costs) return fail("cost model", costs.error());
   for (Bytes& device_bytes : costs->device_memory_bytes) device_bytes = effective_capacity(device_bytes, spec.memory_cap_bytes);

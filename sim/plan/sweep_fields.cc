@@ -58,6 +58,7 @@ constexpr Field<Row> kFields[] = {
     {.name = "tokens_per_s", .unit = U::kTokensPerSecond, .value = figure<&SweepRow::tokens_per_s>},
     {.name = "mfu", .unit = U::kFraction, .value = figure<&SweepRow::mfu>, .heading = "MFU"},
     {.name = "extrapolated_tables", .unit = U::kCount, .value = figure<&SweepRow::extrapolated_tables>},
+    {.name = "tp", .unit = U::kCount, .value = setting<&SweepConfig::tp>, .heading = "tp"},
 };
 
 }  // namespace

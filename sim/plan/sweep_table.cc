@@ -2,6 +2,8 @@
 // each generated from the row's field table (sweep_fields.h).
 #include "sim/plan/sweep_table.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "sim/plan/sweep_fields.h"
@@ -31,9 +33,11 @@ std::string sweep_json(const SweepResult& result) {
 }
 
 std::string rows_table(const std::vector<SweepRow>& rows, const std::vector<std::size_t>& indices, bool show_batch) {
+  const bool show_tp = std::any_of(rows.begin(), rows.end(), [](const SweepRow& r) { return r.config.tp > 1; });
   std::vector<Field<SweepRow>> columns;
   for (const Field<SweepRow>& field : sweep_row_fields()) {
-    if (!field.heading.empty() && (show_batch || field.name != "batch")) columns.push_back(field);
+    const bool hidden = (!show_batch && field.name == "batch") || (!show_tp && field.name == "tp");
+    if (!field.heading.empty() && !hidden) columns.push_back(field);
   }
   return fields_table<SweepRow>(columns, rows, indices);
 }

@@ -24,7 +24,8 @@ std::string sweep_csv(const std::vector<SweepRow>& rows);
 std::string sweep_json(const SweepResult& result);
 
 // The rows at `indices`, in that order, as an aligned table (header line first): the fields of
-// sweep_fields.h that have a heading. The batch column is shown only when `show_batch`.
+// sweep_fields.h that have a heading. The batch column is shown only when `show_batch`, the tp
+// column only when a row has tensor parallelism.
 std::string rows_table(const std::vector<SweepRow>& rows, const std::vector<std::size_t>& indices,
                        bool show_batch = false);
 

@@ -18,10 +18,10 @@ std::string skipped_line(const SkipCounts& s) {
   return s.total() == 0 ? std::string("none skipped") : fmt::format("{} skipped as impossible", s.total());
 }
 
-// "K=16 M=64 1f1b rc=off", with " dp=4 z1" when replicated.
+// "K=16 M=64 1f1b rc=off", with " dp=4 z1" when replicated, "tp=2 " before it with tensor parallelism.
 std::string config_label(const SweepConfig& c) {
-  std::string label =
-      fmt::format("K={} M={} {} rc={}", c.num_stages, c.num_microbatches, schedule_text(c), recompute_name(c.recompute));
+  std::string label = c.tp > 1 ? fmt::format("tp={} ", c.tp) : std::string();
+  label += fmt::format("K={} M={} {} rc={}", c.num_stages, c.num_microbatches, schedule_text(c), recompute_name(c.recompute));
   if (c.dp > 1) label += fmt::format(" dp={} z{}", c.dp, zero_stage_name(c.zero));
   return label;
 }

@@ -51,6 +51,16 @@ LayerSpec layer(std::string name, Nanoseconds forward_ns, Bytes output_bytes, By
   return spec;
 }
 
+TensorParallelSplit gpt_split(int forward, int backward, Bytes buffer, double replicated_stash, Bytes replicated_params) {
+  TensorParallelSplit split;
+  split.forward_collectives = forward;
+  split.backward_collectives = backward;
+  split.collective_bytes.per_sample_bytes = buffer;
+  split.replicated_stash_fraction = replicated_stash;
+  split.replicated_param_bytes = replicated_params;
+  return split;
+}
+
 struct Preset {
   std::string_view name;
   std::string_view description;
@@ -147,6 +157,7 @@ ModelSpec gpt_model(std::string name, const GptConfig& c, double flops_per_s) {
   LayerSpec embedding = layer("embedding", 0, hidden_state, 8 * c.sequence,
                               2 * (c.vocab + c.sequence) * c.hidden);
   embedding.set_backward(ScaledDuration{});
+  embedding.tensor_parallel = gpt_split(1, 0, hidden_state, 1.0, 2 * c.sequence * c.hidden);
   spec.layers.push_back(embedding);
 
   const double matmul = 24 * s * h * h;
@@ -158,6 +169,7 @@ ModelSpec gpt_model(std::string name, const GptConfig& c, double flops_per_s) {
     block.backward_input.per_sample_ns = flops_to_ns(matmul + 2 * attention, flops_per_s);
     block.backward_weight.per_sample_ns = flops_to_ns(matmul, flops_per_s);
     block.backward_split = true;
+    block.tensor_parallel = gpt_split(2, 2, hidden_state, 10 / (34 + 5 * a * s / h), 2 * 6 * c.hidden);
     spec.layers.push_back(block);
   }
 
@@ -168,6 +180,8 @@ ModelSpec gpt_model(std::string name, const GptConfig& c, double flops_per_s) {
   head.backward_input.per_sample_ns = flops_to_ns(head_flops, flops_per_s);
   head.backward_weight.per_sample_ns = flops_to_ns(head_flops, flops_per_s);
   head.backward_split = true;
+  head.tensor_parallel = gpt_split(0, 1, hidden_state, static_cast<double>(hidden_state) / static_cast<double>(head.stash_bytes.per_sample_bytes),
+                                   2 * 2 * c.hidden);
   spec.layers.push_back(head);
   // Forward, backward input and weight gradients of the blocks and the head, as above: Megatron's
   // 72 L s h^2 (1 + s / 6h + V / 12 h L) per sample (Narayanan et al. 2021, sec. 5.1, without

@@ -66,6 +66,16 @@ sched::Result<ModelSpec> model_preset(std::string_view name, const PresetOptions
 //   evenly, parameters V h + 2 h (its own copy of the tied embedding, as Megatron keeps on the
 //   last stage), stash 2 s h + 4 s V (input + fp32 logits for the loss), output 2 s V (logits).
 // Time = FLOPs / flops_per_s, rounded to the nanosecond.
+// Tensor parallelism (Megatron-LM; tensor_parallel.h divides the rest by t):
+//   embedding   vocabulary-parallel: one all-reduce of the 2 s h output forward; the position
+//               table (2 s h bytes) and the token ids (the whole stash) on every rank
+//   block       column- then row-parallel attention and MLP: two all-reduces of 2 s h forward
+//               and two in the input-gradient backward (Shoeybi et al. 2019, fig. 4); 10 s h of
+//               the stash on every rank without sequence parallelism (Korthikanti et al. 2022
+//               eq. 2: s h (10 + 24/t + 5 a s / h t)); layer norms and the output biases (6 h
+//               parameters) on every rank
+//   lm_head     vocabulary-parallel logits and loss: one all-reduce of the input gradient
+//               (2 s h) backward; the input (2 s h of the stash) and the final norm on every rank
 struct GptConfig {
   int layers = 12;
   std::int64_t hidden = 768;

@@ -93,6 +93,24 @@ sched::Status check_scaled(std::int64_t fixed, std::int64_t per_sample, const st
   return sched::Ok{};
 }
 
+sched::Status check_split(const TensorParallelSplit& t, Bytes param_bytes) {
+  for (const int count : {t.forward_collectives, t.backward_collectives}) {
+    if (count < 0 || count > kMaxTensorParallelCollectives) {
+      return error(fmt::format("tensor_parallel: collectives must be from 0 to {}, got {}", kMaxTensorParallelCollectives, count));
+    }
+  }
+  const ScaledBytes& b = t.collective_bytes;
+  if (auto s = check_scaled(b.fixed_bytes, b.per_sample_bytes, b.measured, "tensor_parallel collective_bytes"); !s) return s;
+  if (!(t.replicated_stash_fraction >= 0 && t.replicated_stash_fraction <= 1)) {
+    return error(fmt::format("tensor_parallel: replicated_stash_fraction must be from 0 to 1, got {}", t.replicated_stash_fraction));
+  }
+  if (t.replicated_param_bytes < 0 || t.replicated_param_bytes > param_bytes) {
+    return error(fmt::format("tensor_parallel: replicated_param_bytes must be from 0 to the layer's param_bytes ({}), got {}",
+                             param_bytes, t.replicated_param_bytes));
+  }
+  return sched::Ok{};
+}
+
 sched::Status check_layer(const LayerSpec& l) {
   const ScaledDuration no_grad = l.forward_no_grad.value_or(ScaledDuration{});
   const ScaledDuration whole = l.whole_backward.value_or(ScaledDuration{});
@@ -115,6 +133,7 @@ sched::Status check_layer(const LayerSpec& l) {
   }
   if (l.param_bytes < 0) return error("param_bytes is negative");
   if (l.whole_backward && !l.backward_split) return error("a whole backward beside I and W needs backward_split");
+  if (l.tensor_parallel) return check_split(*l.tensor_parallel, l.param_bytes);
   return sched::Ok{};
 }
 
@@ -150,6 +169,10 @@ sched::Status check_model_spec(const ModelSpec& spec) {
   if (!(std::isfinite(spec.flops_per_sample) && spec.flops_per_sample >= 0) || spec.tokens_per_sample < 0) {
     return fail("flops_per_sample and tokens_per_sample must be finite and non-negative");
   }
+  if (spec.tensor_parallel < 1 || spec.tensor_parallel > kMaxTensorParallel) {
+    return fail(fmt::format("tensor_parallel must be from 1 to {}, got {}", kMaxTensorParallel, spec.tensor_parallel));
+  }
+  if (spec.sequence_parallel && spec.tensor_parallel == 1) return fail("sequence_parallel needs tensor_parallel above 1");
   if (spec.layers.size() > static_cast<std::size_t>(kMaxModelLayers)) {
     return fail(fmt::format("has {} layers; at most {} are supported", spec.layers.size(), kMaxModelLayers));
   }

@@ -53,6 +53,22 @@ struct ScaledBytes {
 // overflow (check_model_spec rejects such specs).
 ScaledDuration operator+(const ScaledDuration& a, const ScaledDuration& b);
 
+// How a layer divides over a tensor-parallel group of t ranks, Megatron-style (Shoeybi et al.
+// 2019, "Megatron-LM", sec. 3; Korthikanti et al. 2022, sec. 4), stated on the whole layer;
+// tensor_parallel.h derives one rank's layer from it: its times, the rest of its stash and
+// parameters and its output (Megatron's scatter/gather of the boundary activation, Narayanan et
+// al. 2021 sec. 4.1) divide by t; its collectives run on the group's links.
+struct TensorParallelSplit {
+  int forward_collectives = 0;   // all-reduces in the forward (an all-gather + reduce-scatter pair each with SP)
+  int backward_collectives = 0;  // in the input-gradient backward
+  ScaledBytes collective_bytes;  // each collective's buffer
+  // The share of stash_bytes every rank keeps whole without sequence parallelism (layer-norm and
+  // dropout inputs: 10 of a block's 34 s h); with it, all of the stash divides by t.
+  double replicated_stash_fraction = 0;
+  Bytes replicated_param_bytes = 0;  // the part of param_bytes every rank keeps whole (norms, some biases)
+  friend bool operator==(const TensorParallelSplit&, const TensorParallelSplit&) = default;
+};
+
 struct LayerSpec {
   std::string name;
   ScaledDuration forward;
@@ -79,6 +95,9 @@ struct LayerSpec {
   // gradients flowing into its operations that use parameters. None: its output's gradient,
   // output_bytes.
   std::optional<ScaledBytes> split_held_bytes;
+  // How the layer divides over a tensor-parallel group; none: it does not (a model with such a
+  // layer runs with tp 1 only).
+  std::optional<TensorParallelSplit> tensor_parallel;
 
   // B: whole_backward when measured, else I + W.
   ScaledDuration backward() const { return whole_backward ? *whole_backward : backward_input + backward_weight; }
@@ -110,6 +129,10 @@ int dtype_bytes(ParamDtype dtype);              // 4, 2, 2
 // The most layers a model has, from a preset or a spec file alike: the balanced partition's
 // work grows with layers x stages, and a profile of a real network has a few thousand.
 inline constexpr int kMaxModelLayers = 100'000;
+// The largest tensor-parallel group (a node's devices; NVL72 has 72) and the most collectives a
+// layer's pass may state.
+inline constexpr int kMaxTensorParallel = 1024;
+inline constexpr int kMaxTensorParallelCollectives = 1000;
 
 struct ModelSpec {
   std::string name;
@@ -122,6 +145,10 @@ struct ModelSpec {
   // for model FLOPs utilization (MFU); 0: unknown.
   double flops_per_sample = 0;
   std::int64_t tokens_per_sample = 0;  // for tokens/s; 0: unknown (not a sequence model)
+  // The costs are one rank's of a tensor-parallel group of this size (tensor_parallel.h), with or
+  // without sequence parallelism; 1: the whole model on each device.
+  int tensor_parallel = 1;
+  bool sequence_parallel = false;
 
   int num_layers() const { return static_cast<int>(layers.size()); }
   // The measured temporaries of layers [begin, end); null when the spec has none for that range.

@@ -117,6 +117,33 @@ bool has_any(const Json& object, std::initializer_list<const char*> keys) {
   return false;
 }
 
+// "tensor_parallel": {"forward_collectives": 2, "backward_collectives": 2, "collective_bytes": ..,
+// "replicated_stash_fraction": 0.29, "replicated_param_bytes": ..}
+TensorParallelSplit read_split(SpecReader& reader, const Json& object, const std::string& pointer) {
+  TensorParallelSplit split;
+  if (!reader.expect_object(object, pointer)) return split;
+  reader.allow_keys(object, pointer, {"forward_collectives", "backward_collectives", "collective_bytes",
+                                      "replicated_stash_fraction", "replicated_param_bytes"});
+  for (const auto& [key, count] : {std::pair{"forward_collectives", &split.forward_collectives},
+                                   std::pair{"backward_collectives", &split.backward_collectives}}) {
+    const std::int64_t value = reader.integer(object, pointer, key, 0, std::int64_t{0});
+    if (reader.ok() && value > kMaxTensorParallelCollectives) {
+      reader.fail(pointer_child(pointer, key), &object[key], fmt::format("must be at most {}", kMaxTensorParallelCollectives));
+    }
+    if (reader.ok()) *count = static_cast<int>(value);
+  }
+  split.collective_bytes = scaled_bytes(reader, object, pointer, "collective_bytes");
+  if (const auto it = object.find("replicated_stash_fraction"); reader.ok() && it != object.end()) {
+    if (!it->is_number() || !(it->get<double>() >= 0 && it->get<double>() <= 1)) {
+      reader.fail(pointer_child(pointer, "replicated_stash_fraction"), &*it, "expected a number from 0 to 1");
+    } else {
+      split.replicated_stash_fraction = it->get<double>();
+    }
+  }
+  split.replicated_param_bytes = reader.bytes(object, pointer, "replicated_param_bytes", Bytes{0});
+  return split;
+}
+
 LayerSpec read_layer(SpecReader& reader, const Json& object, const std::string& pointer) {
   LayerSpec layer;
   if (!reader.expect_object(object, pointer)) return layer;
@@ -124,7 +151,7 @@ LayerSpec read_layer(SpecReader& reader, const Json& object, const std::string& 
                     {"name", "forward", "forward_ns", "backward", "backward_ns", "backward_input",
                      "backward_input_ns", "backward_weight", "backward_weight_ns", "output_bytes",
                      "stash_bytes", "param_bytes", "forward_no_grad", "forward_no_grad_ns",
-                     "backward_transient_bytes", "split_held_bytes"});
+                     "backward_transient_bytes", "split_held_bytes", "tensor_parallel"});
   layer.name = reader.string(object, pointer, "name", std::nullopt);
   if (reader.ok() && layer.name.empty()) {
     reader.fail(pointer_child(pointer, "name"), &object["name"], "must not be empty");
@@ -152,6 +179,14 @@ LayerSpec read_layer(SpecReader& reader, const Json& object, const std::string& 
   }
   layer.backward_transient_bytes = scaled_bytes(reader, object, pointer, "backward_transient_bytes");
   if (has_any(object, {"split_held_bytes"})) layer.split_held_bytes = scaled_bytes(reader, object, pointer, "split_held_bytes");
+  if (reader.ok() && object.contains("tensor_parallel")) {
+    const std::string split_pointer = pointer_child(pointer, "tensor_parallel");
+    layer.tensor_parallel = read_split(reader, object["tensor_parallel"], split_pointer);
+    if (reader.ok() && layer.tensor_parallel->replicated_param_bytes > layer.param_bytes) {
+      reader.fail(pointer_child(split_pointer, "replicated_param_bytes"), &object["tensor_parallel"]["replicated_param_bytes"],
+                  "more than the layer's param_bytes");
+    }
+  }
   return layer;
 }
 
@@ -234,6 +269,14 @@ OrderedJson bytes_json(const ScaledBytes& b) {
   return scaled_json(b.fixed_bytes, b.per_sample_bytes, b.measured, exact_bytes_string);
 }
 
+OrderedJson split_json(const TensorParallelSplit& t) {
+  return OrderedJson{{"forward_collectives", t.forward_collectives},
+                     {"backward_collectives", t.backward_collectives},
+                     {"collective_bytes", bytes_json(t.collective_bytes)},
+                     {"replicated_stash_fraction", t.replicated_stash_fraction},
+                     {"replicated_param_bytes", exact_bytes_string(t.replicated_param_bytes)}};
+}
+
 }  // namespace
 
 sched::Result<ModelSpec> parse_model_spec(std::string_view json_text, std::string_view source) {
@@ -244,13 +287,25 @@ sched::Result<ModelSpec> parse_model_spec(std::string_view json_text, std::strin
   ModelSpec spec;
   if (!reader.expect_object(root, "")) return reader.error();
   reader.allow_keys(root, "", {"name", "description", "param_dtype", "input_bytes", "layers", "stage_temporaries",
-                               "flops_per_sample", "tokens_per_sample"});
+                               "flops_per_sample", "tokens_per_sample", "tensor_parallel", "sequence_parallel"});
   spec.name = reader.string(root, "", "name", std::nullopt);
   spec.description = reader.string(root, "", "description", std::string());
   spec.param_dtype = read_dtype(reader, root);
   spec.input_bytes = scaled_bytes(reader, root, "", "input_bytes");
   if (root.contains("flops_per_sample")) spec.flops_per_sample = reader.positive_number(root, "", "flops_per_sample", std::nullopt);
   if (root.contains("tokens_per_sample")) spec.tokens_per_sample = reader.integer(root, "", "tokens_per_sample", 1, std::nullopt);
+  spec.tensor_parallel = static_cast<int>(std::min<std::int64_t>(
+      reader.integer(root, "", "tensor_parallel", 1, std::int64_t{1}), kMaxTensorParallel + 1));
+  if (reader.ok() && spec.tensor_parallel > kMaxTensorParallel) {
+    reader.fail("/tensor_parallel", &root["tensor_parallel"], fmt::format("must be at most {}", kMaxTensorParallel));
+  }
+  if (const auto it = root.find("sequence_parallel"); reader.ok() && it != root.end()) {
+    if (!it->is_boolean()) reader.fail("/sequence_parallel", &*it, "expected true or false");
+    else spec.sequence_parallel = it->get<bool>();
+    if (reader.ok() && spec.sequence_parallel && spec.tensor_parallel == 1) {
+      reader.fail("/sequence_parallel", &*it, "needs tensor_parallel above 1");
+    }
+  }
   if (reader.ok() && !root.contains("layers")) reader.fail("/layers", nullptr, "missing required field");
   if (!reader.ok()) return reader.error();
   const Json& layers = root["layers"];
@@ -286,6 +341,8 @@ std::string model_spec_to_json(const ModelSpec& spec) {
   if (spec.input_bytes != ScaledBytes{}) root["input_bytes"] = bytes_json(spec.input_bytes);
   if (spec.flops_per_sample > 0) root["flops_per_sample"] = spec.flops_per_sample;
   if (spec.tokens_per_sample > 0) root["tokens_per_sample"] = spec.tokens_per_sample;
+  if (spec.tensor_parallel != 1) root["tensor_parallel"] = spec.tensor_parallel;
+  if (spec.sequence_parallel) root["sequence_parallel"] = true;
   OrderedJson layers = OrderedJson::array();
   for (const LayerSpec& layer : spec.layers) {
     OrderedJson out;
@@ -306,6 +363,7 @@ std::string model_spec_to_json(const ModelSpec& spec) {
       out["backward_transient_bytes"] = bytes_json(layer.backward_transient_bytes);
     }
     if (layer.split_held_bytes) out["split_held_bytes"] = bytes_json(*layer.split_held_bytes);
+    if (layer.tensor_parallel) out["tensor_parallel"] = split_json(*layer.tensor_parallel);
     layers.push_back(std::move(out));
   }
   root["layers"] = std::move(layers);

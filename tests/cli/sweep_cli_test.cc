@@ -80,12 +80,13 @@ TEST_CASE("sweep rejects bad lists and unknown inputs with the right exit code",
 TEST_CASE("plan prints the best configuration and a verdict per family", "[cli][plan]") {
   const Run plan = run("plan --model gpt2-medium --cluster dgx-h100 --batch 64 --devices 8 --memory-cap 12GiB");
   CHECK(plan.exit_code == 0);
-  // Layouts pp x dp = 8: dp 8 takes M = 1..8, dp 4 1..16, ...; the M that leave dp x M not
-  // dividing 64 are skipped.
-  CHECK_THAT(plan.output, Catch::StartsWith("plan: gpt2-medium on dgx-h100, batch 64: 296 configurations simulated, "
-                                            "48 skipped as impossible\n"));
+  // Layouts tp x pp x dp = 8: with tp 1, dp 8 takes M = 1..8, dp 4 1..16, ... (296 rows); tp 2, 4
+  // and 8 add 232, 152 and 56; the M that leave dp x M not dividing 64 are skipped.
+  CHECK_THAT(plan.output, Catch::StartsWith("plan: gpt2-medium on dgx-h100, batch 64: 736 configurations simulated, "
+                                            "80 skipped as impossible\n"));
   CHECK_THAT(plan.output, Catch::Contains("\nbest: pp ") && Catch::Contains(" (8 devices, "));
-  CHECK_THAT(plan.output, Catch::Contains("\n  pp 8 x dp 1 ") && Catch::Contains("\n  pp 1 x dp 8 "));
+  CHECK_THAT(plan.output, Catch::Contains("\n  tp 1 x pp 8 x dp 1 ") && Catch::Contains("\n  tp 1 x pp 1 x dp 8 ") &&
+                              Catch::Contains("\n  tp 8 x pp 1 x dp 1 "));
   CHECK_THAT(plan.output, Catch::Contains("\nbest: "));
   CHECK_THAT(plan.output, Catch::Contains("(cap 12.00 GiB)"));
   CHECK_THAT(plan.output, Catch::Contains("runners-up (best of each family):\n  gpipe, recompute off"));
@@ -94,7 +95,7 @@ TEST_CASE("plan prints the best configuration and a verdict per family", "[cli][
   // --schedule narrows the comparison to the schedules named, as in sweep.
   const Run two = run("plan --model gpt2-medium --cluster dgx-h100 --batch 64 --devices 8 --schedule gpipe,1f1b");
   CHECK(two.exit_code == 0);
-  CHECK_THAT(two.output, Catch::StartsWith("plan: gpt2-medium on dgx-h100, batch 64: 148 configurations simulated, "));
+  CHECK_THAT(two.output, Catch::StartsWith("plan: gpt2-medium on dgx-h100, batch 64: 368 configurations simulated, "));
   CHECK_THAT(two.output, !Catch::Contains("zb-h1"));
   // The virtual-stage kinds are compared when named, each v its own family.
   const Run v = run("plan --model gpt2-medium --cluster dgx-h100 --batch 64 --devices 8 --schedule zb-v,interleaved-1f1b");

@@ -10,6 +10,7 @@
 #include "sim/engine/simulator.h"
 #include "sim/plan/cost_model_builder.h"
 #include "sim/plan/partition_text.h"
+#include "sim/spec/tensor_parallel.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace pipeworks::fuzz {
@@ -50,7 +51,11 @@ void simulate_one(const sim::ModelSpec& model, const sim::ClusterSpec& cluster, 
     return;
   }
   const std::vector<int> placement = sched::identity_placement(stages);
-  auto costs = sim::build_cost_model(model, cluster, *partition, placement, microbatch_size, sim::OptimizerKind::kAdam);
+  sim::ParallelLayout layout;
+  layout.tp = model.tensor_parallel;
+  layout.pp = stages;
+  auto costs =
+      sim::build_cost_model(model, cluster, *partition, placement, microbatch_size, sim::OptimizerKind::kAdam, layout);
   if (!costs) return;
   auto schedule = sched::gpipe(sched::ScheduleShape{stages, kMicrobatches, placement});
   require(schedule.ok(), "GPipe generates for a small shape");
@@ -92,7 +97,15 @@ sim::ModelSpec reference_model() {
 }
 
 void simulate_specs(const sim::ModelSpec& model, const sim::ClusterSpec& cluster) {
-  const int most = std::min({model.num_layers(), cluster.num_devices(), 4});
+  // A whole model whose layers split runs again as one rank of tp 2, with sequence parallelism.
+  if (model.tensor_parallel == 1 && sim::splits_over_tensor_parallel(model)) {
+    auto rank = sim::tensor_parallel_view(model, 2, true);
+    require(rank.ok() && sim::check_model_spec(*rank).ok(), "a model whose layers split has a valid rank of tp 2",
+            [&] { return rank ? sim::check_model_spec(*rank).error().message : rank.error().message; });
+    simulate_specs(*rank, cluster);
+  }
+  const int most = std::min({model.num_layers(), cluster.num_devices() / model.tensor_parallel, 4});
+  if (most < 1) return;
   for (const int stages : {1, most}) {
     for (const int microbatch_size : {1, 4096}) {
       for (const std::string_view text : {"uniform", "balanced"}) {

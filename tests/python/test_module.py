@@ -391,7 +391,30 @@ class SweepTest(unittest.TestCase):
         plan = pw.plan(model, cluster, batch=256, devices=8, zero=["1"])
         best = plan.sweep.rows[plan.best]
         self.assertEqual(best.num_stages // best.virtual_stages * best.dp, 8)
-        self.assertIn("pp 8 x dp 1", [r["family"] for r in plan.runners_up])
+        self.assertIn("tp 1 x pp 8 x dp 1", [r["family"] for r in plan.runners_up])
+
+    def test_tensor_parallel_views_rows_and_plans(self):
+        model, cluster = pw.model_preset("gpt3-1.3b"), pw.cluster_preset("dgx-h100")
+        rank = pw.tensor_parallel_view(model, 4, sequence_parallel=True)
+        self.assertEqual((rank.tensor_parallel, rank.sequence_parallel), (4, True))
+        self.assertLess(rank.total_param_bytes(), model.total_param_bytes() / 3)
+        costs = pw.build_cost_model(rank, cluster, pw.uniform_partition(rank.num_layers, 2), microbatch_size=2)
+        whole = pw.build_cost_model(model, cluster, pw.uniform_partition(model.num_layers, 2), microbatch_size=2)
+        # A quarter of the work each rank, plus two all-reduces a block on NVLink.
+        self.assertGreater(costs.stages[1].forward_ns, whole.stages[1].forward_ns / 4)
+        self.assertLess(costs.stages[1].forward_ns, whole.stages[1].forward_ns / 2)
+        with self.assertRaisesRegex(pw.Error, "does not say how it splits"):
+            pw.tensor_parallel_view(pw.model_preset("uniform"), 2)
+        result = pw.sweep(model, cluster, batch=[16], stages=[2], tp=[1, 2], microbatches=[4], schedules=["1f1b"],
+                          recompute=[False])
+        cols = result.columns()
+        self.assertEqual(list(cols["tp"]), [1, 2])
+        self.assertEqual(list(cols["devices"]), [2, 4])
+        self.assertEqual([r.tp for r in result.rows], [1, 2])
+        plan = pw.plan(model, cluster, batch=64, devices=8, tp=[2, 8], schedules=["1f1b"])
+        families = [r["family"] for r in plan.runners_up]
+        self.assertIn("tp 8 x pp 1 x dp 1", families)
+        self.assertNotIn("tp 1 x pp 8 x dp 1", families)
 
 
 class VizTest(unittest.TestCase):

@@ -58,4 +58,13 @@ TEST_CASE("collectives: impossible groups and times out of range are errors", "[
 }
 
 }  // namespace
+TEST_CASE("collectives: a tensor-parallel collective is one all-reduce, or reduce-scatter + all-gather with SP",
+          "[collectives]") {
+  // 1 MB over 4 ranks: 6 ring steps of 251 us either way; SP pays the same wire time.
+  CHECK(*tensor_parallel_collective_ns(1'000'000, 4, kOneBytePerNs, false) == 6 * 251'000);
+  CHECK(*tensor_parallel_collective_ns(1'000'000, 4, kOneBytePerNs, true) == 3 * 251'000 + 3 * 251'000);
+  CHECK(*tensor_parallel_collective_ns(1'000'000, 1, kOneBytePerNs, true) == 0);
+  CHECK_FALSE(tensor_parallel_collective_ns(-1, 4, kOneBytePerNs, false).ok());
+}
+
 }  // namespace pipeworks::sim

@@ -4,6 +4,7 @@
 #include "sim/plan/cost_model_builder.h"
 #include "sim/spec/cluster_presets.h"
 #include "sim/spec/model_presets.h"
+#include "sim/spec/tensor_parallel.h"
 
 namespace pipeworks::sim {
 namespace {
@@ -197,6 +198,42 @@ TEST_CASE("optimizer state assumptions") {
   CHECK(training_state_bytes(200, ParamDtype::kBf16, OptimizerKind::kAdam) == 1600);  // 16 bytes/param
   CHECK(*parse_optimizer("adam") == OptimizerKind::kAdam);
   CHECK_FALSE(parse_optimizer("lamb").ok());
+}
+
+TEST_CASE("tensor parallelism: each pass carries its layers' collectives on the node's link") {
+  // Two layers split over tp 2: l0 all-reduces once forward, l1 twice forward and backward; each
+  // buffer 1 MB per sample. On the 100 GB/s, 1 us intra link one all-reduce over 2 ranks is 2
+  // ring steps of 500 KB: 2 x (1 us + 5 us) = 12 us per sample of buffer, here 2 samples: 2 x
+  // (1 us + 10 us) = 22 us.
+  ModelSpec whole = three_layers();
+  whole.layers.pop_back();
+  for (int i = 0; i < 2; ++i) {
+    TensorParallelSplit split;
+    split.forward_collectives = i + 1;
+    split.backward_collectives = 2 * i;
+    split.collective_bytes = ScaledBytes{0, 1'000'000};
+    whole.layers[static_cast<std::size_t>(i)].tensor_parallel = split;
+  }
+  const ModelSpec rank = tensor_parallel_view(whole, 2, false).value();
+  const ClusterSpec cluster = two_nodes_of_two();
+  ParallelLayout layout;
+  layout.tp = 2;
+  layout.pp = 1;
+  const Partition one_stage{{0, 2}};
+  auto cost = build_cost_model(rank, cluster, one_stage, {0}, 2, OptimizerKind::kSgd, layout, {});
+  REQUIRE(cost.ok());
+  const StageCost& stage = cost->stages[0];
+  constexpr Nanoseconds kOne = 2 * (1000 + 10'000);
+  // Compute halves (fixed parts too), then 3 all-reduces forward and 2 backward.
+  CHECK(stage.forward_ns == (100 + 2000) / 2 + (100 + 4000) / 2 + 3 * kOne);
+  CHECK(stage.recompute_ns == stage.forward_ns);
+  CHECK(stage.backward_ns == (10 + 1000 + 3000) / 2 + (10 + 2000 + 6000) / 2 + 2 * kOne);
+  // The first stage computes no input gradient: the backward's collectives go to W with the rest.
+  CHECK(stage.backward_input_ns == 0);
+  CHECK(stage.backward_weight_ns == stage.backward_ns);
+  // The layout and the model must agree on tp.
+  CHECK_THAT(build_cost_model(whole, cluster, one_stage, {0}, 2, OptimizerKind::kSgd, layout, {}).error().message,
+             Catch::Contains("costed for tensor parallelism 1, the layout has tp 2"));
 }
 
 }  // namespace

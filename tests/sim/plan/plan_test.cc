@@ -41,9 +41,15 @@ TEST_CASE("the planner sweeps divisors of the devices and of the batch") {
   CHECK(sim::plan_sweep_spec(request)->schedules == request.schedules);
   request.schedules.clear();
   CHECK(spec->recompute_modes == std::vector<bool>{false, true});
+  // Tensor parallelism: the counts dividing both a node's 8 devices and the 6 asked for.
+  CHECK(spec->tp_counts == std::vector<int>{1, 2});
+  request.tp_counts = {2};
+  CHECK(sim::plan_sweep_spec(request)->tp_counts == std::vector<int>{2});
+  request.tp_counts.clear();
 
   request.model = sim::uniform_model(4, 1000, 2000, 0, 0, 0);
   CHECK(sim::plan_sweep_spec(request)->stage_counts == std::vector<int>{1, 2, 3});  // 6 > 4 layers
+  CHECK(sim::plan_sweep_spec(request)->tp_counts == std::vector<int>{1});  // its layers do not split
 
   request.num_devices = 9;
   const auto too_many = sim::plan_sweep_spec(request);
@@ -77,15 +83,19 @@ TEST_CASE("the planner's choice is the best fitting row of the same sweep") {
       CHECK(best.peak_bytes <= *cap);
       CHECK(best.capacity_bytes == *cap);
     }
-    // One family per schedule x recompute pair, one per layout pp x dp = 8, one per sharding;
-    // the winner is in one of each (of a sharding family only with dp > 1).
-    REQUIRE(plan->runners_up.size() == 8 + plan->spec.stage_counts.size() + 2);
+    // One family per schedule x recompute pair, one per layout tp x pp x dp = 8 (tp 1, 2, 4, 8:
+    // 4 + 3 + 2 + 1 layouts), one per sharding; the winner is in one of each (of a sharding family
+    // only with dp > 1).
+    CHECK(plan->spec.tp_counts == std::vector<int>{1, 2, 4, 8});
+    REQUIRE(plan->runners_up.size() == 8 + 10 + 2);
     CHECK(plan->runners_up[0].family == "gpipe, recompute off");
     CHECK(plan->runners_up[7].family == "zb-h2, recompute on");
-    CHECK(plan->runners_up[8].family == "pp 1 x dp 8");
-    CHECK(plan->runners_up[11].family == "pp 8 x dp 1");
-    CHECK(plan->runners_up[12].family == "no sharding (dp > 1)");
-    CHECK(plan->runners_up[13].family == "ZeRO-1");
+    CHECK(plan->runners_up[8].family == "tp 1 x pp 1 x dp 8");
+    CHECK(plan->runners_up[11].family == "tp 1 x pp 8 x dp 1");
+    CHECK(plan->runners_up[12].family == "tp 2 x pp 1 x dp 4");
+    CHECK(plan->runners_up[17].family == "tp 8 x pp 1 x dp 1");
+    CHECK(plan->runners_up[18].family == "no sharding (dp > 1)");
+    CHECK(plan->runners_up[19].family == "ZeRO-1");
     int holding_best = 0;
     for (const auto& up : plan->runners_up) {
       holding_best += up.contains_best ? 1 : 0;

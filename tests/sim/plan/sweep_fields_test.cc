@@ -95,7 +95,7 @@ TEST_CASE("the sweep CSV has the table's columns in its order, and the header it
   CHECK(lines[0] ==
         "batch,stages,virtual_stages,microbatches,microbatch_size,schedule,recompute,partition,makespan_ns,"
         "samples_per_s,bubble_fraction,peak_bytes,peak_device,capacity_bytes,fits,overflow_bytes,stage_compute_ns,"
-        "note,partition_note,dp,zero,devices,tail_ns,tokens_per_s,mfu,extrapolated_tables");
+        "note,partition_note,dp,zero,devices,tail_ns,tokens_per_s,mfu,extrapolated_tables,tp");
   for (std::size_t r = 0; r < result.rows.size(); ++r) {
     const std::vector<std::string> cells = csv_cells(lines[r + 1]);
     REQUIRE(cells.size() == names.size());
@@ -140,13 +140,17 @@ TEST_CASE("the sweep's people's table has a column per field with a heading, in 
     if (!field.heading.empty()) headings.emplace_back(field.heading);
   }
   CHECK(headings == std::vector<std::string>{"batch", "stages", "M", "mb", "schedule", "recompute", "partition",
-                                             "step", "samples/s", "bubble", "peak", "fits", "dp", "zero", "MFU"});
+                                             "step", "samples/s", "bubble", "peak", "fits", "dp", "zero", "MFU", "tp"});
   const auto header_words = [](const std::string& table) {
     std::istringstream in(split_lines(table).at(0));
     std::vector<std::string> words;
     for (std::string w; in >> w;) words.push_back(w);
     return words;
   };
+  sim::SweepResult with_tp = result;
+  with_tp.rows[1].config.tp = 2;
+  CHECK(header_words(sim::rows_table(with_tp.rows, {0, 1}, true)) == headings);
+  headings.pop_back();  // the tp column only when a row has tensor parallelism
   CHECK(header_words(sim::rows_table(result.rows, {0, 1}, true)) == headings);
   headings.erase(headings.begin());  // the batch column only when asked for
   CHECK(header_words(sim::rows_table(result.rows, {0, 1}, false)) == headings);

@@ -161,6 +161,51 @@ TEST_CASE("measured tables, forwards without the graph and backward temporaries 
   CHECK_FALSE(check_model_spec(negative).ok());
 }
 
+TEST_CASE("a layer's tensor-parallel split and a rank's model round-trip through JSON, bad ones name their field") {
+  constexpr const char* kSplit = R"({"name": "t", "tensor_parallel": 2, "sequence_parallel": true, "layers": [
+    {"name": "block", "forward": "1ms", "backward": "2ms", "param_bytes": "1MiB",
+     "tensor_parallel": {"forward_collectives": 2, "backward_collectives": 2,
+                         "collective_bytes": {"per_sample": "6MiB"}, "replicated_stash_fraction": 0.25,
+                         "replicated_param_bytes": "12KiB"}}]})";
+  auto spec = parse_model_spec(kSplit, "t.json");
+  REQUIRE(spec.ok());
+  CHECK(spec->tensor_parallel == 2);
+  CHECK(spec->sequence_parallel);
+  REQUIRE(spec->layers[0].tensor_parallel.has_value());
+  const TensorParallelSplit& split = *spec->layers[0].tensor_parallel;
+  CHECK(split.forward_collectives == 2);
+  CHECK(split.collective_bytes.at(2).value() == 12 * 1024 * 1024);
+  CHECK(split.replicated_stash_fraction == 0.25);
+  CHECK(split.replicated_param_bytes == 12 * 1024);
+  CHECK(check_model_spec(*spec).ok());
+  auto again = parse_model_spec(model_spec_to_json(*spec), "again.json");
+  REQUIRE(again.ok());
+  CHECK(*again == *spec);
+
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({"name": "t", "layers": [{"name": "a", "forward": "1us", "backward": "1us",
+           "tensor_parallel": {"forward_collectives": -1}}]})", "/layers/0/tensor_parallel/forward_collectives"},
+      {R"({"name": "t", "layers": [{"name": "a", "forward": "1us", "backward": "1us",
+           "tensor_parallel": {"replicated_stash_fraction": 1.5}}]})", "/layers/0/tensor_parallel/replicated_stash_fraction"},
+      {R"({"name": "t", "layers": [{"name": "a", "forward": "1us", "backward": "1us",
+           "tensor_parallel": {"all_reduces": 2}}]})", "/layers/0/tensor_parallel/all_reduces"},
+      {R"({"name": "t", "tensor_parallel": 0, "layers": [{"name": "a", "forward": "1us", "backward": "1us"}]})",
+       "/tensor_parallel"},
+      {R"({"name": "t", "sequence_parallel": 1, "layers": [{"name": "a", "forward": "1us", "backward": "1us"}]})",
+       "/sequence_parallel"}};
+  for (const auto& [text, pointer] : bad) {
+    auto refused = parse_model_spec(text, "bad.json");
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(refused.error().message, Catch::Contains(pointer));
+  }
+  ModelSpec params = *spec;
+  params.layers[0].tensor_parallel->replicated_param_bytes = 2 * 1024 * 1024;  // more than the layer has
+  CHECK_THAT(check_model_spec(params).error().message, Catch::Contains("replicated_param_bytes must be from 0"));
+  ModelSpec lone = *spec;
+  lone.tensor_parallel = 1;
+  CHECK_THAT(check_model_spec(lone).error().message, Catch::Contains("sequence_parallel needs tensor_parallel above 1"));
+}
+
 TEST_CASE("stage temporaries: one entry per measured range of layers, looked up by range, round-tripped") {
   constexpr const char* kRanges = R"({"name": "r", "layers": [
     {"name": "a", "forward": "1us", "backward": "2us"}, {"name": "b", "forward": "1us", "backward": "2us"}],
