@@ -60,8 +60,6 @@ def megatron_partition(layers, pp):
 
 def unusable(row):
     """Why the simulator cannot predict this row yet, or None."""
-    if int(row["tensor parallelism"]) != 1:
-        return "tensor parallelism (issue 38, point 1)"
     if "1F1B" not in row["schedule"]:
         return f"schedule {row['schedule']!r}"
     if int(row["# layers"]) % int(row["pipeline parallelism"]) != 0:
@@ -77,22 +75,91 @@ def simulate(exe, row, workdir):
     spec_path = os.path.join(workdir, "cluster.json")
     with open(spec_path, "w") as f:
         json.dump(cluster_spec(row, nodes), f)
-    pp, dp = int(row["pipeline parallelism"]), int(row["data parallelism"])
+    tp, pp, dp = int(row["tensor parallelism"]), int(row["pipeline parallelism"]), int(row["data parallelism"])
     batch, micro = int(row["global batch"]), int(row["micro batch"])
+    gpt = GptRun(layers=int(row["# layers"]), hidden=int(row["hidden size"]), heads=int(row["attention heads"]),
+                 sequence=int(row["sequence length"]), vocab=VOCAB)
+    layout = Layout(tp=tp, pp=pp, dp=dp, virtual_stages=1, batch=batch, microbatch=micro, schedule="1f1b",
+                    recompute="checkpointing" in row["recompute"])
+    return simulate_gpt(exe, gpt, layout, spec_path, workdir) * 1e3
+
+
+class GptRun:
+    """A GPT's shape as the gpt preset's options take it."""
+    def __init__(self, layers, hidden, heads, sequence, vocab):
+        self.layers, self.hidden, self.heads, self.sequence, self.vocab = layers, hidden, heads, sequence, vocab
+
+
+class Layout:
+    """tp x pp (x v) x dp, the batch and its micro-batches, the schedule and recompute of a run."""
+    def __init__(self, tp, pp, dp, virtual_stages, batch, microbatch, schedule, recompute):
+        self.tp, self.pp, self.dp, self.v = tp, pp, dp, virtual_stages
+        self.batch, self.microbatch, self.schedule, self.recompute = batch, microbatch, schedule, recompute
+
+
+def simulate_gpt(exe, gpt, layout, cluster_path, workdir):
+    """`pipeworks simulate` of the run; its step in seconds, or raises with pipeworks' message."""
     out = os.path.join(workdir, "report.json")
-    args = [exe, "simulate", "--model", "gpt", "--layers", row["# layers"], "--model-width", row["hidden size"],
-            "--heads", row["attention heads"], "--seq-len", row["sequence length"], "--vocab", str(VOCAB),
-            "--flops", str(A100_PEAK_FLOPS * SUSTAINED_FRACTION), "--cluster-spec", spec_path,
-            "--schedule", "1f1b", "--pp", str(pp), "--dp", str(dp), "--batch", str(batch),
-            "-M", str(batch // (micro * dp)), "--partition", megatron_partition(int(row["# layers"]), pp),
-            "--json", out]
-    if "checkpointing" in row["recompute"]:
+    stages = layout.pp * layout.v
+    args = [exe, "simulate", "--model", "gpt", "--layers", str(gpt.layers), "--model-width", str(gpt.hidden),
+            "--heads", str(gpt.heads), "--seq-len", str(gpt.sequence), "--vocab", str(gpt.vocab),
+            "--flops", str(A100_PEAK_FLOPS * SUSTAINED_FRACTION), "--cluster-spec", cluster_path,
+            "--schedule", layout.schedule, "--pp", str(layout.pp), "--dp", str(layout.dp), "--tp", str(layout.tp),
+            "--batch", str(layout.batch), "-M", str(layout.batch // (layout.microbatch * layout.dp)),
+            "--partition", megatron_partition(gpt.layers, stages), "--json", out]
+    if layout.v > 1:
+        args += ["-v", str(layout.v)]
+    if layout.recompute:
         args.append("--recompute")
     done = subprocess.run(args, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError((done.stderr or done.stdout).strip().splitlines()[-1])
     with open(out) as f:
-        return json.load(f)["step_ns"] / 1e6
+        return json.load(f)["step_ns"] / 1e9
+
+
+# Narayanan et al. 2021 Table 1 on Selene: DGX A100 nodes as the paper's section 5 and the
+# datasheets state them (gpu_datasheets.csv): NVLink 3 at 300 GB/s per direction a GPU, one
+# 200 Gbit/s HDR NIC a GPU. Latencies are the same estimates as above.
+SELENE_NVLINK_BYTES_PER_S = 300e9
+SELENE_NIC_BYTES_PER_S = 200e9 / 8
+
+
+def selene_cluster_spec(gpus):
+    nodes = (gpus + 7) // 8
+    return {"name": f"selene-{nodes}x8", "devices": nodes * 8,
+            "device": {"memory_bytes": "80GiB", "peak_flops_per_s": A100_PEAK_FLOPS,
+                       "memory_bandwidth": A100_HBM_BYTES_PER_S},
+            "devices_per_node": 8,
+            "intra_node": {"bandwidth_bytes_per_s": SELENE_NVLINK_BYTES_PER_S, "latency": LINK_LATENCY},
+            "inter_node": {"bandwidth_bytes_per_s": SELENE_NIC_BYTES_PER_S, "latency": INTER_NODE_LATENCY},
+            "inter_node_links": 8, "comm_mode": "overlap"}
+
+
+def narayanan_table(exe, path, show_rows):
+    """Each row's predicted iteration time against the one its TFLOP/s implies (the CSV's
+    derived_iteration_time_s, the paper's eq. 3)."""
+    errors = []
+    with tempfile.TemporaryDirectory() as workdir:
+        for row in csv.DictReader(open(path)):
+            gpus = int(row["gpus"])
+            cluster = os.path.join(workdir, "selene.json")
+            with open(cluster, "w") as f:
+                json.dump(selene_cluster_spec(gpus), f)
+            v = int(row["virtual_stages_per_rank"])
+            gpt = GptRun(layers=int(row["layers"]), hidden=int(row["hidden"]), heads=int(row["heads"]),
+                         sequence=int(row["seq_len"]), vocab=int(row["vocab"]))
+            layout = Layout(tp=int(row["tp"]), pp=int(row["pp"]), dp=int(row["dp"]), virtual_stages=v,
+                            batch=int(row["global_batch"]), microbatch=int(row["micro_batch"]),
+                            schedule="interleaved-1f1b" if v > 1 else "1f1b", recompute=True)
+            predicted = simulate_gpt(exe, gpt, layout, cluster, workdir)
+            measured = float(row["derived_iteration_time_s"])
+            errors.append(predicted / measured - 1)
+            if show_rows:
+                print(f"  {row['model']:>5}: tp {layout.tp} pp {layout.pp} v {v} dp {layout.dp} mb {layout.microbatch} "
+                      f"batch {layout.batch}: predicted {predicted:.2f} s, measured {measured:.2f} s, "
+                      f"{100 * errors[-1]:+.1f}%")
+    return errors
 
 
 # Zero Bubble Table 4: the paper's schedules and ours. ZB-1p and ZB-2p are schedules the authors'
@@ -222,6 +289,11 @@ def main():
         errors, ranked, groups = zb_table(exe, zb_path, args.rows)
         print("  " + summary("predicted", errors))
         print(f"  schedules ranked as measured in {ranked} of {groups} (model, micro-batches) groups")
+    narayanan = os.path.join(args.runs, "megatron_narayanan2021_table1.csv")
+    if os.path.exists(narayanan):
+        print("\nNarayanan et al. 2021 Table 1 (held out; Selene DGX A100 nodes, fp16, full recompute, the run "
+              "scripts' micro-batches and interleaving)")
+        print("  " + summary("predicted", narayanan_table(exe, narayanan, args.rows)))
     for table, title in (("vtrain_ground_truth_single.csv", "vTrain single node (held out)"),
                          ("vtrain_ground_truth_multi.csv", "vTrain multi-node (held out)")):
         path = os.path.join(args.runs, table)

@@ -53,7 +53,7 @@ void add_spec_options(CLI::App& command, SpecArgs& args) {
   if (!args.cluster.empty()) cluster->capture_default_str();
   model->excludes(model_spec);
   cluster->excludes(cluster_spec);
-  command.add_option("--nodes", args.nodes, "Number of nodes for the `multinode` cluster preset (8 GPUs each)")
+  command.add_option("--nodes", args.nodes, "Number of nodes for the dgx-a100, dgx-h100 and multinode cluster presets (8 GPUs each)")
       ->check(integer_from(1, sim::kMaxPresetNodes))
       ->excludes(cluster_spec);
   add_preset_size_options(command, args.size);
@@ -106,7 +106,8 @@ sched::Status check_preset_size_args(const SpecArgs& args) {
   return sched::Ok{};
 }
 
-sched::Result<sim::ModelSpec> resolve_model(const SpecArgs& args, std::string_view command) {
+sched::Result<sim::ModelSpec> resolve_model(const SpecArgs& args, std::string_view command,
+                                            const sim::ClusterSpec* cluster) {
   const bool preset = !args.model.empty() && args.model_spec.empty() && has_preset(sim::model_presets(), args.model);
   if (args.size.any() && !preset) {
     return sched::Error{"the preset size flags (--layers, --model-width, ...) resize a model preset; a spec file is "
@@ -116,7 +117,7 @@ sched::Result<sim::ModelSpec> resolve_model(const SpecArgs& args, std::string_vi
   const std::string& name = args.model;
   if (name.empty()) return sched::Error{"--model or --model-spec is required"};
   const auto presets = sim::model_presets();
-  if (preset) return sized_model_preset(name, args.size);
+  if (preset) return sized_model_preset(name, args.size, cluster);
   if (name.size() > 3 && name.substr(name.size() - 3) == ".pt") {
     return sched::Error{fmt::format("--model '{0}' is a TorchScript model, which the simulator reads through its "
                                     "profile: pipeworks profile --model {0} --input-shape ... -o MODEL.json, then "
@@ -141,7 +142,7 @@ sched::Result<sim::ClusterSpec> resolve_cluster(const SpecArgs& args, std::strin
     return sched::Error{fmt::format("--cluster '{}' is not a cluster preset ({}); a spec file goes to --cluster-spec",
                                     name, preset_names(presets))};
   }
-  if (args.nodes) return sched::Error{"--nodes applies only to the multinode cluster preset, not to a cluster file"};
+  if (args.nodes) return sched::Error{"--nodes applies only to the DGX cluster presets, not to a cluster file"};
   note_file_under_preset_option(command, "--cluster", name, "--cluster-spec");
   return sim::load_cluster_spec(name);
 }
@@ -165,12 +166,12 @@ sched::Result<PlanningInputs> resolve_planning_args(const PlanningArgs& args, st
   }
   if (auto size = check_preset_size_args(args.specs); !size) return size.error();
   usage_error = false;
-  auto model = resolve_model(args.specs, command);
-  if (!model) return model.error();
-  inputs.model = std::move(model).value();
   auto cluster = resolve_cluster(args.specs, command);
   if (!cluster) return cluster.error();
   inputs.cluster = std::move(cluster).value();
+  auto model = resolve_model(args.specs, command, &inputs.cluster);
+  if (!model) return model.error();
+  inputs.model = std::move(model).value();
   return inputs;
 }
 

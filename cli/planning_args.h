@@ -29,7 +29,7 @@ struct SpecArgs {
   std::string model_spec;
   std::string cluster;
   std::string cluster_spec;
-  std::optional<int> nodes;  // the multinode preset's size
+  std::optional<int> nodes;  // the DGX presets' node count
   PresetSizeArgs size;       // resizes the model preset
 };
 
@@ -72,8 +72,10 @@ struct PlanningInputs {
 };
 
 // The spec file when one is given, else the preset (a file under the preset's option is read
-// with a note on standard error naming `command`); the error lists the presets.
-sched::Result<sim::ModelSpec> resolve_model(const SpecArgs& args, std::string_view command);
+// with a note on standard error naming `command`); the error lists the presets. With `cluster`, a
+// preset costed from FLOPs runs at its devices' sustained FLOP/s unless --flops is given.
+sched::Result<sim::ModelSpec> resolve_model(const SpecArgs& args, std::string_view command,
+                                            const sim::ClusterSpec* cluster = nullptr);
 
 // Ok when the preset size flags are absent, or resize a model preset within its ranges; their
 // errors are usage errors (exit 2), so the commands check them before resolving the specs.

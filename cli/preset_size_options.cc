@@ -91,10 +91,11 @@ void add_preset_size_options(CLI::App& command, PresetSizeArgs& args) {
   command.add_option("--layer-params", args.layer_params, "uniform: parameter bytes per layer")->group(kGroup);
 }
 
-sched::Result<sim::ModelSpec> sized_model_preset(const std::string& name, const PresetSizeArgs& args) {
+sched::Result<sim::ModelSpec> sized_model_preset(const std::string& name, const PresetSizeArgs& args,
+                                                 const sim::ClusterSpec* cluster) {
   auto options = preset_options(args);
   if (!options) return options.error();
-  auto model = sim::model_preset(name, *options);
+  auto model = cluster != nullptr ? sim::model_preset_on(name, *options, *cluster) : sim::model_preset(name, *options);
   if (!model) return sched::Error{in_flag_words(model.error().message)};
   return model;
 }

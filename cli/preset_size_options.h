@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "sched/result.h"
+#include "sim/spec/cluster_spec.h"
 #include "sim/spec/model_spec.h"
 
 namespace pipeworks::cli {
@@ -28,6 +29,9 @@ struct PresetSizeArgs {
 void add_preset_size_options(CLI::App& command, PresetSizeArgs& args);
 
 // The preset `name` resized by `args`; errors name the flag (not sim's option name).
-sched::Result<sim::ModelSpec> sized_model_preset(const std::string& name, const PresetSizeArgs& args);
+// With a cluster, a preset costed from FLOPs runs at its devices' rate unless --flops says
+// otherwise (sim::model_preset_on).
+sched::Result<sim::ModelSpec> sized_model_preset(const std::string& name, const PresetSizeArgs& args,
+                                                 const sim::ClusterSpec* cluster = nullptr);
 
 }  // namespace pipeworks::cli

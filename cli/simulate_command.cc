@@ -67,10 +67,10 @@ std::optional<Failure> invalid(std::string message) { return Failure{kExitInvali
 // The specs: one tensor-parallel rank's model (--tp), the cluster with --comm applied.
 std::optional<Failure> resolve_specs(const SimulateOptions& o, sim::ModelSpec& model, sim::ClusterSpec& cluster) {
   if (auto size = check_preset_size_args(o.specs); !size) return usage(size.error().message);
-  auto m = resolve_model(o.specs, "simulate");
-  if (!m) return invalid(m.error().message);
   auto c = resolve_cluster(o.specs, "simulate");
   if (!c) return invalid(c.error().message);
+  auto m = resolve_model(o.specs, "simulate", &*c);
+  if (!m) return invalid(m.error().message);
   auto rank = sim::tensor_parallel_view(*m, o.layout.tp, o.layout.sequence_parallel);
   if (!rank) return invalid(fmt::format("--tp {}: {}", o.layout.tp, rank.error().message));
   model = std::move(rank).value();

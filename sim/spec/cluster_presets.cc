@@ -15,31 +15,49 @@ constexpr std::string_view kCpu2 =
     "core, ~half of peak), hand-off 8 GB/s (single-core memcpy) + 30 us (queue wake-up), 20 us "
     "per action dispatch";
 constexpr std::string_view kDgx =
-    "one DGX H100: 8x H100 SXM 80 GB, NVLink 4 900 GB/s bidirectional = 450 GB/s per direction "
+    "N DGX H100 nodes (default 1): 8x H100 SXM 80 GB, NVLink 4 900 GB/s bidirectional = 450 GB/s per direction "
     "(NVIDIA H100 Tensor Core GPU datasheet); 395.6 TFLOP/s = 40% of the 989 TFLOP/s dense BF16 "
     "peak (assumed sustained fraction); HBM3 3.35 TB/s (same datasheet); 3 us link latency, 10 us "
-    "dispatch (estimates)";
+    "dispatch (estimates); between nodes as multinode";
 constexpr std::string_view kMultinode =
     "N DGX H100 nodes (default 4): intra-node as dgx-h100; between nodes 8x ConnectX-7 400 Gb/s "
     "NDR InfiniBand per node, one per GPU = 50 GB/s per direction (NVIDIA ConnectX-7 and DGX H100 "
     "datasheets), 5 us latency (estimate): each GPU sends off the node on its own 50 GB/s link";
 
-ClusterSpec h100_nodes(std::string name, std::string_view description, int nodes) {
+constexpr std::string_view kDgxA100 =
+    "N DGX A100 nodes as Selene's (default 1): 8x A100 SXM4 80 GB, NVLink 3 600 GB/s bidirectional = "
+    "300 GB/s per direction, HBM2e 2.039 TB/s (NVIDIA A100 datasheet); 124.8 TFLOP/s = 40% of the 312 "
+    "TFLOP/s dense BF16 peak (assumed sustained fraction); between nodes one 200 Gb/s HDR InfiniBand "
+    "HCA per GPU = 25 GB/s per direction (Narayanan et al. 2021, sec. 5); 3 us NVLink and 5 us "
+    "InfiniBand latency, 10 us dispatch (estimates)";
+
+// One DGX generation: the GPU and the node's links.
+struct DgxNode {
+  DeviceSpec gpu;
+  double nvlink_bytes_per_s;  // per direction, per GPU
+  double nic_bytes_per_s;     // per direction, one NIC per GPU
+};
+
+ClusterSpec dgx_nodes(std::string name, std::string_view description, const DgxNode& node, int nodes) {
   ClusterSpec spec;
   spec.name = std::move(name);
   spec.description = std::string(description);
-  spec.devices.assign(static_cast<std::size_t>(nodes * kGpusPerDgx),
-                      DeviceSpec{80 * kGiB, 1.0, kH100SustainedFlopsPerS, kH100PeakBf16FlopsPerS, kH100MemoryBytesPerS});
+  spec.devices.assign(static_cast<std::size_t>(nodes * kGpusPerDgx), node.gpu);
   spec.devices_per_node = kGpusPerDgx;
-  spec.intra_node = LinkSpec{kNvlink4BytesPerSPerDirection, 3'000};
+  spec.intra_node = LinkSpec{node.nvlink_bytes_per_s, 3'000};
   if (nodes > 1) {
-    spec.inter_node = LinkSpec{kNdrBytesPerSPerPort, 5'000};
-    spec.inter_node_links = kGpusPerDgx;  // one ConnectX-7 per GPU
+    spec.inter_node = LinkSpec{node.nic_bytes_per_s, 5'000};
+    spec.inter_node_links = kGpusPerDgx;  // one NIC per GPU
   }
   spec.comm_mode = CommMode::kOverlap;
   spec.dispatch_overhead_ns = 10'000;
   return spec;
 }
+
+const DgxNode kDgxH100Node{DeviceSpec{80 * kGiB, 1.0, kH100SustainedFlopsPerS, kH100PeakBf16FlopsPerS, kH100MemoryBytesPerS},
+                           kNvlink4BytesPerSPerDirection, kNdrBytesPerSPerPort};
+const DgxNode kDgxA100Node{DeviceSpec{80 * kGiB, 1.0, kA100SustainedFlopsPerS, kA100PeakBf16FlopsPerS, kA100MemoryBytesPerS},
+                           kNvlink3BytesPerSPerDirection, kHdrBytesPerSPerPort};
 
 sched::Error error(std::string message) { return sched::Error{std::move(message), std::nullopt}; }
 
@@ -47,13 +65,17 @@ sched::Error error(std::string message) { return sched::Error{std::move(message)
 
 std::vector<PresetInfo> cluster_presets() {
   return {{"cpu2", std::string(kCpu2)},
+          {"dgx-a100", std::string(kDgxA100)},
           {"dgx-h100", std::string(kDgx)},
           {"multinode", std::string(kMultinode)}};
 }
 
 sched::Result<ClusterSpec> cluster_preset(std::string_view name, const ClusterPresetOptions& options) {
-  if (options.nodes && name != "multinode") {
+  if (options.nodes && name == "cpu2") {
     return error(fmt::format("option 'nodes' does not apply to cluster preset '{}'", name));
+  }
+  if (options.nodes && (*options.nodes < 1 || *options.nodes > kMaxPresetNodes)) {
+    return error(fmt::format("nodes must be from 1 to {}, got {}", kMaxPresetNodes, *options.nodes));
   }
   if (name == "cpu2") {
     ClusterSpec spec;
@@ -66,15 +88,10 @@ sched::Result<ClusterSpec> cluster_preset(std::string_view name, const ClusterPr
     spec.dispatch_overhead_ns = 20'000;
     return spec;
   }
-  if (name == "dgx-h100") return h100_nodes("dgx-h100", kDgx, 1);
-  if (name == "multinode") {
-    const int nodes = options.nodes.value_or(4);
-    if (nodes < 1 || nodes > kMaxPresetNodes) {
-      return error(fmt::format("nodes must be from 1 to {}, got {}", kMaxPresetNodes, nodes));
-    }
-    return h100_nodes("multinode", kMultinode, nodes);
-  }
-  return error(fmt::format("unknown cluster preset '{}' (available: cpu2, dgx-h100, multinode)", name));
+  if (name == "dgx-a100") return dgx_nodes("dgx-a100", kDgxA100, kDgxA100Node, options.nodes.value_or(1));
+  if (name == "dgx-h100") return dgx_nodes("dgx-h100", kDgx, kDgxH100Node, options.nodes.value_or(1));
+  if (name == "multinode") return dgx_nodes("multinode", kMultinode, kDgxH100Node, options.nodes.value_or(4));
+  return error(fmt::format("unknown cluster preset '{}' (available: cpu2, dgx-a100, dgx-h100, multinode)", name));
 }
 
 }  // namespace pipeworks::sim

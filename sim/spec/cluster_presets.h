@@ -1,5 +1,6 @@
-// Built-in cluster specs with their sources: this development machine (`cpu2`), one DGX H100
-// node (`dgx-h100`) and several of them over InfiniBand (`multinode`).
+// Built-in cluster specs with their sources: this development machine (`cpu2`), DGX A100 nodes as
+// Selene's (`dgx-a100`), DGX H100 nodes (`dgx-h100`), and `multinode` (4 DGX H100 nodes by
+// default); the DGX presets take a node count.
 #pragma once
 
 #include <optional>
@@ -26,10 +27,19 @@ inline constexpr double kH100MemoryBytesPerS = 3.35e12;
 // one per GPU: 400e9 / 8 = 50 GB/s per direction.
 inline constexpr double kNdrBytesPerSPerPort = 400e9 / 8;
 
+// NVIDIA A100 datasheet (A100 SXM4 80GB; figures in published-runs/gpu_datasheets.csv): dense
+// BF16/FP16 312 TFLOP/s, HBM2e 2.039 TB/s, NVLink 3 600 GB/s total = 300 GB/s per direction. Selene's
+// DGX A100 nodes (Narayanan et al. 2021, sec. 5): one 200 Gb/s HDR InfiniBand HCA per GPU.
+inline constexpr double kA100PeakBf16FlopsPerS = 312e12;
+inline constexpr double kA100SustainedFlopsPerS = kA100PeakBf16FlopsPerS * kSustainedFraction;
+inline constexpr double kA100MemoryBytesPerS = 2.039e12;
+inline constexpr double kNvlink3BytesPerSPerDirection = 300e9;
+inline constexpr double kHdrBytesPerSPerPort = 200e9 / 8;
+
 inline constexpr int kMaxPresetNodes = 1024;
 
 struct ClusterPresetOptions {
-  std::optional<int> nodes;  // multinode only (default 4, at most kMaxPresetNodes)
+  std::optional<int> nodes;  // dgx-a100, dgx-h100 (default 1), multinode (default 4); at most kMaxPresetNodes
 };
 
 // Every cluster preset, in a stable order, with descriptions citing sources.

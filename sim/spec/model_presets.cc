@@ -275,4 +275,12 @@ sched::Result<ModelSpec> model_preset(std::string_view name, const PresetOptions
   return error(fmt::format("unknown model preset '{}' (available: {})", name, names));
 }
 
+sched::Result<ModelSpec> model_preset_on(std::string_view name, PresetOptions options, const ClusterSpec& cluster) {
+  const bool from_flops = name != "uniform";
+  if (from_flops && !options.flops_per_s && !cluster.devices.empty() && cluster.devices.front().flops_per_s > 0) {
+    options.flops_per_s = cluster.devices.front().flops_per_s;
+  }
+  return model_preset(name, options);
+}
+
 }  // namespace pipeworks::sim

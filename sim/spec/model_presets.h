@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sched/result.h"
+#include "sim/spec/cluster_spec.h"
 #include "sim/spec/model_spec.h"
 
 namespace pipeworks::sim {
@@ -48,7 +49,14 @@ struct PresetInfo {
 std::vector<PresetInfo> model_presets();
 
 // The preset `name` with `options` applied; errors name unknown presets and misused options.
+// A preset costed from FLOPs (gpt*, amoeba) runs at options.flops_per_s, by default the DGX H100
+// preset's sustained rate.
 sched::Result<ModelSpec> model_preset(std::string_view name, const PresetOptions& options = {});
+
+// The same preset for `cluster`: without a flops_per_s option, a preset costed from FLOPs runs at
+// the sustained FLOP/s of the cluster's first device when the cluster states one (its devices'
+// relative speeds scale the rest), so `--cluster dgx-a100` costs a GPT on A100s.
+sched::Result<ModelSpec> model_preset_on(std::string_view name, PresetOptions options, const ClusterSpec& cluster);
 
 // ---- The GPT family ------------------------------------------------------------------------
 // Per transformer block, per sample (s sequence, h hidden, a heads), Narayanan et al. 2021

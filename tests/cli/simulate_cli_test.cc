@@ -192,12 +192,12 @@ TEST_CASE("simulate --schedule-file and --placement: contradictions and bad file
   CHECK(j["stages"][3]["device"] == 0);
 }
 
-TEST_CASE("presets lists every model and cluster preset with its description, --nodes resizes multinode",
+TEST_CASE("presets lists every model and cluster preset with its description, --nodes resizes the DGX ones",
           "[simulate]") {
   const auto r = pipeworks::test::run_pipeworks("presets");
   REQUIRE(r.exit_code == 0);
   for (const char* name : {"uniform", "gpt", "gpt2-small", "gpt2-medium", "gpt3-1.3b", "gpt3-175b", "amoeba", "cpu2",
-                           "dgx-h100", "multinode"}) {
+                           "dgx-a100", "dgx-h100", "multinode"}) {
     CHECK_THAT(r.output, Catch::Contains(std::string("\n  ") + name + " "));
   }
   CHECK_THAT(r.output, Catch::Contains("GPT-2 medium, 350M"));
@@ -205,7 +205,10 @@ TEST_CASE("presets lists every model and cluster preset with its description, --
   INFO(big.output);
   CHECK(big.exit_code == 0);
   CHECK_THAT(big.output, Catch::Contains("K=64 stages"));
-  CHECK(run_simulate("--cluster dgx-h100 --nodes 2").exit_code == 1);  // only multinode has nodes
+  const auto two = run_simulate("--cluster dgx-a100 --nodes 2 -K 16 -M 16");
+  CHECK(two.exit_code == 0);
+  CHECK_THAT(two.output, Catch::StartsWith("gpt2-medium on dgx-a100: 1f1b, K=16 stages"));
+  CHECK(run_simulate("--cluster cpu2 --nodes 2").exit_code == 1);  // a CPU preset has no nodes
 }
 
 TEST_CASE("simulate --schedule interleaved-1f1b: v stages per device shrink the bubble to the closed form",

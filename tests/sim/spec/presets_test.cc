@@ -94,6 +94,22 @@ TEST_CASE("preset errors name the problem") {
   CHECK_FALSE(cluster_preset("cpu2", nodes).ok());
 }
 
+TEST_CASE("a preset costed from FLOPs runs at the cluster's rate unless told otherwise") {
+  const ClusterSpec a100 = cluster_preset("dgx-a100").value();
+  PresetOptions rate;
+  rate.flops_per_s = 312e12 * 0.4;
+  CHECK(model_preset_on("gpt3-1.3b", {}, a100).value() == model_preset("gpt3-1.3b", rate).value());
+  CHECK(model_preset_on("amoeba", {}, a100).value() == model_preset("amoeba", rate).value());
+  // An explicit rate wins; a cluster that states none leaves the preset's default.
+  rate.flops_per_s = 1e14;
+  CHECK(model_preset_on("gpt3-1.3b", rate, a100).value() == model_preset("gpt3-1.3b", rate).value());
+  ClusterSpec silent = a100;
+  for (DeviceSpec& d : silent.devices) d.flops_per_s = 0;
+  CHECK(model_preset_on("gpt3-1.3b", {}, silent).value() == model_preset("gpt3-1.3b").value());
+  // The uniform preset has no FLOPs: nothing to apply.
+  CHECK(model_preset_on("uniform", {}, a100).value() == model_preset("uniform").value());
+}
+
 TEST_CASE("cluster presets carry the datasheet numbers") {
   auto dgx = cluster_preset("dgx-h100");
   REQUIRE(dgx.ok());
@@ -109,6 +125,24 @@ TEST_CASE("cluster presets carry the datasheet numbers") {
   CHECK(multi->num_devices() == 16);
   CHECK(multi->inter_node.bandwidth_bytes_per_s == 50e9);
   CHECK(cluster_preset("multinode")->num_devices() == 32);
+  // dgx-h100 takes a node count too: the same nodes as multinode.
+  auto two_h100 = cluster_preset("dgx-h100", options);
+  REQUIRE(two_h100.ok());
+  CHECK(two_h100->devices == multi->devices);
+  CHECK(two_h100->inter_node == multi->inter_node);
+  CHECK(two_h100->inter_node_links == 8);
+  // Selene's DGX A100: 312 TFLOP/s dense BF16, NVLink 3 at 300 GB/s a direction, 200 Gb/s HDR a GPU.
+  auto a100 = cluster_preset("dgx-a100", options);
+  REQUIRE(a100.ok());
+  CHECK(a100->num_devices() == 16);
+  CHECK(a100->devices[0].peak_flops_per_s == 312e12);
+  CHECK(a100->devices[0].flops_per_s == 312e12 * 0.4);
+  CHECK(a100->devices[0].memory_bandwidth_bytes_per_s == 2.039e12);
+  CHECK(a100->intra_node.bandwidth_bytes_per_s == 300e9);
+  CHECK(a100->inter_node.bandwidth_bytes_per_s == 25e9);
+  CHECK(cluster_preset("dgx-a100")->num_nodes() == 1);
+  options.nodes = 0;
+  CHECK_THAT(cluster_preset("dgx-a100", options).error().message, Catch::Contains("nodes must be from 1 to 1024"));
   auto cpu = cluster_preset("cpu2");
   REQUIRE(cpu.ok());
   CHECK(cpu->num_devices() == 2);
