@@ -25,6 +25,15 @@ constexpr const char* kSequenceParallelHelp =
     "Sequence parallelism beside tensor parallelism: the activations outside the GEMMs are split too, the all-reduces "
     "become reduce-scatter + all-gather (Korthikanti et al. 2022)";
 
+constexpr const char* kTpOverlapHelp =
+    "Tensor-parallel collectives overlap their layer's GEMMs (Megatron's --tp-comm-overlap): a pass pays only what "
+    "they take beyond its compute";
+
+void add_tensor_parallel_flags(CLI::App& command, bool& sequence_parallel, bool& overlap) {
+  command.add_flag("--sequence-parallel", sequence_parallel, kSequenceParallelHelp);
+  command.add_flag("--tp-comm-overlap", overlap, kTpOverlapHelp);
+}
+
 void add_rank_order_flag(CLI::App& command, ReplicaArgs& args) {
   command.add_option("--rank-order", args.rank_order,
                      "How ranks are numbered onto devices: tp-dp-pp (Megatron-LM's default: a data-parallel group "
@@ -60,7 +69,7 @@ void add_dp_zero_flags(CLI::App& command, LayoutArgs& args) {
 
 void add_layout_flags(CLI::App& command, LayoutArgs& args) {
   command.add_option("--tp", args.tp, kTpHelp)->check(integer_from(1, sim::kMaxTensorParallel))->capture_default_str();
-  command.add_flag("--sequence-parallel", args.sequence_parallel, kSequenceParallelHelp);
+  add_tensor_parallel_flags(command, args.sequence_parallel, args.tp_comm_overlap);
   add_dp_zero_flags(command, args);
   add_replica_flags(command, args.replicas);
 }
@@ -84,6 +93,7 @@ sched::Result<sim::ParallelLayout> layout_from(const LayoutArgs& args, int pp, i
   layout.order = *order;
   if (auto s = sim::check_zero_has_replicas(layout.zero, layout.dp); !s) return s.error();
   if (args.sequence_parallel && args.tp == 1) return sched::Error{"--sequence-parallel needs --tp above 1"};
+  if (args.tp_comm_overlap && args.tp == 1) return sched::Error{"--tp-comm-overlap needs --tp above 1"};
   return layout;
 }
 
@@ -104,7 +114,7 @@ void add_layout_search_flags(CLI::App& command, LayoutSearchArgs& args, bool wit
   }
   command.add_option("--tp", args.tp,
                      std::string(kTpHelp) + "; a list, e.g. 1,2,4,8" + (with_dp ? " (default 1)" : " (default: every count dividing a node's devices and --devices)"));
-  command.add_flag("--sequence-parallel", args.sequence_parallel, kSequenceParallelHelp);
+  add_tensor_parallel_flags(command, args.sequence_parallel, args.tp_comm_overlap);
   command.add_option("--zero", args.zero, std::string(kZeroHelp) + "; a list, e.g. 0,1 (only rows with dp > 1 shard)")
       ->capture_default_str();
   add_replica_flags(command, args.replicas);
@@ -121,6 +131,7 @@ sched::Result<LayoutSearch> resolve_layout_search(const LayoutSearchArgs& args) 
     search.tp_counts = std::move(tp).value();
   }
   search.sequence_parallel = args.sequence_parallel;
+  search.tp_comm_overlap = args.tp_comm_overlap;
   auto names = sim::parse_name_list(args.zero, {"0", "1", "2", "3"});
   if (!names) return sched::Error{fmt::format("--zero: {}", names.error().message)};
   for (const auto name : *names) search.zero_stages.push_back(sim::parse_zero_stage(name).value());

@@ -25,12 +25,13 @@ struct ReplicaArgs {
 struct LayoutArgs {
   int tp = 1;
   bool sequence_parallel = false;
+  bool tp_comm_overlap = false;
   int dp = 1;
   std::string zero = "0";
   ReplicaArgs replicas;
 };
 
-// --tp N, --sequence-parallel, --dp N, --zero S and the replica flags.
+// --tp N, --sequence-parallel, --tp-comm-overlap, --dp N, --zero S and the replica flags.
 void add_layout_flags(CLI::App& command, LayoutArgs& args);
 
 // `run`'s: --dp N, --zero S (hw::check_run_config refuses what runs do not shard) and
@@ -45,16 +46,19 @@ struct LayoutSearchArgs {
   std::string dp = "1";  // a list; `sweep` only (`plan` uses every dp with tp x pp x dp = N)
   std::string tp;        // a list; empty: 1 for `sweep`, the planner's choice for `plan`
   bool sequence_parallel = false;
+  bool tp_comm_overlap = false;
   std::string zero;      // a list; the default is the command's
   ReplicaArgs replicas;
 };
 
-// --tp LIST, --sequence-parallel, --zero LIST, the replica flags and, `with_dp`, --dp LIST.
+// --tp LIST, --sequence-parallel, --tp-comm-overlap, --zero LIST, the replica flags and, `with_dp`,
+// --dp LIST.
 void add_layout_search_flags(CLI::App& command, LayoutSearchArgs& args, bool with_dp);
 
 struct LayoutSearch {
   std::vector<int> tp_counts;  // empty: the command's default
   bool sequence_parallel = false;
+  bool tp_comm_overlap = false;
   std::vector<int> dp_counts;
   std::vector<sim::ZeroStage> zero_stages;
   sim::RankOrder rank_order = sim::RankOrder::kTpDpPp;

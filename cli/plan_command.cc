@@ -27,7 +27,7 @@ struct PlanArgs {
   std::string batch;
   std::string devices;
   ScheduleSearchArgs search;
-  LayoutSearchArgs layouts{.dp = "1", .tp = "", .sequence_parallel = false, .zero = "0,1", .replicas = {}};
+  LayoutSearchArgs layouts{.dp = "1", .tp = "", .sequence_parallel = false, .tp_comm_overlap = false, .zero = "0,1", .replicas = {}};
   std::string output;
 };
 
@@ -69,6 +69,7 @@ int run(const PlanArgs& args) {
   request.zero_stages = layouts->zero_stages;
   request.tp_counts = layouts->tp_counts;
   request.sequence_parallel = layouts->sequence_parallel;
+  request.tp_comm_overlap = layouts->tp_comm_overlap;
   request.rank_order = layouts->rank_order;
   request.data_parallel = layouts->options;
   auto spec = sim::plan_sweep_spec(request);

@@ -71,7 +71,7 @@ std::optional<Failure> resolve_specs(const SimulateOptions& o, sim::ModelSpec& m
   if (!c) return invalid(c.error().message);
   auto m = resolve_model(o.specs, "simulate", &*c);
   if (!m) return invalid(m.error().message);
-  auto rank = sim::tensor_parallel_view(*m, o.layout.tp, o.layout.sequence_parallel);
+  auto rank = sim::tensor_parallel_view(*m, o.layout.tp, o.layout.sequence_parallel, o.layout.tp_comm_overlap);
   if (!rank) return invalid(fmt::format("--tp {}: {}", o.layout.tp, rank.error().message));
   model = std::move(rank).value();
   cluster = std::move(c).value();

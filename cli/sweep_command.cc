@@ -29,7 +29,7 @@ struct SweepArgs {
   std::string stages;
   std::string microbatches;
   ScheduleSearchArgs search;
-  LayoutSearchArgs layouts{.dp = "1", .tp = "", .sequence_parallel = false, .zero = "0", .replicas = {}};
+  LayoutSearchArgs layouts{.dp = "1", .tp = "", .sequence_parallel = false, .tp_comm_overlap = false, .zero = "0", .replicas = {}};
   std::string recompute = "off,on";
   std::size_t top = 10;
   std::string output;
@@ -61,6 +61,7 @@ sched::Status parse_lists(const SweepArgs& args, sim::SweepSpec& spec) {
   spec.dp_counts = layouts->dp_counts;
   if (!layouts->tp_counts.empty()) spec.tp_counts = layouts->tp_counts;
   spec.sequence_parallel = layouts->sequence_parallel;
+  spec.tp_comm_overlap = layouts->tp_comm_overlap;
   spec.zero_stages = layouts->zero_stages;
   spec.rank_order = layouts->rank_order;
   spec.data_parallel = layouts->options;

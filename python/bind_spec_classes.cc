@@ -89,10 +89,10 @@ void bind_model_classes(py::module_& m) {
   m.def("load_model_spec", [](const std::string& path) { return unwrap(sim::load_model_spec(path)); }, py::arg("path"),
         "A ModelSpec from a JSON file; errors name the file and the field.");
   m.def("tensor_parallel_view",
-        [](const sim::ModelSpec& model, int tp, bool sequence_parallel) {
-          return unwrap(sim::tensor_parallel_view(model, tp, sequence_parallel));
+        [](const sim::ModelSpec& model, int tp, bool sequence_parallel, bool overlap) {
+          return unwrap(sim::tensor_parallel_view(model, tp, sequence_parallel, overlap));
         },
-        py::arg("model"), py::arg("tp"), py::kw_only(), py::arg("sequence_parallel") = false,
+        py::arg("model"), py::arg("tp"), py::kw_only(), py::arg("sequence_parallel") = false, py::arg("overlap") = false,
         "One rank's model of a tensor-parallel group of tp (docs/tensor_parallel.md): times, parameters,\n"
         "outputs and the split part of the stash divided by tp; its collectives kept for the cost model.");
 }

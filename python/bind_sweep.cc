@@ -130,8 +130,9 @@ void bind_planner(py::module_& m) {
         [](const sim::ModelSpec& model, const sim::ClusterSpec& cluster, int batch_size, int num_devices,
            std::optional<sim::Bytes> memory_cap_bytes, const std::string& optimizer, int threads,
            const std::vector<std::string>& schedules, std::vector<int> virtual_stages,
-           const std::vector<std::string>& zero, std::vector<int> tp, bool sequence_parallel) {
+           const std::vector<std::string>& zero, std::vector<int> tp, bool sequence_parallel, bool tp_comm_overlap) {
           sim::PlanRequest request;
+          request.tp_comm_overlap = tp_comm_overlap;
           request.tp_counts = std::move(tp);
           request.sequence_parallel = sequence_parallel;
           request.model = model;
@@ -152,7 +153,7 @@ void bind_planner(py::module_& m) {
         py::arg("memory_cap_bytes") = py::none(), py::arg("optimizer") = "adam", py::arg("sweep_threads") = 0,
         py::arg("schedules") = std::vector<std::string>{}, py::arg("virtual_stages") = std::vector<int>{2},
         py::arg("zero") = std::vector<std::string>{"0", "1"}, py::arg("tp") = std::vector<int>{},
-        py::arg("sequence_parallel") = false,
+        py::arg("sequence_parallel") = false, py::arg("tp_comm_overlap") = false,
         "Sweeps every layout tp x pp x dp = devices, divisors of batch (micro-batches, dp x M dividing it), the\n"
         "schedules (default: gpipe, 1f1b, zb-h1, zb-h2; any kind by name, virtual_stages= giving v), the\n"
         "ZeRO stages zero= for dp > 1 (default 0 and 1), recompute off/on, and returns the fastest fitting\n"
@@ -169,13 +170,14 @@ void bind_sweep(py::module_& m) {
            std::vector<int> stage_counts, std::vector<int> microbatch_counts, const std::vector<std::string>& schedules,
            std::vector<bool> recompute, std::optional<sim::Bytes> memory_cap_bytes, const std::string& optimizer,
            int threads, std::vector<int> virtual_stages, std::vector<int> dp, const std::vector<std::string>& zero,
-           std::vector<int> tp, bool sequence_parallel) {
+           std::vector<int> tp, bool sequence_parallel, bool tp_comm_overlap) {
           sim::SweepSpec spec = make_spec(model, cluster, std::move(batch_sizes), std::move(stage_counts),
                                           std::move(microbatch_counts), schedules, std::move(recompute),
                                           memory_cap_bytes, optimizer, std::move(virtual_stages));
           spec.dp_counts = std::move(dp);
           spec.tp_counts = std::move(tp);
           spec.sequence_parallel = sequence_parallel;
+          spec.tp_comm_overlap = tp_comm_overlap;
           spec.zero_stages.clear();
           for (const std::string& name : zero) spec.zero_stages.push_back(unwrap(sim::parse_zero_stage(name)));
           return without_gil([](const sim::SweepSpec& copy, int sweep_threads) {
@@ -187,14 +189,15 @@ void bind_sweep(py::module_& m) {
         py::arg("recompute") = std::vector<bool>{false, true}, py::arg("memory_cap_bytes") = py::none(),
         py::arg("optimizer") = "adam", py::arg("sweep_threads") = 0, py::arg("virtual_stages") = std::vector<int>{2},
         py::arg("dp") = std::vector<int>{1}, py::arg("zero") = std::vector<std::string>{"0"},
-        py::arg("tp") = std::vector<int>{1}, py::arg("sequence_parallel") = false,
+        py::arg("tp") = std::vector<int>{1}, py::arg("sequence_parallel") = false, py::arg("tp_comm_overlap") = false,
         "Simulates every (batch, tp, stages, dp, micro-batches, schedule, zero, recompute) combination with a balanced\n"
         "partition; stages are the devices a pipeline spans (K = v x stages for interleaved-1f1b,\n"
         "looped-bfs and interleaved-zb, v from virtual_stages; 2 x stages for zb-v and dualpipe-v),\n"
         "partition, on `sweep_threads` threads (0: every core); rows are identical for any thread count.\n"
         "dp: data-parallel replicas of each pipeline (stages x dp devices; docs/data_parallel.md), zero: the\n"
         "ZeRO stages ('0'..'3') rows with dp > 1 compare; tp: tensor-parallel ranks of each pipeline rank (inside\n"
-        "a node; the model's layers must split, docs/tensor_parallel.md), with sequence_parallel or not.\n"
+        "a node; the model's layers must split, docs/tensor_parallel.md), with sequence_parallel or not,\n"
+        "tp_comm_overlap: the collectives overlap their layer's GEMMs.\n"
         "pandas.DataFrame(result.columns()) gives one row per configuration.");
   bind_planner(m);
 }

@@ -58,30 +58,49 @@ sched::Result<Nanoseconds> whole_backward(const ModelSpec& model, int begin, int
   return scaled_by_speed(sum_at(model, begin, end, m, [](const LayerSpec& l) { return l.backward(); }), speed);
 }
 
-// The tensor-parallel collectives of layers [begin, end) in one forward and in one input-gradient
-// backward, on the group's link inside the node (tensor_parallel_collective_ns); {0, 0} for tp 1.
+// The tensor-parallel collectives of one layer in one forward and in one input-gradient backward,
+// on the group's link inside the node (tensor_parallel_collective_ns); with overlap, only what
+// they take beyond the pass's own compute (at the device's speed).
 struct PassCollectives {
   Nanoseconds forward_ns = 0;
   Nanoseconds backward_ns = 0;
 };
+sched::Result<PassCollectives> layer_collectives(const ModelSpec& model, const LayerSpec& layer, int m, const Link& link,
+                                                 double speed) {
+  const TensorParallelSplit& split = *layer.tensor_parallel;
+  auto bytes = split.collective_bytes.at(m);
+  if (!bytes) return bytes.error();
+  auto one = tensor_parallel_collective_ns(*bytes, model.tensor_parallel, link, model.sequence_parallel);
+  if (!one) return sched::Error{fmt::format("layer '{}': {}", layer.name, one.error().message), std::nullopt};
+  PassCollectives pass;
+  if (__builtin_mul_overflow(*one, split.forward_collectives, &pass.forward_ns) ||
+      __builtin_mul_overflow(*one, split.backward_collectives, &pass.backward_ns) || pass.forward_ns > detail::kMaxTime ||
+      pass.backward_ns > detail::kMaxTime) {
+    return error(fmt::format("layer '{}': its tensor-parallel collectives take too long", layer.name));
+  }
+  if (!model.tensor_parallel_overlap) return pass;
+  auto forward = scaled_by_speed(layer.forward.at(m), speed);
+  auto input_grad = scaled_by_speed(layer.backward_input.at(m), speed);
+  if (!forward) return forward.error();
+  if (!input_grad) return input_grad.error();
+  pass.forward_ns = std::max<Nanoseconds>(0, pass.forward_ns - *forward);
+  pass.backward_ns = std::max<Nanoseconds>(0, pass.backward_ns - *input_grad);
+  return pass;
+}
+
+// The collectives of layers [begin, end) per pass; {0, 0} for tp 1.
 sched::Result<PassCollectives> tensor_parallel_collectives(const ModelSpec& model, int begin, int end, int m,
-                                                           const Link& link) {
+                                                           const Link& link, double speed) {
   PassCollectives total;
   if (model.tensor_parallel == 1) return total;
   for (int l = begin; l < end; ++l) {
     const LayerSpec& layer = model.layers[static_cast<std::size_t>(l)];
     if (!layer.tensor_parallel) continue;
-    auto bytes = layer.tensor_parallel->collective_bytes.at(m);
-    if (!bytes) return bytes.error();
-    auto one = tensor_parallel_collective_ns(*bytes, model.tensor_parallel, link, model.sequence_parallel);
-    if (!one) return sched::Error{fmt::format("layer '{}': {}", layer.name, one.error().message), std::nullopt};
-    Nanoseconds forward = 0;
-    Nanoseconds backward = 0;
-    const bool overflow = __builtin_mul_overflow(*one, layer.tensor_parallel->forward_collectives, &forward) ||
-                          __builtin_mul_overflow(*one, layer.tensor_parallel->backward_collectives, &backward);
-    total.forward_ns += overflow ? detail::kMaxTime : std::min(forward, detail::kMaxTime);  // sum stays in int64
-    total.backward_ns += overflow ? detail::kMaxTime : std::min(backward, detail::kMaxTime);
-    if (overflow || total.forward_ns > detail::kMaxTime || total.backward_ns > detail::kMaxTime) {
+    auto pass = layer_collectives(model, layer, m, link, speed);
+    if (!pass) return pass.error();
+    total.forward_ns += pass->forward_ns;  // each term <= kMaxTime: the sum stays in int64
+    total.backward_ns += pass->backward_ns;
+    if (total.forward_ns > detail::kMaxTime || total.backward_ns > detail::kMaxTime) {
       return error(fmt::format("tensor-parallel collectives of layers [{},{}) take too long", begin, end));
     }
   }
@@ -147,7 +166,7 @@ sched::Result<StageCost> stage_cost(const ModelSpec& model, int begin, int end, 
   }
   cost.grad_bytes = gradient_bytes(cost.param_bytes);
   cost.optimizer_bytes = optimizer_state_bytes(cost.param_bytes, model.param_dtype, optimizer);
-  auto collectives = tensor_parallel_collectives(model, begin, end, m, tensor_link);
+  auto collectives = tensor_parallel_collectives(model, begin, end, m, tensor_link, speed);
   if (!collectives) return collectives.error();
   if (auto added = add_collectives(cost, *collectives); !added) return added.error();
   return cost;

@@ -146,6 +146,7 @@ sched::Result<SweepSpec> plan_sweep_spec(const PlanRequest& request) {
   spec.dp_counts = divisors(request.num_devices);
   spec.tp_counts = request.tp_counts.empty() ? default_tp_counts(request) : request.tp_counts;
   spec.sequence_parallel = request.sequence_parallel;
+  spec.tp_comm_overlap = request.tp_comm_overlap;
   spec.exact_devices = request.num_devices;
   spec.zero_stages = request.zero_stages;
   spec.rank_order = request.rank_order;

@@ -48,6 +48,7 @@ struct PlanRequest {
   // num_devices when the model's layers split (tensor_parallel.h), else 1.
   std::vector<int> tp_counts;
   bool sequence_parallel = false;
+  bool tp_comm_overlap = false;
 };
 
 // What a plan compares unless told otherwise: the kinds with one stage per device, gpipe, 1f1b,

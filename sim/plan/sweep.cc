@@ -39,13 +39,17 @@ sched::Status check_tensor_parallel(const SweepSpec& spec) {
                                       "cluster '{}' (a tensor-parallel group stays inside a node)",
                                       tp, spec.cluster.devices_per_node, spec.cluster.name)};
     }
-    if (auto view = tensor_parallel_view(spec.model, tp, spec.sequence_parallel); !view) {
+    if (auto view = tensor_parallel_view(spec.model, tp, spec.sequence_parallel, spec.tp_comm_overlap); !view) {
       return sched::Error{"sweep: " + view.error().message};
     }
   }
   if (spec.sequence_parallel && std::find_if(spec.tp_counts.begin(), spec.tp_counts.end(), [](int tp) { return tp > 1; }) ==
                                     spec.tp_counts.end()) {
     return sched::Error{"sweep: sequence parallelism needs a tensor-parallel count above 1"};
+  }
+  if (spec.tp_comm_overlap && std::find_if(spec.tp_counts.begin(), spec.tp_counts.end(), [](int tp) { return tp > 1; }) ==
+                                  spec.tp_counts.end()) {
+    return sched::Error{"sweep: overlapping tensor-parallel collectives needs a tensor-parallel count above 1"};
   }
   return sched::Ok{};
 }

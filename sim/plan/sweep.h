@@ -46,9 +46,10 @@ struct SweepSpec {
   std::vector<int> dp_counts = {1};
   // Tensor-parallel ranks of each pipeline rank (a row uses tp x pp x dp devices; tp above 1 needs
   // a model whose layers split, tensor_parallel.h, and a tp dividing a node's devices), with
-  // sequence parallelism or not.
+  // sequence parallelism or not, their collectives overlapped or not.
   std::vector<int> tp_counts = {1};
   bool sequence_parallel = false;
+  bool tp_comm_overlap = false;  // the collectives overlap their layer's GEMMs (tensor_parallel.h)
   std::vector<ZeroStage> zero_stages = {ZeroStage::kNone};
   RankOrder rank_order = RankOrder::kTpDpPp;
   DataParallelOptions data_parallel;

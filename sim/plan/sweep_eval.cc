@@ -104,7 +104,8 @@ SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config, Parti
   auto generated = generated_schedule(config);
   if (!generated) return fail("schedule", generated.error());
   const ParallelLayout layout = config.layout(spec.rank_order);
-  auto model = tensor_parallel_view(spec.model, config.tp, config.tp > 1 && spec.sequence_parallel);
+  const bool split = config.tp > 1;
+  auto model = tensor_parallel_view(spec.model, config.tp, split && spec.sequence_parallel, split && spec.tp_comm_overlap);
   if (!model) return fail("tensor parallelism", model.error());
   auto partition = row_partition(spec, *model, config, *generated, layout, memo, row.partition_note);
   if (!partition) return fail("partition", partition.error());

@@ -173,6 +173,9 @@ sched::Status check_model_spec(const ModelSpec& spec) {
     return fail(fmt::format("tensor_parallel must be from 1 to {}, got {}", kMaxTensorParallel, spec.tensor_parallel));
   }
   if (spec.sequence_parallel && spec.tensor_parallel == 1) return fail("sequence_parallel needs tensor_parallel above 1");
+  if (spec.tensor_parallel_overlap && spec.tensor_parallel == 1) {
+    return fail("tensor_parallel_overlap needs tensor_parallel above 1");
+  }
   if (spec.layers.size() > static_cast<std::size_t>(kMaxModelLayers)) {
     return fail(fmt::format("has {} layers; at most {} are supported", spec.layers.size(), kMaxModelLayers));
   }

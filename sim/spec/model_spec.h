@@ -149,6 +149,9 @@ struct ModelSpec {
   // without sequence parallelism; 1: the whole model on each device.
   int tensor_parallel = 1;
   bool sequence_parallel = false;
+  // The collectives overlap the layer's own GEMMs (Transformer Engine's userbuffers, Megatron's
+  // --tp-comm-overlap): a pass pays only what a collective takes beyond its layer's compute.
+  bool tensor_parallel_overlap = false;
 
   int num_layers() const { return static_cast<int>(layers.size()); }
   // The measured temporaries of layers [begin, end); null when the spec has none for that range.

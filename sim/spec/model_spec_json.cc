@@ -287,7 +287,8 @@ sched::Result<ModelSpec> parse_model_spec(std::string_view json_text, std::strin
   ModelSpec spec;
   if (!reader.expect_object(root, "")) return reader.error();
   reader.allow_keys(root, "", {"name", "description", "param_dtype", "input_bytes", "layers", "stage_temporaries",
-                               "flops_per_sample", "tokens_per_sample", "tensor_parallel", "sequence_parallel"});
+                               "flops_per_sample", "tokens_per_sample", "tensor_parallel", "sequence_parallel",
+                               "tensor_parallel_overlap"});
   spec.name = reader.string(root, "", "name", std::nullopt);
   spec.description = reader.string(root, "", "description", std::string());
   spec.param_dtype = read_dtype(reader, root);
@@ -299,12 +300,14 @@ sched::Result<ModelSpec> parse_model_spec(std::string_view json_text, std::strin
   if (reader.ok() && spec.tensor_parallel > kMaxTensorParallel) {
     reader.fail("/tensor_parallel", &root["tensor_parallel"], fmt::format("must be at most {}", kMaxTensorParallel));
   }
-  if (const auto it = root.find("sequence_parallel"); reader.ok() && it != root.end()) {
-    if (!it->is_boolean()) reader.fail("/sequence_parallel", &*it, "expected true or false");
-    else spec.sequence_parallel = it->get<bool>();
-    if (reader.ok() && spec.sequence_parallel && spec.tensor_parallel == 1) {
-      reader.fail("/sequence_parallel", &*it, "needs tensor_parallel above 1");
-    }
+  for (const auto& [key, flag] : {std::pair{"sequence_parallel", &spec.sequence_parallel},
+                                   std::pair{"tensor_parallel_overlap", &spec.tensor_parallel_overlap}}) {
+    const auto it = root.find(key);
+    if (!reader.ok() || it == root.end()) continue;
+    const std::string pointer = pointer_child("", key);
+    if (!it->is_boolean()) reader.fail(pointer, &*it, "expected true or false");
+    else *flag = it->get<bool>();
+    if (reader.ok() && *flag && spec.tensor_parallel == 1) reader.fail(pointer, &*it, "needs tensor_parallel above 1");
   }
   if (reader.ok() && !root.contains("layers")) reader.fail("/layers", nullptr, "missing required field");
   if (!reader.ok()) return reader.error();
@@ -343,6 +346,7 @@ std::string model_spec_to_json(const ModelSpec& spec) {
   if (spec.tokens_per_sample > 0) root["tokens_per_sample"] = spec.tokens_per_sample;
   if (spec.tensor_parallel != 1) root["tensor_parallel"] = spec.tensor_parallel;
   if (spec.sequence_parallel) root["sequence_parallel"] = true;
+  if (spec.tensor_parallel_overlap) root["tensor_parallel_overlap"] = true;
   OrderedJson layers = OrderedJson::array();
   for (const LayerSpec& layer : spec.layers) {
     OrderedJson out;

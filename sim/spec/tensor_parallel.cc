@@ -59,12 +59,13 @@ bool splits_over_tensor_parallel(const ModelSpec& model) {
   return true;
 }
 
-sched::Result<ModelSpec> tensor_parallel_view(const ModelSpec& whole, int tp, bool sequence_parallel) {
+sched::Result<ModelSpec> tensor_parallel_view(const ModelSpec& whole, int tp, bool sequence_parallel, bool overlap) {
   auto fail = [&](std::string message) -> sched::Error {
     return sched::Error{fmt::format("model '{}': {}", whole.name, message), std::nullopt};
   };
   if (tp < 1 || tp > kMaxTensorParallel) return fail(fmt::format("tensor parallelism must be from 1 to {}, got {}", kMaxTensorParallel, tp));
   if (sequence_parallel && tp == 1) return fail("sequence parallelism needs tensor parallelism above 1");
+  if (overlap && tp == 1) return fail("overlapping tensor-parallel collectives needs tensor parallelism above 1");
   if (tp == 1) return whole;
   if (whole.tensor_parallel != 1) {
     return fail(fmt::format("its costs are already one rank's of tensor parallelism {}", whole.tensor_parallel));
@@ -72,6 +73,7 @@ sched::Result<ModelSpec> tensor_parallel_view(const ModelSpec& whole, int tp, bo
   ModelSpec rank = whole;
   rank.tensor_parallel = tp;
   rank.sequence_parallel = sequence_parallel;
+  rank.tensor_parallel_overlap = overlap;
   for (std::size_t i = 0; i < whole.layers.size(); ++i) {
     const LayerSpec& layer = whole.layers[i];
     if (!layer.tensor_parallel) {

@@ -19,10 +19,11 @@
 
 namespace pipeworks::sim {
 
-// The rank's model (tensor_parallel = tp, sequence_parallel as given); `whole` unchanged for tp 1.
-// Errors: tp out of [1, kMaxTensorParallel], a model already split, sequence parallelism with
-// tp 1, a layer without a split (named).
-sched::Result<ModelSpec> tensor_parallel_view(const ModelSpec& whole, int tp, bool sequence_parallel);
+// The rank's model (tensor_parallel = tp, sequence_parallel and tensor_parallel_overlap as given);
+// `whole` unchanged for tp 1. Errors: tp out of [1, kMaxTensorParallel], a model already split,
+// sequence parallelism or overlap with tp 1, a layer without a split (named).
+sched::Result<ModelSpec> tensor_parallel_view(const ModelSpec& whole, int tp, bool sequence_parallel,
+                                              bool overlap = false);
 
 // Whether every layer states how it splits (tensor_parallel_view accepts tp above 1).
 bool splits_over_tensor_parallel(const ModelSpec& model);

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +26,17 @@ double peak_gib(const std::string& output) {
     most = std::max(most, std::stod(output.substr(start, at - start)));
   }
   return most;
+}
+
+// The "step" line's time in seconds.
+double step_s(const std::string& output) {
+  const std::size_t at = output.find("\nstep ");
+  REQUIRE(at != std::string::npos);
+  std::istringstream in(output.substr(at + 6));
+  double value = 0;
+  std::string unit;
+  in >> value >> unit;
+  return unit == "s" ? value : unit == "ms" ? value / 1e3 : value / 1e6;
 }
 
 }  // namespace
@@ -50,6 +62,10 @@ TEST_CASE("simulate --tp lays each pipeline rank over a node's GPUs and divides 
   const auto sp = run_pipeworks(keep + " --sequence-parallel");
   REQUIRE(sp.exit_code == 0);
   CHECK(peak_gib(sp.output) < peak_gib(kept.output));
+  // Collectives overlapped with their GEMMs: a shorter step.
+  const auto overlapped = run_pipeworks(keep + " --tp-comm-overlap");
+  REQUIRE(overlapped.exit_code == 0);
+  CHECK(step_s(overlapped.output) < step_s(kept.output));
 }
 
 TEST_CASE("sweep --tp compares tensor-parallel counts and shows their column", "[cli][tp]") {
@@ -69,6 +85,7 @@ TEST_CASE("tensor parallelism refused: a model that does not split, SP alone, a 
   const std::pair<std::string, std::string> refused[] = {
       {"simulate --model uniform --tp 2", "layer 0 ('layer0') does not say how it splits over tensor-parallel ranks"},
       {"simulate --model gpt2-small --sequence-parallel", "--sequence-parallel needs --tp above 1"},
+      {"simulate --model gpt2-small --tp-comm-overlap", "--tp-comm-overlap needs --tp above 1"},
       {"simulate --model gpt2-small --tp 3 -K 2", "a tensor-parallel group of 3 does not fit evenly in nodes of 8"},
       {"sweep --model uniform --cluster dgx-h100 --pp 1 --tp 1,2 --batch 4 --microbatches 4", "does not say how it splits"},
       {"sweep --model gpt2-small --cluster dgx-h100 --pp 1 --tp 3 --batch 4 --microbatches 4",

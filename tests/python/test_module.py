@@ -403,6 +403,9 @@ class SweepTest(unittest.TestCase):
         # A quarter of the work each rank, plus two all-reduces a block on NVLink.
         self.assertGreater(costs.stages[1].forward_ns, whole.stages[1].forward_ns / 4)
         self.assertLess(costs.stages[1].forward_ns, whole.stages[1].forward_ns / 2)
+        hidden = pw.build_cost_model(pw.tensor_parallel_view(model, 4, overlap=True), cluster,
+                                     pw.uniform_partition(rank.num_layers, 2), microbatch_size=2)
+        self.assertLess(hidden.stages[1].forward_ns, costs.stages[1].forward_ns)
         with self.assertRaisesRegex(pw.Error, "does not say how it splits"):
             pw.tensor_parallel_view(pw.model_preset("uniform"), 2)
         result = pw.sweep(model, cluster, batch=[16], stages=[2], tp=[1, 2], microbatches=[4], schedules=["1f1b"],

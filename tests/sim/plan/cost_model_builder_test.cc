@@ -231,6 +231,13 @@ TEST_CASE("tensor parallelism: each pass carries its layers' collectives on the 
   // The first stage computes no input gradient: the backward's collectives go to W with the rest.
   CHECK(stage.backward_input_ns == 0);
   CHECK(stage.backward_weight_ns == stage.backward_ns);
+  // Overlapped with their layer's GEMMs, a pass pays max(compute, collectives) layer by layer:
+  // l0 forward max(1050, 22 us), l1 max(2050, 44 us); l1's I max(3000, 44 us), l0 has none.
+  const ModelSpec overlapped = tensor_parallel_view(whole, 2, false, true).value();
+  auto hidden = build_cost_model(overlapped, cluster, one_stage, {0}, 2, OptimizerKind::kSgd, layout, {});
+  REQUIRE(hidden.ok());
+  CHECK(hidden->stages[0].forward_ns == kOne + 2 * kOne);
+  CHECK(hidden->stages[0].backward_ns == (10 + 1000 + 3000) / 2 + (10 + 2000 + 6000) / 2 + (2 * kOne - 3000));
   // The layout and the model must agree on tp.
   CHECK_THAT(build_cost_model(whole, cluster, one_stage, {0}, 2, OptimizerKind::kSgd, layout, {}).error().message,
              Catch::Contains("costed for tensor parallelism 1, the layout has tp 2"));

@@ -162,7 +162,8 @@ TEST_CASE("measured tables, forwards without the graph and backward temporaries 
 }
 
 TEST_CASE("a layer's tensor-parallel split and a rank's model round-trip through JSON, bad ones name their field") {
-  constexpr const char* kSplit = R"({"name": "t", "tensor_parallel": 2, "sequence_parallel": true, "layers": [
+  constexpr const char* kSplit = R"({"name": "t", "tensor_parallel": 2, "sequence_parallel": true,
+    "tensor_parallel_overlap": true, "layers": [
     {"name": "block", "forward": "1ms", "backward": "2ms", "param_bytes": "1MiB",
      "tensor_parallel": {"forward_collectives": 2, "backward_collectives": 2,
                          "collective_bytes": {"per_sample": "6MiB"}, "replicated_stash_fraction": 0.25,
@@ -171,6 +172,7 @@ TEST_CASE("a layer's tensor-parallel split and a rank's model round-trip through
   REQUIRE(spec.ok());
   CHECK(spec->tensor_parallel == 2);
   CHECK(spec->sequence_parallel);
+  CHECK(spec->tensor_parallel_overlap);
   REQUIRE(spec->layers[0].tensor_parallel.has_value());
   const TensorParallelSplit& split = *spec->layers[0].tensor_parallel;
   CHECK(split.forward_collectives == 2);
@@ -192,7 +194,9 @@ TEST_CASE("a layer's tensor-parallel split and a rank's model round-trip through
       {R"({"name": "t", "tensor_parallel": 0, "layers": [{"name": "a", "forward": "1us", "backward": "1us"}]})",
        "/tensor_parallel"},
       {R"({"name": "t", "sequence_parallel": 1, "layers": [{"name": "a", "forward": "1us", "backward": "1us"}]})",
-       "/sequence_parallel"}};
+       "/sequence_parallel"},
+      {R"({"name": "t", "tensor_parallel_overlap": true, "layers": [{"name": "a", "forward": "1us", "backward": "1us"}]})",
+       "/tensor_parallel_overlap"}};
   for (const auto& [text, pointer] : bad) {
     auto refused = parse_model_spec(text, "bad.json");
     REQUIRE_FALSE(refused.ok());
