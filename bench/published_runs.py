@@ -60,6 +60,8 @@ def megatron_partition(layers, pp):
 
 def unusable(row):
     """Why the simulator cannot predict this row yet, or None."""
+    if int(row["tensor parallelism"]) > int(row["node_size"]):
+        return "tensor parallelism across nodes (pipeworks keeps a tensor-parallel group inside a node)"
     if "1F1B" not in row["schedule"]:
         return f"schedule {row['schedule']!r}"
     if int(row["# layers"]) % int(row["pipeline parallelism"]) != 0:
@@ -246,7 +248,7 @@ def summary(name, errors):
 
 def run_table(exe, path, limit, show_rows):
     rows = list(csv.DictReader(open(path)))[:limit]
-    errors, pure, skipped, failed = [], [], Counter(), Counter()
+    errors, pure, skipped, failed, by_tp = [], [], Counter(), Counter(), {}
     with tempfile.TemporaryDirectory() as workdir:
         for i, row in enumerate(rows):
             reason = unusable(row)
@@ -260,14 +262,16 @@ def run_table(exe, path, limit, show_rows):
                 continue
             measured = float(row["iteration time (ms)"])
             errors.append(predicted / measured - 1)
-            if int(row["data parallelism"]) == 1:
+            if int(row["data parallelism"]) == 1 and int(row["tensor parallelism"]) == 1:
                 pure.append(errors[-1])
+            by_tp.setdefault(int(row["tensor parallelism"]), []).append(errors[-1])
             if show_rows:
                 print(f"  row {i + 2}: gpus {row['# GPUs']} h {row['hidden size']} L {row['# layers']} "
-                      f"pp {row['pipeline parallelism']} dp {row['data parallelism']} mb {row['micro batch']} "
+                      f"tp {row['tensor parallelism']} pp {row['pipeline parallelism']} dp {row['data parallelism']} "
+                      f"mb {row['micro batch']} "
                       f"batch {row['global batch']}: predicted {predicted:.1f} ms, measured {measured:.1f} ms, "
                       f"{100 * errors[-1]:+.1f}%")
-    return errors, pure, skipped, failed, len(rows)
+    return errors, pure, by_tp, skipped, failed, len(rows)
 
 
 def main():
@@ -302,9 +306,11 @@ def main():
             status = 1
             continue
         print(f"\n{title} ({table})")
-        errors, pure, skipped, failed, total = run_table(exe, path, args.limit, args.rows)
+        errors, pure, by_tp, skipped, failed, total = run_table(exe, path, args.limit, args.rows)
         print("  " + summary("predicted", errors))
-        print("  " + summary("of them pure pipelines (dp 1)", pure))
+        print("  " + summary("of them pure pipelines (tp 1, dp 1)", pure))
+        for tp in sorted(by_tp):
+            print("  " + summary(f"of them tp {tp}", by_tp[tp]))
         for reason, count in skipped.most_common():
             print(f"  not predicted yet, {count} of {total} rows: {reason}")
         for message, count in failed.most_common():

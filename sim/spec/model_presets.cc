@@ -96,7 +96,7 @@ sched::Status check_options(std::string_view preset, const PresetOptions& o,
       {"vocab", o.vocab.has_value()},           {"flops_per_s", o.flops_per_s.has_value()},
       {"forward_ns", o.forward_ns.has_value()}, {"backward_ns", o.backward_ns.has_value()},
       {"output_bytes", o.output_bytes.has_value()}, {"stash_bytes", o.stash_bytes.has_value()},
-      {"param_bytes", o.param_bytes.has_value()}};
+      {"param_bytes", o.param_bytes.has_value()}, {"attention", o.attention.has_value()}};
   for (const auto& [name, is_set] : set) {
     if (!is_set) continue;
     bool ok = false;
@@ -140,15 +140,61 @@ std::int64_t gpt_parameter_count(const GptConfig& c) {
   return (c.vocab + c.sequence) * h + c.layers * (12 * h * h + 13 * h) + 2 * h;
 }
 
-ModelSpec gpt_model(std::string name, const GptConfig& c, double flops_per_s) {
+namespace {
+
+// Block i: its FLOPs, stash and split as model_presets.h states them for `attention`.
+LayerSpec gpt_block(int i, const GptConfig& c, double flops_per_s, AttentionActivations attention) {
   const auto s = static_cast<double>(c.sequence);
   const auto h = static_cast<double>(c.hidden);
   const auto a = static_cast<double>(c.heads);
+  const double matmul = 24 * s * h * h;
+  const double core = 4 * s * s * h;  // the attention core's two products, forward
+  double stash = s * h * (34 + 5 * a * s / h);
+  double input_grad = matmul + 2 * core;
+  if (attention == AttentionActivations::kSelectiveRecompute) {
+    stash = 34 * s * h;
+    input_grad += core;
+  } else if (attention == AttentionActivations::kFlash) {
+    stash = 34 * s * h + 4 * a * s;
+    input_grad += core / 2;
+  }
+  const Bytes hidden_state = 2 * c.sequence * c.hidden;
+  LayerSpec block = layer(fmt::format("block{}", i), flops_to_ns(matmul + core, flops_per_s), hidden_state,
+                          std::llround(stash), 2 * (12 * c.hidden * c.hidden + 13 * c.hidden));
+  block.backward_input.per_sample_ns = flops_to_ns(input_grad, flops_per_s);
+  block.backward_weight.per_sample_ns = flops_to_ns(matmul, flops_per_s);
+  block.backward_split = true;
+  block.tensor_parallel = gpt_split(2, 2, hidden_state, 10 * s * h / stash, 2 * 6 * c.hidden);
+  return block;
+}
+
+}  // namespace
+
+std::string_view attention_name(AttentionActivations attention) {
+  switch (attention) {
+    case AttentionActivations::kStored: return "stored";
+    case AttentionActivations::kSelectiveRecompute: return "selective-recompute";
+    case AttentionActivations::kFlash: return "flash";
+  }
+  return "?";
+}
+
+sched::Result<AttentionActivations> parse_attention(std::string_view text) {
+  for (const auto mode : {AttentionActivations::kStored, AttentionActivations::kSelectiveRecompute,
+                          AttentionActivations::kFlash}) {
+    if (attention_name(mode) == text) return mode;
+  }
+  return error(fmt::format("attention '{}': expected stored, selective-recompute or flash", text));
+}
+
+ModelSpec gpt_model(std::string name, const GptConfig& c, double flops_per_s, AttentionActivations attention) {
+  const auto s = static_cast<double>(c.sequence);
+  const auto h = static_cast<double>(c.hidden);
   const auto v = static_cast<double>(c.vocab);
   ModelSpec spec;
   spec.name = std::move(name);
-  spec.description = fmt::format("GPT: {} blocks, h={}, {} heads, s={}, V={}, {}; times at {}",
-                                 c.layers, c.hidden, c.heads, c.sequence, c.vocab, kGptSource,
+  spec.description = fmt::format("GPT: {} blocks, h={}, {} heads, s={}, V={}, attention core {}, {}; times at {}",
+                                 c.layers, c.hidden, c.heads, c.sequence, c.vocab, attention_name(attention), kGptSource,
                                  format_flop_rate(flops_per_s));
   spec.param_dtype = ParamDtype::kBf16;
   spec.input_bytes.per_sample_bytes = 8 * c.sequence;
@@ -160,18 +206,7 @@ ModelSpec gpt_model(std::string name, const GptConfig& c, double flops_per_s) {
   embedding.tensor_parallel = gpt_split(1, 0, hidden_state, 1.0, 2 * c.sequence * c.hidden);
   spec.layers.push_back(embedding);
 
-  const double matmul = 24 * s * h * h;
-  const double attention = 4 * s * s * h;
-  const auto stash = std::llround(s * h * (34 + 5 * a * s / h));
-  for (int i = 0; i < c.layers; ++i) {
-    LayerSpec block = layer(fmt::format("block{}", i), flops_to_ns(matmul + attention, flops_per_s),
-                            hidden_state, stash, 2 * (12 * c.hidden * c.hidden + 13 * c.hidden));
-    block.backward_input.per_sample_ns = flops_to_ns(matmul + 2 * attention, flops_per_s);
-    block.backward_weight.per_sample_ns = flops_to_ns(matmul, flops_per_s);
-    block.backward_split = true;
-    block.tensor_parallel = gpt_split(2, 2, hidden_state, 10 / (34 + 5 * a * s / h), 2 * 6 * c.hidden);
-    spec.layers.push_back(block);
-  }
+  for (int i = 0; i < c.layers; ++i) spec.layers.push_back(gpt_block(i, c, flops_per_s, attention));
 
   const double head_flops = 2 * s * h * v;
   LayerSpec head = layer("lm_head", flops_to_ns(head_flops, flops_per_s), 2 * c.sequence * c.vocab,
@@ -186,7 +221,7 @@ ModelSpec gpt_model(std::string name, const GptConfig& c, double flops_per_s) {
   // Forward, backward input and weight gradients of the blocks and the head, as above: Megatron's
   // 72 L s h^2 (1 + s / 6h + V / 12 h L) per sample (Narayanan et al. 2021, sec. 5.1, without
   // re-materialization).
-  spec.flops_per_sample = c.layers * (3 * matmul + 3 * attention) + 3 * head_flops;
+  spec.flops_per_sample = c.layers * (3 * 24 * s * h * h + 3 * 4 * s * s * h) + 3 * head_flops;
   spec.tokens_per_sample = c.sequence;
   return spec;
 }
@@ -256,7 +291,7 @@ sched::Result<ModelSpec> model_preset(std::string_view name, const PresetOptions
       if (auto rate = check_flop_rate(kAmoebaLargestFlops, flops); !rate) return rate.error();
       return amoeba_model(o.layers.value_or(18), flops);
     }
-    auto ok = check_options(name, o, {"layers", "hidden", "heads", "sequence", "vocab", "flops_per_s"});
+    auto ok = check_options(name, o, {"layers", "hidden", "heads", "sequence", "vocab", "flops_per_s", "attention"});
     if (!ok) return ok.error();
     GptConfig config = *p.gpt;
     config.layers = o.layers.value_or(config.layers);
@@ -268,7 +303,7 @@ sched::Result<ModelSpec> model_preset(std::string_view name, const PresetOptions
       return error(fmt::format("heads ({}) must divide hidden ({})", config.heads, config.hidden));
     }
     if (auto rate = check_flop_rate(gpt_largest_flops(config), flops); !rate) return rate.error();
-    return gpt_model(std::string(name), config, flops);
+    return gpt_model(std::string(name), config, flops, o.attention.value_or(AttentionActivations::kStored));
   }
   std::string names;
   for (const Preset& p : presets()) names += fmt::format("{}{}", names.empty() ? "" : ", ", p.name);

@@ -25,6 +25,16 @@ inline constexpr double kMaxPresetFlopsPerS = 1e21;
 // allows is no device, and its times would overflow the simulator's clock.
 inline constexpr double kMaxPresetLayerNs = 1e15;
 
+// What a GPT block keeps of its attention core (the QK^T and softmax-times-V products) for the
+// backward: everything (`stored`: s h (34 + 5 a s / h) bytes a block), nothing but its inputs,
+// re-computing the core in the backward (`selective-recompute`, Korthikanti et al. 2022 sec. 5:
+// 34 s h bytes, 4 s^2 h more FLOPs in I), or a fused kernel's (`flash`, Dao 2022: 34 s h + 4 a s
+// bytes for the softmax statistics; its backward runs five products of the core where a stored
+// one runs four, 2 s^2 h more FLOPs in I).
+enum class AttentionActivations : std::uint8_t { kStored, kSelectiveRecompute, kFlash };
+std::string_view attention_name(AttentionActivations attention);  // "stored", "selective-recompute", "flash"
+sched::Result<AttentionActivations> parse_attention(std::string_view text);
+
 // Overrides for a preset. Options that do not apply to the chosen preset are an error.
 struct PresetOptions {
   std::optional<int> layers;                // uniform: layers; gpt*: blocks; amoeba: normal cells
@@ -38,6 +48,7 @@ struct PresetOptions {
   std::optional<Bytes> output_bytes;        // uniform: boundary activation per sample
   std::optional<Bytes> stash_bytes;         // uniform: stash per sample per layer
   std::optional<Bytes> param_bytes;         // uniform: parameters per layer
+  std::optional<AttentionActivations> attention;  // gpt*: the attention core's activations (default stored)
 };
 
 struct PresetInfo {
@@ -101,7 +112,8 @@ inline constexpr GptConfig kGpt3_175b{96, 12288, 96, 2048, 50257};  // GPT-3 175
 // (V + s) h + L (12 h^2 + 13 h) + 2 h.
 std::int64_t gpt_parameter_count(const GptConfig& config);
 
-ModelSpec gpt_model(std::string name, const GptConfig& config, double flops_per_s);
+ModelSpec gpt_model(std::string name, const GptConfig& config, double flops_per_s,
+                    AttentionActivations attention = AttentionActivations::kStored);
 
 // ---- AmoebaNet-like ------------------------------------------------------------------------
 // An illustrative (not measured) image model with strongly uneven layers, for partitioning

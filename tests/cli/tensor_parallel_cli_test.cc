@@ -86,6 +86,8 @@ TEST_CASE("tensor parallelism refused: a model that does not split, SP alone, a 
       {"simulate --model uniform --tp 2", "layer 0 ('layer0') does not say how it splits over tensor-parallel ranks"},
       {"simulate --model gpt2-small --sequence-parallel", "--sequence-parallel needs --tp above 1"},
       {"simulate --model gpt2-small --tp-comm-overlap", "--tp-comm-overlap needs --tp above 1"},
+      {"simulate --model uniform --attention flash", "--attention does not apply to model preset 'uniform'"},
+      {"simulate --model gpt2-small --attention fused", "--attention: fused not in {stored,selective-recompute,flash}"},
       {"simulate --model gpt2-small --tp 3 -K 2", "a tensor-parallel group of 3 does not fit evenly in nodes of 8"},
       {"sweep --model uniform --cluster dgx-h100 --pp 1 --tp 1,2 --batch 4 --microbatches 4", "does not say how it splits"},
       {"sweep --model gpt2-small --cluster dgx-h100 --pp 1 --tp 3 --batch 4 --microbatches 4",

@@ -406,6 +406,10 @@ class SweepTest(unittest.TestCase):
         hidden = pw.build_cost_model(pw.tensor_parallel_view(model, 4, overlap=True), cluster,
                                      pw.uniform_partition(rank.num_layers, 2), microbatch_size=2)
         self.assertLess(hidden.stages[1].forward_ns, costs.stages[1].forward_ns)
+        flash = pw.model_preset("gpt3-1.3b", attention="flash")
+        self.assertLess(flash.layers[1].stash_bytes.per_sample_bytes, model.layers[1].stash_bytes.per_sample_bytes / 2)
+        with self.assertRaisesRegex(pw.Error, "expected stored, selective-recompute or flash"):
+            pw.model_preset("gpt3-1.3b", attention="fused")
         with self.assertRaisesRegex(pw.Error, "does not say how it splits"):
             pw.tensor_parallel_view(pw.model_preset("uniform"), 2)
         result = pw.sweep(model, cluster, batch=[16], stages=[2], tp=[1, 2], microbatches=[4], schedules=["1f1b"],

@@ -49,6 +49,32 @@ TEST_CASE("GPT block costs follow the closed forms") {
   CHECK(spec->param_dtype == ParamDtype::kBf16);
 }
 
+TEST_CASE("a GPT block keeps, re-computes or fuses its attention core as asked") {
+  PresetOptions options;
+  options.flops_per_s = 1e12;  // 1 ns per 1000 FLOPs
+  options.layers = 1;
+  const double s = 1024, h = 768, a = 12;
+  const LayerSpec stored = model_preset("gpt", options)->layers[1];
+  options.attention = AttentionActivations::kSelectiveRecompute;
+  const LayerSpec selective = model_preset("gpt", options)->layers[1];
+  options.attention = AttentionActivations::kFlash;
+  const LayerSpec flash = model_preset("gpt", options)->layers[1];
+  // The forward and the weight gradients are the same; the core's s^2 bytes go, its FLOPs come back in I.
+  CHECK(selective.forward == stored.forward);
+  CHECK(flash.backward_weight == stored.backward_weight);
+  CHECK(selective.stash_bytes.per_sample_bytes == std::llround(34 * s * h));
+  CHECK(flash.stash_bytes.per_sample_bytes == std::llround(34 * s * h + 4 * a * s));
+  CHECK(selective.backward_input.per_sample_ns == std::llround((24 * s * h * h + 12 * s * s * h) / 1000));
+  CHECK(flash.backward_input.per_sample_ns == std::llround((24 * s * h * h + 10 * s * s * h) / 1000));
+  // Tensor parallelism keeps 10 s h of whatever the block stashes on every rank.
+  CHECK(selective.tensor_parallel->replicated_stash_fraction == 10.0 / 34);
+  CHECK(parse_attention("flash").value() == AttentionActivations::kFlash);
+  CHECK_THAT(parse_attention("fused").error().message, Catch::Contains("expected stored, selective-recompute or flash"));
+  PresetOptions uniform;
+  uniform.attention = AttentionActivations::kFlash;
+  CHECK_THAT(model_preset("uniform", uniform).error().message, Catch::Contains("option 'attention' does not apply"));
+}
+
 TEST_CASE("amoeba is deterministic and strongly uneven") {
   auto a = model_preset("amoeba");
   auto b = model_preset("amoeba");
