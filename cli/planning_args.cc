@@ -53,7 +53,7 @@ void add_spec_options(CLI::App& command, SpecArgs& args) {
   if (!args.cluster.empty()) cluster->capture_default_str();
   model->excludes(model_spec);
   cluster->excludes(cluster_spec);
-  command.add_option("--nodes", args.nodes, "Number of nodes for the dgx-a100, dgx-h100 and multinode cluster presets (8 GPUs each)")
+  command.add_option("--nodes", args.nodes, "Number of nodes for the dgx-a100, dgx-h100, dgx-h200 and multinode cluster presets (8 GPUs each)")
       ->check(integer_from(1, sim::kMaxPresetNodes))
       ->excludes(cluster_spec);
   add_preset_size_options(command, args.size);

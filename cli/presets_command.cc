@@ -35,7 +35,7 @@ void add_presets_command(CLI::App& app, CommandContext& context) {
                  "          --flops RATE (gpt*, amoeba); --layer-forward, --layer-backward, --layer-output,\n"
                  "          --layer-stash, --layer-params (uniform)\n"
               << "\nclusters (--cluster NAME; a cluster spec JSON file goes to --cluster-spec):\n"
-              << preset_table(sim::cluster_presets()) << "  resize: --nodes N (dgx-a100, dgx-h100, multinode)\n";
+              << preset_table(sim::cluster_presets()) << "  resize: --nodes N (dgx-a100, dgx-h100, dgx-h200, multinode)\n";
     context.exit_code = kExitOk;
   });
 }

@@ -80,7 +80,7 @@ void bind_presets(py::module_& m) {
           return unwrap(sim::cluster_preset(name, sim::ClusterPresetOptions{nodes}));
         },
         py::arg("name"), py::kw_only(), py::arg("nodes") = py::none(),
-        "A built-in ClusterSpec ('cpu2', 'dgx-a100', 'dgx-h100', 'multinode'; nodes= for the DGX ones).");
+        "A built-in ClusterSpec ('cpu2', 'dgx-a100', 'dgx-h100', 'dgx-h200', 'multinode'; nodes= for the DGX ones).");
 }
 
 void bind_partitions(py::module_& m) {

@@ -56,6 +56,12 @@ ClusterSpec dgx_nodes(std::string name, std::string_view description, const DgxN
 
 const DgxNode kDgxH100Node{DeviceSpec{80 * kGiB, 1.0, kH100SustainedFlopsPerS, kH100PeakBf16FlopsPerS, kH100MemoryBytesPerS},
                            kNvlink4BytesPerSPerDirection, kNdrBytesPerSPerPort};
+constexpr std::string_view kDgxH200 =
+    "N DGX H200 nodes (default 1): 8x H200 SXM 141 GB HBM3e at 4.8 TB/s, dense BF16 and NVLink 4 as the "
+    "H100's (NVIDIA H200 Tensor Core GPU datasheet); 395.6 TFLOP/s sustained (40%, assumed); between nodes "
+    "one 400 Gb/s NDR ConnectX-7 per GPU as multinode; latencies and dispatch as dgx-h100 (estimates)";
+const DgxNode kDgxH200Node{DeviceSpec{kH200MemoryBytes, 1.0, kH100SustainedFlopsPerS, kH100PeakBf16FlopsPerS, kH200MemoryBytesPerS},
+                           kNvlink4BytesPerSPerDirection, kNdrBytesPerSPerPort};
 const DgxNode kDgxA100Node{DeviceSpec{80 * kGiB, 1.0, kA100SustainedFlopsPerS, kA100PeakBf16FlopsPerS, kA100MemoryBytesPerS},
                            kNvlink3BytesPerSPerDirection, kHdrBytesPerSPerPort};
 
@@ -67,6 +73,7 @@ std::vector<PresetInfo> cluster_presets() {
   return {{"cpu2", std::string(kCpu2)},
           {"dgx-a100", std::string(kDgxA100)},
           {"dgx-h100", std::string(kDgx)},
+          {"dgx-h200", std::string(kDgxH200)},
           {"multinode", std::string(kMultinode)}};
 }
 
@@ -90,8 +97,9 @@ sched::Result<ClusterSpec> cluster_preset(std::string_view name, const ClusterPr
   }
   if (name == "dgx-a100") return dgx_nodes("dgx-a100", kDgxA100, kDgxA100Node, options.nodes.value_or(1));
   if (name == "dgx-h100") return dgx_nodes("dgx-h100", kDgx, kDgxH100Node, options.nodes.value_or(1));
+  if (name == "dgx-h200") return dgx_nodes("dgx-h200", kDgxH200, kDgxH200Node, options.nodes.value_or(1));
   if (name == "multinode") return dgx_nodes("multinode", kMultinode, kDgxH100Node, options.nodes.value_or(4));
-  return error(fmt::format("unknown cluster preset '{}' (available: cpu2, dgx-a100, dgx-h100, multinode)", name));
+  return error(fmt::format("unknown cluster preset '{}' (available: cpu2, dgx-a100, dgx-h100, dgx-h200, multinode)", name));
 }
 
 }  // namespace pipeworks::sim

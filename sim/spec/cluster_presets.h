@@ -1,8 +1,9 @@
 // Built-in cluster specs with their sources: this development machine (`cpu2`), DGX A100 nodes as
-// Selene's (`dgx-a100`), DGX H100 nodes (`dgx-h100`), and `multinode` (4 DGX H100 nodes by
-// default); the DGX presets take a node count.
+// Selene's (`dgx-a100`), DGX H100 and H200 nodes (`dgx-h100`, `dgx-h200`), and `multinode` (4 DGX
+// H100 nodes by default); the DGX presets take a node count.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -36,10 +37,15 @@ inline constexpr double kA100MemoryBytesPerS = 2.039e12;
 inline constexpr double kNvlink3BytesPerSPerDirection = 300e9;
 inline constexpr double kHdrBytesPerSPerPort = 200e9 / 8;
 
+// NVIDIA H200 Tensor Core GPU datasheet (H200 SXM): the H100's dense BF16 989 TFLOP/s and NVLink 4,
+// 141 GB HBM3e at 4.8 TB/s. (Not in published-runs/gpu_datasheets.csv, which covers A100 and H100.)
+inline constexpr double kH200MemoryBytesPerS = 4.8e12;
+inline constexpr std::int64_t kH200MemoryBytes = 141'000'000'000;
+
 inline constexpr int kMaxPresetNodes = 1024;
 
 struct ClusterPresetOptions {
-  std::optional<int> nodes;  // dgx-a100, dgx-h100 (default 1), multinode (default 4); at most kMaxPresetNodes
+  std::optional<int> nodes;  // dgx-a100, dgx-h100, dgx-h200 (default 1), multinode (default 4); at most kMaxPresetNodes
 };
 
 // Every cluster preset, in a stable order, with descriptions citing sources.

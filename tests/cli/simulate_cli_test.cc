@@ -197,7 +197,7 @@ TEST_CASE("presets lists every model and cluster preset with its description, --
   const auto r = pipeworks::test::run_pipeworks("presets");
   REQUIRE(r.exit_code == 0);
   for (const char* name : {"uniform", "gpt", "gpt2-small", "gpt2-medium", "gpt3-1.3b", "gpt3-175b", "amoeba", "cpu2",
-                           "dgx-a100", "dgx-h100", "multinode"}) {
+                           "dgx-a100", "dgx-h100", "dgx-h200", "multinode"}) {
     CHECK_THAT(r.output, Catch::Contains(std::string("\n  ") + name + " "));
   }
   CHECK_THAT(r.output, Catch::Contains("GPT-2 medium, 350M"));

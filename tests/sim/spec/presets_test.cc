@@ -167,6 +167,10 @@ TEST_CASE("cluster presets carry the datasheet numbers") {
   CHECK(a100->intra_node.bandwidth_bytes_per_s == 300e9);
   CHECK(a100->inter_node.bandwidth_bytes_per_s == 25e9);
   CHECK(cluster_preset("dgx-a100")->num_nodes() == 1);
+  auto h200 = cluster_preset("dgx-h200").value();
+  CHECK(h200.devices[0].memory_bytes == 141'000'000'000);
+  CHECK(h200.devices[0].memory_bandwidth_bytes_per_s == 4.8e12);
+  CHECK(h200.devices[0].peak_flops_per_s == 989e12);
   options.nodes = 0;
   CHECK_THAT(cluster_preset("dgx-a100", options).error().message, Catch::Contains("nodes must be from 1 to 1024"));
   auto cpu = cluster_preset("cpu2");
