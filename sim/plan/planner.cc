@@ -54,8 +54,11 @@ RunnerUp verdict(std::string family, const std::vector<SweepRow>& rows, const st
   up.family = std::move(family);
   up.row = family_row(rows, ranked, member);
   up.contains_best = best && up.row == best;
+  const bool any = std::any_of(rows.begin(), rows.end(), [&](const SweepRow& r) { return member(r.config); });
   if (!up.row) {
-    up.reason = "no configuration could be simulated";
+    up.reason = any ? "no configuration could be simulated"
+                    : "none possible: every configuration was skipped as impossible (the batch does not split into "
+                      "its replicas' micro-batches, or more stages than layers)";
   } else if (up.contains_best) {
     up.reason = "the best (shown above)";
   } else if (!rows[*up.row].fits || !best) {

@@ -1,6 +1,9 @@
 // The planner: what it sweeps, that its choice is the sweep's best fitting row, that it keeps
 // to the memory cap, and the verdicts it gives the runners-up.
 #include <catch2/catch.hpp>
+
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "sim/plan/planner.h"
@@ -104,6 +107,19 @@ TEST_CASE("the planner's choice is the best fitting row of the same sweep") {
     CHECK(holding_best == (best.config.dp > 1 ? 3 : 2));
     CHECK(best.config.total_devices() == 8);
   }
+}
+
+TEST_CASE("a layout family nothing could be built for says that none was possible") {
+  sim::PlanRequest request = gpt_request();
+  request.batch_size = 4;  // 8 replicas cannot split 4 samples
+  request.tp_counts = {1};
+  const auto plan = sim::make_plan(request);
+  REQUIRE(plan);
+  const auto dp8 = std::find_if(plan->runners_up.begin(), plan->runners_up.end(),
+                                [](const sim::RunnerUp& up) { return up.family == "pp 1 x dp 8"; });
+  REQUIRE(dp8 != plan->runners_up.end());
+  CHECK_FALSE(dp8->row);
+  CHECK_THAT(dp8->reason, Catch::StartsWith("none possible: every configuration was skipped as impossible"));
 }
 
 TEST_CASE("a plan under an impossible cap has no best and says by how much the closest overflows") {
