@@ -34,22 +34,20 @@ sched::Status check_tensor_parallel(const SweepSpec& spec) {
   if (auto positive = check_positive(spec.tp_counts, "tensor-parallel counts"); !positive) return positive;
   for (const int tp : spec.tp_counts) {
     if (tp == 1) continue;
-    if (spec.cluster.devices_per_node % tp != 0) {
-      return sched::Error{fmt::format("sweep: tensor parallelism {} does not divide the {} devices of a node of "
-                                      "cluster '{}' (a tensor-parallel group stays inside a node)",
-                                      tp, spec.cluster.devices_per_node, spec.cluster.name)};
+    ParallelLayout layout;
+    layout.tp = tp;
+    if (auto fits = check_layout(layout, spec.cluster.num_devices(), spec.cluster.devices_per_node); !fits) {
+      return sched::Error{fmt::format("sweep: tensor parallelism {} on cluster '{}': {}", tp, spec.cluster.name,
+                                      fits.error().message)};
     }
     if (auto view = tensor_parallel_view(spec.model, tp, spec.sequence_parallel, spec.tp_comm_overlap); !view) {
       return sched::Error{"sweep: " + view.error().message};
     }
   }
-  if (spec.sequence_parallel && std::find_if(spec.tp_counts.begin(), spec.tp_counts.end(), [](int tp) { return tp > 1; }) ==
-                                    spec.tp_counts.end()) {
-    return sched::Error{"sweep: sequence parallelism needs a tensor-parallel count above 1"};
-  }
-  if (spec.tp_comm_overlap && std::find_if(spec.tp_counts.begin(), spec.tp_counts.end(), [](int tp) { return tp > 1; }) ==
-                                  spec.tp_counts.end()) {
-    return sched::Error{"sweep: overlapping tensor-parallel collectives needs a tensor-parallel count above 1"};
+  const bool split = std::any_of(spec.tp_counts.begin(), spec.tp_counts.end(), [](int tp) { return tp > 1; });
+  if (!split && (spec.sequence_parallel || spec.tp_comm_overlap)) {
+    return sched::Error{"sweep: sequence parallelism and overlapped tensor-parallel collectives need a tensor-parallel "
+                        "count above 1"};
   }
   return sched::Ok{};
 }

@@ -91,9 +91,9 @@ TEST_CASE("tensor parallelism refused: a model that does not split, SP alone, a 
       {"simulate --model gpt2-small --tp 3 -K 2", "a tensor-parallel group of 3 does not fit evenly in nodes of 8"},
       {"sweep --model uniform --cluster dgx-h100 --pp 1 --tp 1,2 --batch 4 --microbatches 4", "does not say how it splits"},
       {"sweep --model gpt2-small --cluster dgx-h100 --pp 1 --tp 3 --batch 4 --microbatches 4",
-       "tensor parallelism 3 does not divide the 8 devices of a node"},
+       "tensor parallelism 3 on cluster 'dgx-h100': layout: a tensor-parallel group of 3 does not fit evenly in nodes of 8"},
       {"plan --model gpt2-small --cluster dgx-h100 --devices 8 --batch 8 --sequence-parallel --tp 1",
-       "sequence parallelism needs a tensor-parallel count above 1"}};
+       "sequence parallelism and overlapped tensor-parallel collectives need a tensor-parallel count above 1"}};
   for (const auto& [arguments, message] : refused) {
     const auto r = run_pipeworks(arguments);
     INFO(arguments << "\n" << r.output);
