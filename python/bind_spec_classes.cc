@@ -127,6 +127,8 @@ void bind_cluster_classes(py::module_& m) {
                     "'overlap' or 'blocking'")
       .def_readwrite("dispatch_overhead_ns", &sim::ClusterSpec::dispatch_overhead_ns)
       .def_readwrite("contention_factor", &sim::ClusterSpec::contention_factor)
+      .def_readwrite("overlapped_pass_share", &sim::ClusterSpec::overlapped_pass_share,
+                     "an OVERLAP_F_B pair takes its longer pass and this share of the shorter (1: back to back)")
       .def_readwrite("cores", &sim::ClusterSpec::cores, "a CPU node's cores; 0: no limit (GPUs)")
       .def_readwrite("threads_per_device", &sim::ClusterSpec::threads_per_device)
       .def_property_readonly("compute_slots", &sim::ClusterSpec::compute_slots,
@@ -181,6 +183,7 @@ void bind_cost_model_classes(py::module_& m) {
                     [](sim::CostModel& c, const std::string& n) { c.comm_mode = unwrap(sim::parse_comm_mode(n)); })
       .def_readwrite("per_action_overhead_ns", &sim::CostModel::per_action_overhead_ns)
       .def_readwrite("contention_factor", &sim::CostModel::contention_factor)
+      .def_readwrite("overlapped_pass_share", &sim::CostModel::overlapped_pass_share)
       .def_readwrite("contention_group", &sim::CostModel::contention_group)
       .def_readwrite("compute_slots", &sim::CostModel::compute_slots,
                      "devices of one contention group that compute at once; the others wait (0: no limit)")

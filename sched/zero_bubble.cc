@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <deque>
 #include <limits>
+#include <set>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "sched/composite.h"
 #include "sched/generators.h"
 #include "sched/limits.h"
 #include "sched/placement.h"
@@ -136,6 +138,7 @@ struct VCounters {
   std::vector<int> next_forward, next_backward, next_weight;  // by stage
   std::deque<Action> owed_weights;
   Program program;
+  std::vector<std::pair<Action, Action>> overlapped;  // DualPipeV's F and B run as one overlapped pair
 
   explicit VCounters(int num_stages)
       : next_forward(static_cast<std::size_t>(num_stages), 0),
@@ -151,6 +154,12 @@ struct VCounters {
   }
   // The next W of `stage`, in micro-batch order (ZB-V).
   void w(int stage) { program.push_back(weight_grad(stage, next_weight[static_cast<std::size_t>(stage)]++)); }
+  // DualPipeV: the F of `f_stage` overlapped with the B of `b_stage` (torch's OVERLAP_F_B).
+  void fb(int f_stage, int b_stage) {
+    f(f_stage);
+    b(b_stage);
+    overlapped.emplace_back(program[program.size() - 2], program.back());
+  }
   // The oldest W owed on either stage, if any (DualPipeV).
   void owed_w() {
     if (owed_weights.empty()) return;
@@ -180,18 +189,20 @@ Program zb_v_program(int p, int n, int r) {
 }
 
 // ScheduleDualPipeV's order for device r of p, with n >= 2p micro-batches; an overlapped F+B
-// pair is the F then the B.
-Program dualpipe_v_program(int p, int n, int r) {
+// pair is the F then the B, each pair kept in `overlapped`.
+Program dualpipe_v_program(int p, int n, int r, std::vector<std::pair<Action, Action>>& overlapped) {
   const int s0 = r, s1 = 2 * p - 1 - r;
   VCounters c(2 * p);
   for (int j = 0; j < 2 * (p - r - 1); ++j) c.f(s0);
   for (int j = 0; j < r + 1; ++j) c.f(s0), c.f(s1);
   for (int j = 0; j < p - r - 1; ++j) c.i(s1), c.owed_w(), c.f(s1);
   for (int j = 0; j < n - 2 * p + r + 1; ++j) {
-    c.f(s0), c.b(s1);
-    c.f(s1), c.b(s0);
+    // DualPipe's step 4 does not overlap the last device's first pair, to shrink the bubble.
+    if (j == 0 && r == p - 1) c.f(s0), c.b(s1);
+    else c.fb(s0, s1);
+    c.fb(s1, s0);
   }
-  for (int j = 0; j < p - r - 1; ++j) c.b(s1), c.f(s1), c.b(s0);
+  for (int j = 0; j < p - r - 1; ++j) c.b(s1), c.fb(s1, s0);
   bool split = false;
   const auto backward = [&](int stage) { split ? c.i(stage) : c.b(stage); };
   for (int j = 0; j < r + 1; ++j) {
@@ -202,7 +213,21 @@ Program dualpipe_v_program(int p, int n, int r) {
   }
   for (int j = 0; j < p - r - 1; ++j) c.owed_w(), backward(s0);
   while (!c.owed_weights.empty()) c.owed_w();
+  overlapped.insert(overlapped.end(), c.overlapped.begin(), c.overlapped.end());
   return c.program;
+}
+
+// Marks each overlapped pair whose two actions the schedule kept, side by side, as a composite.
+void mark_overlapped(Schedule& schedule, const std::vector<std::pair<Action, Action>>& overlapped) {
+  std::set<std::pair<Action, Action>> pairs(overlapped.begin(), overlapped.end());
+  for (std::size_t d = 0; d < schedule.programs.size(); ++d) {
+    const Program& program = schedule.programs[d];
+    for (std::size_t p = 0; p + 1 < program.size(); ++p) {
+      if (!pairs.contains({program[p], program[p + 1]})) continue;
+      schedule.composites.push_back(Composite{static_cast<int>(d), static_cast<int>(p)});
+      ++p;
+    }
+  }
 }
 
 // The V kinds generate every device's program for n >= M micro-batches (torch's orders assume
@@ -258,8 +283,11 @@ Result<Schedule> dualpipe_v(const ScheduleShape& shape) {
   const int n = std::max(shape.num_microbatches, 2 * *p);
   if (auto work = check_v_work("dualpipe-v", shape.num_stages, n); !work) return work.error();
   std::vector<Program> programs;
-  for (int r = 0; r < *p; ++r) programs.push_back(dualpipe_v_program(*p, n, r));
-  return v_schedule(shape, std::move(programs));
+  std::vector<std::pair<Action, Action>> overlapped;
+  for (int r = 0; r < *p; ++r) programs.push_back(dualpipe_v_program(*p, n, r, overlapped));
+  Schedule schedule = v_schedule(shape, std::move(programs));
+  mark_overlapped(schedule, overlapped);
+  return schedule;
 }
 
 }  // namespace pipeworks::sched

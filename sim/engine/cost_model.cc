@@ -94,6 +94,9 @@ sched::Status check_contention(const CostModel& model) {
     return sched::Error{fmt::format("cost model: compute_slots is {}, must be 0 (no limit) to {}", model.compute_slots,
                                     kMaxCostModelDevices)};
   }
+  if (!(model.overlapped_pass_share >= 0 && model.overlapped_pass_share <= 1)) {
+    return sched::Error{fmt::format("cost model: overlapped_pass_share is {}, must be in [0, 1]", model.overlapped_pass_share)};
+  }
   for (std::size_t i = 0; i < model.contention_factor.size(); ++i) {
     const double f = model.contention_factor[i];
     if (!(std::isfinite(f) && f >= 1.0 && f <= 1000.0)) {

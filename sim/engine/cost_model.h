@@ -94,6 +94,9 @@ struct CostModel {
   // cores: cores / threads per worker); the others wait for one of them to finish (core_slots.h).
   // 0: no limit (GPUs, or as many cores as workers need).
   int compute_slots = 0;
+  // An OVERLAP_F_B pair of the schedule (sched/composite.h) takes max(F, B) + this x min(F, B),
+  // its two passes ending together; 1: back to back (ClusterSpec::overlapped_pass_share).
+  double overlapped_pass_share = 1;
 
   const Link* link(int src, int dst) const {
     if (src < 0 || dst < 0 || src >= num_devices || dst >= num_devices) return nullptr;

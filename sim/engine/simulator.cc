@@ -130,6 +130,7 @@ sched::Result<SimResult> simulate(const sched::Schedule& schedule, const CostMod
   result.num_transfers = table->num_transfers;
   result.num_stage_level_actions = table->num_stage_level;
   result.num_composites = static_cast<std::int64_t>(schedule.composites.size());
+  result.overlapped_pass_share = model.overlapped_pass_share;
   result.num_microbatches = schedule.num_microbatches;
   result.microbatch_size = model.microbatch_size;
   result.comm_mode = model.comm_mode;

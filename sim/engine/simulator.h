@@ -10,9 +10,10 @@
 //
 // torch's stage-level actions (UNSHARD, RESHARD, REDUCE_GRAD) run on each device's collective lane
 // at the costs the cost model gives them (engine.h), 0 without data parallelism; the simulated
-// pipeline is one of the replicas, each alike. A composite `(0F3;3B1)OVERLAP_F_B` runs
-// as its two sub-actions back to back on its device: overlap is not modelled. The result counts
-// both, and the report says so where they appear.
+// pipeline is one of the replicas, each alike. A composite `(0F3;3B1)OVERLAP_F_B` runs as its two
+// sub-actions back to back on its device, or, with CostModel::overlapped_pass_share below 1,
+// overlapped (op_table.cc's overlap_composites). The result counts both, and the report says so
+// where they appear.
 //
 //   GPipe K=2 M=2, F=1 B=2, ideal comm:      t: 0  1  2  3  4  5  6  7  8
 //                                           d0: F0 F1 .  .  .  B0 B0 B1 B1
@@ -61,7 +62,8 @@ struct SimResult {
   std::int64_t num_actions = 0;
   std::int64_t num_transfers = 0;
   std::int64_t num_stage_level_actions = 0;  // UNSHARD, RESHARD, REDUCE_GRAD
-  std::int64_t num_composites = 0;           // OVERLAP_F_B: simulated as their sub-actions back to back
+  std::int64_t num_composites = 0;           // OVERLAP_F_B pairs of the schedule
+  double overlapped_pass_share = 1;          // the cost model's: 1, back to back; below, overlapped
   int num_microbatches = 0;
   int microbatch_size = 1;
   CommMode comm_mode = CommMode::kOverlap;

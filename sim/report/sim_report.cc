@@ -69,9 +69,14 @@ std::vector<std::string> simulation_notes(const SimResult& result) {
                                 sched::counted(n, "stage-level action"), n == 1 ? "costs nothing" : "cost nothing",
                                 n == 1 ? "it" : "them"));
   }
-  if (const std::int64_t n = result.num_composites; n > 0) {
+  if (const std::int64_t n = result.num_composites; n > 0 && result.overlapped_pass_share >= 1) {
     notes.push_back(fmt::format("{} {}: overlap is not modelled", sched::counted(n, "OVERLAP_F_B action"),
                                 n == 1 ? "runs as its forward then its backward" : "run as their forward then their backward"));
+  } else if (n > 0) {
+    notes.push_back(fmt::format("{} {} overlapped: the longer pass and {:g}% of the shorter, both ending together "
+                                "(the cluster's overlapped_pass_share)",
+                                sched::counted(n, "OVERLAP_F_B action"), n == 1 ? "runs" : "run",
+                                100 * result.overlapped_pass_share));
   }
   return notes;
 }

@@ -55,7 +55,7 @@ nlohmann::ordered_json layout_json(const ParallelLayout& layout);
 // What the simulation did not time, one sentence each (none when the schedule has neither):
 // "12 stage-level actions (UNSHARD, RESHARD, REDUCE_GRAD) cost nothing: the cost model gives them
 // no time (no data-parallel group)" (only when no collective took time), "6 OVERLAP_F_B actions run as their
-// forward then their backward: overlap is not modelled".
+// forward then their backward: overlap is not modelled" (or, overlapped, how).
 std::vector<std::string> simulation_notes(const SimResult& result);
 
 // ReportInputs::warnings for `model` read at `microbatch_size` (size_extrapolation.h) and a

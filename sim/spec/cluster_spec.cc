@@ -58,7 +58,7 @@ LinkSpec read_link(SpecReader& reader, const Json& root, std::string_view key) {
   return link;
 }
 
-// How the devices execute: comm mode, dispatch overhead, contention, cores.
+// How the devices execute: comm mode, dispatch overhead, contention, overlapped passes, cores.
 void read_execution(SpecReader& reader, const Json& root, ClusterSpec& spec) {
   const std::string mode = reader.string(root, "", "comm_mode", std::string("overlap"));
   if (reader.ok()) {
@@ -73,6 +73,13 @@ void read_execution(SpecReader& reader, const Json& root, ClusterSpec& spec) {
   spec.contention_factor = reader.positive_number(root, "", "contention", 1.0);
   if (reader.ok() && !(spec.contention_factor >= 1.0 && spec.contention_factor <= 1000.0)) {
     reader.fail("/contention", &root["contention"], "must be from 1 (no contention) to 1000");
+  }
+  if (const auto it = root.find("overlapped_pass_share"); reader.ok() && it != root.end()) {
+    if (!it->is_number() || !(it->get<double>() >= 0 && it->get<double>() <= 1)) {
+      reader.fail("/overlapped_pass_share", &*it, "expected a number from 0 (the shorter pass hidden) to 1 (back to back)");
+    } else {
+      spec.overlapped_pass_share = it->get<double>();
+    }
   }
   spec.cores = static_cast<int>(reader.integer(root, "", "cores", 0, 0));
   spec.threads_per_device = static_cast<int>(reader.integer(root, "", "threads_per_device", 1, 1));
@@ -140,6 +147,9 @@ sched::Status check_cluster_spec(const ClusterSpec& spec) {
   if (!(spec.contention_factor >= 1.0 && spec.contention_factor <= 1000.0)) {
     return error(fmt::format("{}: contention {} must be from 1 to 1000", who, spec.contention_factor));
   }
+  if (!(spec.overlapped_pass_share >= 0 && spec.overlapped_pass_share <= 1)) {
+    return error(fmt::format("{}: overlapped_pass_share {} must be from 0 to 1", who, spec.overlapped_pass_share));
+  }
   return sched::Ok{};
 }
 
@@ -152,7 +162,8 @@ sched::Result<ClusterSpec> parse_cluster_spec(std::string_view json_text, std::s
   if (!reader.expect_object(root, "")) return reader.error();
   reader.allow_keys(root, "", {"name", "description", "devices", "device", "devices_per_node",
                                "intra_node", "inter_node", "inter_node_links", "comm_mode", "dispatch_overhead",
-                               "dispatch_overhead_ns", "contention", "cores", "threads_per_device"});
+                               "dispatch_overhead_ns", "contention", "cores", "threads_per_device",
+                               "overlapped_pass_share"});
   spec.name = reader.string(root, "", "name", std::nullopt);
   spec.description = reader.string(root, "", "description", std::string());
   if (reader.ok() && !root.contains("devices")) reader.fail("/devices", nullptr, "missing required field");
@@ -236,6 +247,7 @@ std::string cluster_spec_to_json(const ClusterSpec& spec) {
   root["comm_mode"] = std::string(comm_mode_name(spec.comm_mode));
   root["dispatch_overhead"] = exact_duration_string(spec.dispatch_overhead_ns);
   if (spec.contention_factor != 1.0) root["contention"] = spec.contention_factor;
+  if (spec.overlapped_pass_share != 1.0) root["overlapped_pass_share"] = spec.overlapped_pass_share;
   if (spec.cores > 0) root["cores"] = spec.cores;
   if (spec.threads_per_device != 1) root["threads_per_device"] = spec.threads_per_device;
   return root.dump(2) + "\n";

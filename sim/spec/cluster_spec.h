@@ -57,6 +57,10 @@ struct ClusterSpec {
   // others wait for one of them (CostModel::compute_slots). 0 cores: no limit (GPUs).
   int cores = 0;
   int threads_per_device = 1;
+  // A schedule's overlapped F and B pairs (OVERLAP_F_B: DualPipeV's forward of one stage beside the
+  // backward of another on one GPU) take the longer pass plus this share of the shorter, both
+  // ending together: how much the two slow each other. 1: back to back, as a CPU runs them.
+  double overlapped_pass_share = 1;
 
   int compute_slots() const { return cores > 0 ? std::max(1, cores / std::max(1, threads_per_device)) : 0; }
   int num_devices() const { return static_cast<int>(devices.size()); }

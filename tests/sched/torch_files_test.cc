@@ -11,6 +11,7 @@
 
 #include "golden_file.h"
 #include "sched/csv_io.h"
+#include "sched/generators.h"
 #include "sched/json_io.h"
 #include "sched/passes.h"
 #include "sched/validate.h"
@@ -90,6 +91,12 @@ TEST_CASE("torch's files hold its whole vocabulary", "[io][torch]") {
   CHECK(comms.has_stage_level());
   CHECK_FALSE(only.has_stage_level());
   CHECK(only.placement == std::vector<int>{0, 1, 1, 0});
+  // Our dualpipe-v is torch's ScheduleDualPipeV, its overlapped pairs marked alike, byte for byte.
+  for (const auto& [k, file] : {std::pair{4, "ScheduleDualPipeV_p2_v2_m4.compute_only.csv"},
+                                std::pair{8, "ScheduleDualPipeV_p4_v2_m8.compute_only.csv"}}) {
+    const Schedule ours = generate(ScheduleKind::kDualPipeV, ScheduleShape{k, k, {}}).value();
+    CHECK(to_csv(ours) == pipeworks::test::read_text_file(kDir + file));
+  }
   // GPipe's pipeline_order ends each rank with its REDUCE_GRAD.
   const Schedule gpipe = load(kDir + "ScheduleGPipe_p4_m8.pipeline_order.csv").schedule;
   for (int s = 0; s < 4; ++s) CHECK(gpipe.programs[static_cast<std::size_t>(s)].back() == Action{s, ActionKind::kReduceGrad, 0});

@@ -147,6 +147,33 @@ TEST_CASE("the report notes the no-ops and the composites, and only where they a
                              "unknown)\n"));
 }
 
+TEST_CASE("an overlapped F and B pair takes the longer pass and a share of the shorter", "[simulator][torch]") {
+  // F = 3, B = 5: with share s the pair's B loses (1 - s) x 3 of its 5: 5, 3 (1.5 rounds to 2), 2.
+  const sched::Schedule s = from_csv("0F0,0F1,(0F2;0B0)OVERLAP_F_B,0B1,0B2\r\n1F0,1B0,1F1,1B1,1F2,1B2\r\n");
+  for (const auto& [share, b] : {std::pair{1.0, 5}, std::pair{0.5, 3}, std::pair{0.0, 2}}) {
+    sim::CostModel model = sim::uniform_cost_model(2, 3, 5, 0, sim::CommMode::kOverlap);
+    model.overlapped_pass_share = share;
+    const sim::SimResult r = run(s, model);
+    const auto span = [&](const Action& x) {
+      return *std::find_if(r.timeline.spans.begin(), r.timeline.spans.end(),
+                           [&](const sched::Span& sp) { return sp.action == x; });
+    };
+    INFO("share " << share);
+    CHECK(span({0, ActionKind::kForward, 2}).end_ns - span({0, ActionKind::kForward, 2}).start_ns == 3);
+    CHECK(span({0, ActionKind::kBackward, 0}).end_ns - span({0, ActionKind::kBackward, 0}).start_ns == b);
+    // Only the pair's B is shortened: 0B1 and 0B2 take their 5.
+    CHECK(span({0, ActionKind::kBackward, 1}).end_ns - span({0, ActionKind::kBackward, 1}).start_ns == 5);
+    CHECK(r.overlapped_pass_share == share);
+  }
+  sim::CostModel half = costs(2, sim::CommMode::kOverlap);
+  half.overlapped_pass_share = 0.5;
+  CHECK(sim::simulation_notes(run(s, half)) ==
+        std::vector<std::string>{"1 OVERLAP_F_B action runs overlapped: the longer pass and 50% of the shorter, both "
+                                 "ending together (the cluster's overlapped_pass_share)"});
+  half.overlapped_pass_share = 1.5;
+  CHECK_THAT(sim::simulate(s, half).error().message, Catch::Contains("overlapped_pass_share is 1.5, must be in [0, 1]"));
+}
+
 TEST_CASE("a stage-level action off its stage's device or out of range is an error", "[simulator][torch][errors]") {
   // Stage 0 is placed on the row holding most of its actions, d0.
   sched::Schedule s = from_csv("0F0,0B0\n0UNSHARD,1F0,1B0\n");

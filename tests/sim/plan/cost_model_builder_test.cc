@@ -174,6 +174,14 @@ TEST_CASE("links: own link per intra-node pair, one shared egress per node") {
   CHECK(model->stages[2].optimizer_bytes == 0);
 }
 
+TEST_CASE("the cluster's overlapped-pass share reaches the cost model") {
+  ClusterSpec cluster = two_nodes_of_two();
+  cluster.overlapped_pass_share = 0.25;
+  auto cost = build_cost_model(three_layers(), cluster, Partition{{0, 1, 3}}, {0, 1}, 1, OptimizerKind::kSgd);
+  REQUIRE(cost.ok());
+  CHECK(cost->overlapped_pass_share == 0.25);
+}
+
 TEST_CASE("builder input errors") {
   const ModelSpec spec = three_layers();
   const ClusterSpec cluster = two_nodes_of_two();

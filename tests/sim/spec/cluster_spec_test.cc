@@ -142,5 +142,26 @@ TEST_CASE("a node's contention factor round-trips and reaches every device of th
   CHECK_FALSE(check_cluster_spec(coded).ok());
 }
 
+TEST_CASE("how much overlapped passes slow each other round-trips") {
+  constexpr const char* kGpu = R"({"name": "gpu", "devices": 2, "device": {"memory_bytes": "80GiB"},
+    "devices_per_node": 2, "intra_node": {"bandwidth_bytes_per_s": 1e11}, "overlapped_pass_share": 0.25})";
+  auto spec = parse_cluster_spec(kGpu, "gpu.json");
+  REQUIRE(spec.ok());
+  CHECK(spec->overlapped_pass_share == 0.25);
+  auto again = parse_cluster_spec(cluster_spec_to_json(*spec), "again.json");
+  REQUIRE(again.ok());
+  CHECK(*again == *spec);
+  for (const char* bad : {"-0.1", "1.5", "\"half\""}) {
+    const std::string text =
+        std::string(R"({"name": "c", "devices": 1, "device": {"memory_bytes": "unknown"}, "overlapped_pass_share": )") + bad + "}";
+    auto refused = parse_cluster_spec(text, "c.json");
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(refused.error().message, Catch::Contains("/overlapped_pass_share"));
+  }
+  ClusterSpec coded = *spec;
+  coded.overlapped_pass_share = 2;
+  CHECK_THAT(check_cluster_spec(coded).error().message, Catch::Contains("overlapped_pass_share 2 must be from 0 to 1"));
+}
+
 }  // namespace
 }  // namespace pipeworks::sim
