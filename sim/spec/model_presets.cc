@@ -29,12 +29,12 @@ sched::Status check_flop_rate(double largest_flops, double flops_per_s) {
                            flops_per_s, largest_flops, ns, kMaxPresetLayerNs, largest_flops * 1e9 / kMaxPresetLayerNs));
 }
 
-// A GPT's largest per-sample layer work: a block's backward input (matmul + 2 x attention) or
-// the head (see gpt_model).
+// A GPT's largest per-sample layer work: a block's backward input (matmul + 3 x the attention
+// core's forward, with selective recompute) or the head (see gpt_block, gpt_model).
 double gpt_largest_flops(const GptConfig& c) {
   const auto s = static_cast<double>(c.sequence);
   const auto h = static_cast<double>(c.hidden);
-  return std::max(24 * s * h * h + 8 * s * s * h, 2 * s * h * static_cast<double>(c.vocab));
+  return std::max(24 * s * h * h + 12 * s * s * h, 2 * s * h * static_cast<double>(c.vocab));
 }
 
 // The AmoebaNet-like model's largest: a group-2 normal cell's backward (2 x 4e9 FLOPs).
@@ -312,10 +312,18 @@ sched::Result<ModelSpec> model_preset(std::string_view name, const PresetOptions
 
 sched::Result<ModelSpec> model_preset_on(std::string_view name, PresetOptions options, const ClusterSpec& cluster) {
   const bool from_flops = name != "uniform";
-  if (from_flops && !options.flops_per_s && !cluster.devices.empty() && cluster.devices.front().flops_per_s > 0) {
-    options.flops_per_s = cluster.devices.front().flops_per_s;
+  const bool from_cluster =
+      from_flops && !options.flops_per_s && !cluster.devices.empty() && cluster.devices.front().flops_per_s > 0;
+  if (!from_cluster) return model_preset(name, options);
+  options.flops_per_s = cluster.devices.front().flops_per_s;
+  auto model = model_preset(name, options);
+  if (model) return model;
+  std::string message = model.error().message;  // the rate is the cluster's, not an option given
+  const std::string option = "option 'flops_per_s'";
+  if (const auto at = message.find(option); at != std::string::npos) {
+    message.replace(at, option.size(), fmt::format("cluster '{}''s device flops_per_s", cluster.name));
   }
-  return model_preset(name, options);
+  return error(std::move(message));
 }
 
 }  // namespace pipeworks::sim

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "sim/engine/cost_model.h"
+#include "sim/spec/cluster_presets.h"
 #include "sim/spec/cluster_spec.h"
 #include "sim/spec/model_presets.h"
 #include "sim/spec/model_spec.h"
@@ -95,6 +96,10 @@ TEST_CASE("a FLOP rate too low for any representable layer time names the rate, 
   CHECK_THAT(refused.error().message, Catch::Contains("the rate must be at least"));
   CHECK_FALSE(model_preset("amoeba", options([](PresetOptions& o) { o.flops_per_s = 1; })));
   CHECK(model_preset("gpt3-175b", options([](PresetOptions& o) { o.flops_per_s = 1e12; })));
+  ClusterSpec slow = cluster_preset("dgx-h100").value();
+  for (DeviceSpec& d : slow.devices) d.flops_per_s = 1;
+  CHECK_THAT(model_preset_on("gpt3-175b", {}, slow).error().message,
+             Catch::StartsWith("cluster 'dgx-h100''s device flops_per_s is 1 FLOP/s"));
   CHECK_THAT(model_preset("gpt2-small", options([](PresetOptions& o) { o.hidden = kMaxPresetHidden + 1; })).error().message,
              Catch::Contains("option 'hidden' must be in [1, 1000000]"));
 }
