@@ -7,7 +7,7 @@ time. Rows the simulator cannot express yet are counted and named by reason, nev
 silently. Nothing here is fitted: every constant below is an assumption written beside it, and
 the report keeps single-node and multi-node rows apart.
 
-Usage: bench/published [PIPEWORKS_BINARY] [--runs DIR] [--limit N] [--rows]
+Usage: bench/published [PIPEWORKS_BINARY] [--runs DIR] [--limit N] [--rows] [--per-layer]
 """
 import argparse
 import csv
@@ -237,6 +237,27 @@ def zb_table(exe, path, show_rows):
     return errors, ranked, len(groups)
 
 
+def per_layer_times(path):
+    """vTrain's rows without pipeline or data parallelism, where a step is M micro-batches through
+    L layers on each tensor-parallel rank: the measured time per layer and micro-batch beside what
+    the layer's GEMMs (forward, re-computed forward, backward: 4 x 24 s h^2 + 16 s^2 h FLOPs per
+    sample, / tp) take at 60% of the A100's peak, per (tp, h)."""
+    groups = {}
+    for row in csv.DictReader(open(path)):
+        if row["pipeline parallelism"] != "1" or row["data parallelism"] != "1":
+            continue
+        tp, h, s = int(row["tensor parallelism"]), int(row["hidden size"]), int(row["sequence length"])
+        b, layers = int(row["micro batch"]), int(row["# layers"])
+        m = int(row["global batch"]) // b
+        measured = float(row["iteration time (ms)"]) / (layers * m)
+        gemms = 4 * (24 * s * h * h + 4 * s * s * h) * b / tp / (0.6 * A100_PEAK_FLOPS) * 1e3
+        groups.setdefault((tp, h), []).append((measured, gemms))
+    print(f"  {'tp':>3} {'h':>5} {'rows':>5} {'measured ms':>12} {'GEMMs at 60% ms':>16}   (medians, per layer and micro-batch)")
+    for (tp, h), values in sorted(groups.items()):
+        print(f"  {tp:>3} {h:>5} {len(values):>5} {statistics.median(v[0] for v in values):>12.3f} "
+              f"{statistics.median(v[1] for v in values):>16.3f}")
+
+
 def summary(name, errors):
     if not errors:
         return f"{name}: no row predicted"
@@ -281,8 +302,13 @@ def main():
     parser.add_argument("--runs", default=os.path.join(here, "..", "..", "shared", "published-runs"))
     parser.add_argument("--limit", type=int, default=None, help="the first N rows of each table")
     parser.add_argument("--rows", action="store_true", help="print every predicted row")
+    parser.add_argument("--per-layer", action="store_true",
+                        help="only vTrain's tensor-parallel rows without pp or dp: measured time per layer vs GEMMs")
     args = parser.parse_args()
     exe = os.path.realpath(args.exe)
+    if args.per_layer:
+        per_layer_times(os.path.join(args.runs, "vtrain_ground_truth_single.csv"))
+        return 0
     print(f"assumed (not fitted): {SUSTAINED_FRACTION:.0%} of {A100_PEAK_FLOPS / 1e12:.0f} TFLOP/s sustained, "
           f"vocabulary {VOCAB}, NVLink latency {LINK_LATENCY}, the rows' own link bandwidths")
     status = 0
