@@ -109,31 +109,9 @@ def last_rank_forwards_from_one(rows):
     return rows[:-1] + [renumbered]
 
 
-OVERLAP = re.compile(r"^\((.+);(.+)\)OVERLAP_F_B$")
-
-
-def overlaps_in_order(rows):
-    """DualPipeV: torch writes a forward and a backward to overlap as one (F;B)OVERLAP_F_B action;
-    pipeworks writes the F, then the B."""
-    out, found = [], 0
-    for row in rows:
-        expanded = []
-        for a in row:
-            if m := OVERLAP.match(a):
-                expanded += [m.group(1), m.group(2)]
-                found += 1
-            else:
-                expanded.append(a)
-        out.append(expanded)
-    if not found:
-        raise PinMissing("no OVERLAP_F_B action in torch's order")
-    return out
-
-
 PINS = {
     "gpipe": (reduce_grad_last,),
     "1f1b": (reduce_grad_last, last_rank_forwards_from_one),
-    "dualpipe-v": (overlaps_in_order,),
 }
 
 

@@ -15,7 +15,8 @@
                    pinned_differences.py pins (refused shapes included)
   pipeworks-files  pipeworks' CSV of every kind, compute-only and --comm, loads in torch's _load_csv
                    (which validates, and lowers the compute-only one with torch's passes), and
-                   torch's _simulate_comms_compute runs the --comm one to the end
+                   torch's _simulate_comms_compute runs the --comm one to the end (one without
+                   OVERLAP_F_B composites: torch's simulator takes none)
 
     torch_interop.py PIPEWORKS WORKDIR --part torch-files|torch-deferred-files|torch-runs|orders|pipeworks-files
 
@@ -320,10 +321,14 @@ def part_pipeworks_files(exe, workdir, report):
         path.write_text(out)
         written.append((path, shape, form))
     report.count("pipeworks files written", len(written), len(jobs))
-    for form, label in (("compute_only", "pipeworks compute-only files loaded and lowered by torch's _load_csv"),
-                        ("compute_comms", "pipeworks --comm files loaded by torch's _load_csv and run to the end "
-                                          "by its _simulate_comms_compute")):
-        files = [(path, shape) for path, shape, f in written if f == form]
+    composite = lambda path: "OVERLAP_F_B" in path.read_text()
+    for form, label, keep in (
+            ("compute_only", "pipeworks compute-only files loaded and lowered by torch's _load_csv", lambda p: True),
+            ("compute_comms", "pipeworks --comm files loaded by torch's _load_csv and run to the end by its "
+                              "_simulate_comms_compute", lambda p: not composite(p)),
+            ("compute_comms", "pipeworks --comm files with OVERLAP_F_B loaded by torch's _load_csv (its simulator "
+                              "takes no composite, not even its own DualPipeV's)", composite)):
+        files = [(path, shape) for path, shape, f in written if f == form and keep(path)]
         report.count(label, sum(load_in_torch(report, path, shape, form) for path, shape in files), len(files))
 
 

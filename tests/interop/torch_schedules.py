@@ -133,12 +133,19 @@ def compute_only_rows(built):
     return [[str(a) for a in order[rank] if a is not None] for rank in sorted(order)]
 
 
+def has_composites(order):
+    """Whether an order holds OVERLAP_F_B actions, which torch's _simulate_comms_compute cannot take
+    (their stage index is -1: torch's own DualPipeV comms order fails there with KeyError -1)."""
+    return any(a is not None and a.computation_type.name == "OVERLAP_F_B" for actions in order.values() for a in actions)
+
+
 def load_and_simulate(path, ranks, per_rank, microbatches, form):
     """Loads a CSV file with torch's _load_csv (a compute_only file is validated and lowered by
     torch's passes, a compute_comms file validated) and dry-runs a compute_comms one in
-    _simulate_comms_compute, which raises where it stops progressing. Raises on any refusal."""
+    _simulate_comms_compute, which raises where it stops progressing, unless it holds composites
+    (has_composites). Raises on any refusal."""
     loaded = runtime(ranks, per_rank, microbatches)
     loaded._load_csv(path, format=form)
-    if form == "compute_comms":
+    if form == "compute_comms" and not has_composites(loaded.pipeline_order_with_comms):
         schedules._simulate_comms_compute(loaded.pipeline_order_with_comms,
                                           lambda s: loaded.stage_index_to_group_rank[s], ranks * per_rank)
