@@ -13,6 +13,7 @@
 
 #include "sched/limits.h"
 #include "sched/placement.h"
+#include "sim/engine/overlapped_pairs.h"
 #include "sim/engine/op_costs.h"
 #include "sim/engine/op_index.h"
 
@@ -430,32 +431,6 @@ void limit_compute_slots(const CostModel& model, std::size_t num_devices, OpTabl
   }
   table.compute_slots = model.compute_slots;
   table.slot_groups = static_cast<std::int32_t>(number.size());
-}
-
-// Each OVERLAP_F_B pair runs overlapped (CostModel::overlapped_pass_share below 1): the part of
-// the shorter pass the longer hides, (1 - share) x min(F, B), comes off its B, so the pair takes
-// max(F, B) + share x min(F, B). Its F ends (and sends) as it would alone; a B that waits for
-// its input after the F still gets the overlap's credit. One new class per pair of classes.
-//
-//   F = 2, B = 4, share 0.5   back to back   d0: F F B B B B     overlapped   d0: F F B B B
-void overlap_composites(const sched::Schedule& schedule, const CostModel& model, OpTable& table) {
-  const double share = model.overlapped_pass_share;
-  if (share >= 1 || schedule.composites.empty()) return;
-  std::map<std::pair<std::int32_t, std::int32_t>, std::int32_t> made;  // (F class, B class) -> shortened B class
-  for (const sched::Composite& c : schedule.composites) {
-    const auto first = static_cast<std::size_t>(table.device_begin[static_cast<std::size_t>(c.device)] + c.position);
-    const std::int32_t f = table.ops[first].op_class;
-    Op& b = table.ops[first + 1];
-    auto [it, added] = made.try_emplace({f, b.op_class});
-    if (added) {
-      OpClass shortened = table.classes[static_cast<std::size_t>(b.op_class)];
-      const Nanoseconds x = table.classes[static_cast<std::size_t>(f)].duration_ns, y = shortened.duration_ns;
-      shortened.duration_ns = y - std::llround((1 - share) * static_cast<double>(std::min(x, y)));
-      it->second = static_cast<std::int32_t>(table.classes.size());
-      table.classes.push_back(shortened);
-    }
-    b.op_class = it->second;
-  }
 }
 
 }  // namespace
