@@ -1,13 +1,19 @@
 #!/usr/bin/env python3
 """bench/published: the simulator against published GPU runs (../shared/published-runs/).
 
-Each usable row of vTrain's measured A100 runs (single node and multi-node) is simulated with
-`pipeworks simulate` on the row's own configuration and compared with its measured iteration
-time. Rows the simulator cannot express yet are counted and named by reason, never dropped
-silently. Nothing here is fitted: every constant below is an assumption written beside it, and
-the report keeps single-node and multi-node rows apart.
+Each usable row of vTrain's measured A100 runs (single node and multi-node) and of Narayanan et
+al. 2021 Table 1 is simulated with `pipeworks simulate` on the row's own configuration and
+compared with its measured iteration time; Zero Bubble Table 4 on the authors' profiled times.
+Rows the simulator cannot express yet are counted and named by reason, never dropped silently.
+
+The GPT layers are timed kernel by kernel on the A100 GPU cost model
+(sim/spec/gpu_kernels/a100-sxm-80gb.json), whose fitted constants come from vTrain's single-node
+rows alone (bench/fit_gpu_kernels): that table is reported as fitted, every other as held out.
+`--cost-model flops` times them instead as FLOPs at 40% of peak (the baseline, nothing fitted).
+Every other constant below is an assumption written beside it.
 
 Usage: bench/published [PIPEWORKS_BINARY] [--runs DIR] [--limit N] [--rows] [--per-layer]
+                       [--cost-model gpu|flops] [--gpu-kernels FILE] [--tables NAMES]
 """
 import argparse
 import csv
@@ -26,17 +32,34 @@ A100_HBM_BYTES_PER_S = 2.039e12     # A100 80GB, gpu_datasheets.csv (optimizer s
 LINK_LATENCY = "3us"                # NVLink hop, the dgx-h100 preset's estimate
 INTER_NODE_LATENCY = "5us"          # the multinode preset's estimate
 VOCAB = 50257                       # vTrain's default; "unconfirmed" in every row
+GPU_KERNELS = "a100-sxm-80gb"       # the built-in GPU cost model the rows run on
 
 
-def cluster_spec(row, nodes):
+class Costing:
+    """How the GPT layers are timed: kernel by kernel on `gpu` (a built-in name or a data file's
+    object), or (gpu None) as FLOPs at SUSTAINED_FRACTION of the A100's peak."""
+    def __init__(self, gpu=GPU_KERNELS):
+        self.gpu = gpu
+
+    def device(self, memory_bytes):
+        device = {"memory_bytes": memory_bytes, "peak_flops_per_s": A100_PEAK_FLOPS,
+                  "memory_bandwidth": A100_HBM_BYTES_PER_S}
+        if self.gpu is not None:
+            device["gpu"] = self.gpu
+        return device
+
+    def flags(self):
+        return [] if self.gpu is not None else ["--flops", str(A100_PEAK_FLOPS * SUSTAINED_FRACTION)]
+
+
+def cluster_spec(row, nodes, costing):
     """One A100 node (or several) as the row states its links: intra_node_bw_GBps per direction
     between two GPUs of a node, inter_node_bw_Gbps per node, one NIC per GPU sharing it."""
     per_node = int(row["node_size"])
     spec = {
         "name": f"vtrain-a100-{nodes}x{per_node}",
         "devices": nodes * per_node,
-        "device": {"memory_bytes": "unknown", "peak_flops_per_s": A100_PEAK_FLOPS,
-                   "memory_bandwidth": A100_HBM_BYTES_PER_S},
+        "device": costing.device("unknown"),
         "devices_per_node": per_node,
         "intra_node": {"bandwidth_bytes_per_s": float(row["intra_node_bw_GBps"]) * 1e9, "latency": LINK_LATENCY},
         "comm_mode": "overlap",
@@ -69,21 +92,21 @@ def unusable(row):
     return None
 
 
-def simulate(exe, row, workdir):
+def simulate(exe, row, workdir, costing):
     """The row's predicted iteration time in ms, or raises with pipeworks' message."""
     gpus = int(row["# GPUs"])
     per_node = int(row["node_size"])
     nodes = max(1, (gpus + per_node - 1) // per_node)
     spec_path = os.path.join(workdir, "cluster.json")
     with open(spec_path, "w") as f:
-        json.dump(cluster_spec(row, nodes), f)
+        json.dump(cluster_spec(row, nodes, costing), f)
     tp, pp, dp = int(row["tensor parallelism"]), int(row["pipeline parallelism"]), int(row["data parallelism"])
     batch, micro = int(row["global batch"]), int(row["micro batch"])
     gpt = GptRun(layers=int(row["# layers"]), hidden=int(row["hidden size"]), heads=int(row["attention heads"]),
                  sequence=int(row["sequence length"]), vocab=VOCAB)
     layout = Layout(tp=tp, pp=pp, dp=dp, virtual_stages=1, batch=batch, microbatch=micro, schedule="1f1b",
                     recompute="checkpointing" in row["recompute"])
-    return simulate_gpt(exe, gpt, layout, spec_path, workdir) * 1e3
+    return simulate_gpt(exe, gpt, layout, spec_path, workdir, costing) * 1e3
 
 
 class GptRun:
@@ -99,13 +122,13 @@ class Layout:
         self.batch, self.microbatch, self.schedule, self.recompute = batch, microbatch, schedule, recompute
 
 
-def simulate_gpt(exe, gpt, layout, cluster_path, workdir):
+def simulate_gpt(exe, gpt, layout, cluster_path, workdir, costing):
     """`pipeworks simulate` of the run; its step in seconds, or raises with pipeworks' message."""
     out = os.path.join(workdir, "report.json")
     stages = layout.pp * layout.v
     args = [exe, "simulate", "--model", "gpt", "--layers", str(gpt.layers), "--model-width", str(gpt.hidden),
             "--heads", str(gpt.heads), "--seq-len", str(gpt.sequence), "--vocab", str(gpt.vocab),
-            "--flops", str(A100_PEAK_FLOPS * SUSTAINED_FRACTION), "--cluster-spec", cluster_path,
+            *costing.flags(), "--cluster-spec", cluster_path,
             "--schedule", layout.schedule, "--pp", str(layout.pp), "--dp", str(layout.dp), "--tp", str(layout.tp),
             "--batch", str(layout.batch), "-M", str(layout.batch // (layout.microbatch * layout.dp)),
             "--partition", megatron_partition(gpt.layers, stages), "--json", out]
@@ -127,18 +150,16 @@ SELENE_NVLINK_BYTES_PER_S = 300e9
 SELENE_NIC_BYTES_PER_S = 200e9 / 8
 
 
-def selene_cluster_spec(gpus):
+def selene_cluster_spec(gpus, costing):
     nodes = (gpus + 7) // 8
-    return {"name": f"selene-{nodes}x8", "devices": nodes * 8,
-            "device": {"memory_bytes": "80GiB", "peak_flops_per_s": A100_PEAK_FLOPS,
-                       "memory_bandwidth": A100_HBM_BYTES_PER_S},
+    return {"name": f"selene-{nodes}x8", "devices": nodes * 8, "device": costing.device("80GiB"),
             "devices_per_node": 8,
             "intra_node": {"bandwidth_bytes_per_s": SELENE_NVLINK_BYTES_PER_S, "latency": LINK_LATENCY},
             "inter_node": {"bandwidth_bytes_per_s": SELENE_NIC_BYTES_PER_S, "latency": INTER_NODE_LATENCY},
             "inter_node_links": 8, "comm_mode": "overlap"}
 
 
-def narayanan_table(exe, path, show_rows):
+def narayanan_table(exe, path, show_rows, costing):
     """Each row's predicted iteration time against the one its TFLOP/s implies (the CSV's
     derived_iteration_time_s, the paper's eq. 3)."""
     errors = []
@@ -147,14 +168,14 @@ def narayanan_table(exe, path, show_rows):
             gpus = int(row["gpus"])
             cluster = os.path.join(workdir, "selene.json")
             with open(cluster, "w") as f:
-                json.dump(selene_cluster_spec(gpus), f)
+                json.dump(selene_cluster_spec(gpus, costing), f)
             v = int(row["virtual_stages_per_rank"])
             gpt = GptRun(layers=int(row["layers"]), hidden=int(row["hidden"]), heads=int(row["heads"]),
                          sequence=int(row["seq_len"]), vocab=int(row["vocab"]))
             layout = Layout(tp=int(row["tp"]), pp=int(row["pp"]), dp=int(row["dp"]), virtual_stages=v,
                             batch=int(row["global_batch"]), microbatch=int(row["micro_batch"]),
                             schedule="interleaved-1f1b" if v > 1 else "1f1b", recompute=True)
-            predicted = simulate_gpt(exe, gpt, layout, cluster, workdir)
+            predicted = simulate_gpt(exe, gpt, layout, cluster, workdir, costing)
             measured = float(row["derived_iteration_time_s"])
             errors.append(predicted / measured - 1)
             if show_rows:
@@ -267,8 +288,8 @@ def summary(name, errors):
             f"mean signed {100 * statistics.mean(errors):+.1f}%")
 
 
-def run_table(exe, path, limit, show_rows):
-    rows = list(csv.DictReader(open(path)))[:limit]
+def run_table(exe, path, limit, show_rows, costing, every=1):
+    rows = list(csv.DictReader(open(path)))[:limit][::every]
     errors, pure, skipped, failed, by_tp = [], [], Counter(), Counter(), {}
     with tempfile.TemporaryDirectory() as workdir:
         for i, row in enumerate(rows):
@@ -277,7 +298,7 @@ def run_table(exe, path, limit, show_rows):
                 skipped[reason] += 1
                 continue
             try:
-                predicted = simulate(exe, row, workdir)
+                predicted = simulate(exe, row, workdir, costing)
             except RuntimeError as e:
                 failed[str(e)[:120]] += 1
                 continue
@@ -295,6 +316,36 @@ def run_table(exe, path, limit, show_rows):
     return errors, pure, by_tp, skipped, failed, len(rows)
 
 
+TABLES = ("zero-bubble", "narayanan", "vtrain-single", "vtrain-multi")
+
+
+def costing_from(args):
+    if args.cost_model == "flops":
+        return Costing(gpu=None)
+    if args.gpu_kernels:
+        with open(args.gpu_kernels) as f:
+            return Costing(gpu=json.load(f))
+    return Costing()
+
+
+def vtrain_report(exe, args, costing, table, title):
+    path = os.path.join(args.runs, table)
+    if not os.path.exists(path):
+        print(f"{title}: {path} not found")
+        return 1
+    print(f"\n{title} ({table})")
+    errors, pure, by_tp, skipped, failed, total = run_table(exe, path, args.limit, args.rows, costing)
+    print("  " + summary("predicted", errors))
+    print("  " + summary("of them pure pipelines (tp 1, dp 1)", pure))
+    for tp in sorted(by_tp):
+        print("  " + summary(f"of them tp {tp}", by_tp[tp]))
+    for reason, count in skipped.most_common():
+        print(f"  not predicted yet, {count} of {total} rows: {reason}")
+    for message, count in failed.most_common():
+        print(f"  pipeworks refused {count} rows: {message}")
+    return 1 if failed else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("exe", nargs="?", default="build/release/cli/pipeworks")
@@ -304,44 +355,45 @@ def main():
     parser.add_argument("--rows", action="store_true", help="print every predicted row")
     parser.add_argument("--per-layer", action="store_true",
                         help="only vTrain's tensor-parallel rows without pp or dp: measured time per layer vs GEMMs")
+    parser.add_argument("--cost-model", choices=("gpu", "flops"), default="gpu",
+                        help="gpu: the A100 GPU cost model, kernel by kernel (default); flops: 40%% of peak")
+    parser.add_argument("--gpu-kernels", help="a GPU cost model data file to use instead of the built-in A100's")
+    parser.add_argument("--tables", default=",".join(TABLES), help=f"comma-separated, of {', '.join(TABLES)}")
     args = parser.parse_args()
     exe = os.path.realpath(args.exe)
+    tables = args.tables.split(",")
+    if any(t not in TABLES for t in tables):
+        parser.error(f"--tables: expected names from {', '.join(TABLES)}")
     if args.per_layer:
         per_layer_times(os.path.join(args.runs, "vtrain_ground_truth_single.csv"))
         return 0
-    print(f"assumed (not fitted): {SUSTAINED_FRACTION:.0%} of {A100_PEAK_FLOPS / 1e12:.0f} TFLOP/s sustained, "
-          f"vocabulary {VOCAB}, NVLink latency {LINK_LATENCY}, the rows' own link bandwidths")
+    costing = costing_from(args)
+    if costing.gpu is None:
+        print(f"cost model: FLOPs at {SUSTAINED_FRACTION:.0%} of {A100_PEAK_FLOPS / 1e12:.0f} TFLOP/s (assumed, "
+              f"nothing fitted); every table held out")
+        fitted = "held out"
+    else:
+        source = args.gpu_kernels or f"sim/spec/gpu_kernels/{GPU_KERNELS}.json"
+        print(f"cost model: kernel by kernel on {source}, its constants fitted on vTrain single-node only")
+        fitted = "fitted"
+    print(f"assumed: vocabulary {VOCAB}, NVLink latency {LINK_LATENCY}, the rows' own link bandwidths")
     status = 0
     zb_path = os.path.join(args.runs, "zerobubble_qi2024_table4_main.csv")
-    if os.path.exists(zb_path):
+    if "zero-bubble" in tables and os.path.exists(zb_path):
         print("\nZero Bubble Table 4 (held out; the authors' profiled F, B, W and comm per stage, one step without "
               "the optimizer; ZB-1p/2p approximated by ZB-H1/H2)")
         errors, ranked, groups = zb_table(exe, zb_path, args.rows)
         print("  " + summary("predicted", errors))
         print(f"  schedules ranked as measured in {ranked} of {groups} (model, micro-batches) groups")
     narayanan = os.path.join(args.runs, "megatron_narayanan2021_table1.csv")
-    if os.path.exists(narayanan):
+    if "narayanan" in tables and os.path.exists(narayanan):
         print("\nNarayanan et al. 2021 Table 1 (held out; Selene DGX A100 nodes, fp16, full recompute, the run "
               "scripts' micro-batches and interleaving)")
-        print("  " + summary("predicted", narayanan_table(exe, narayanan, args.rows)))
-    for table, title in (("vtrain_ground_truth_single.csv", "vTrain single node (held out)"),
-                         ("vtrain_ground_truth_multi.csv", "vTrain multi-node (held out)")):
-        path = os.path.join(args.runs, table)
-        if not os.path.exists(path):
-            print(f"{title}: {path} not found")
-            status = 1
-            continue
-        print(f"\n{title} ({table})")
-        errors, pure, by_tp, skipped, failed, total = run_table(exe, path, args.limit, args.rows)
-        print("  " + summary("predicted", errors))
-        print("  " + summary("of them pure pipelines (tp 1, dp 1)", pure))
-        for tp in sorted(by_tp):
-            print("  " + summary(f"of them tp {tp}", by_tp[tp]))
-        for reason, count in skipped.most_common():
-            print(f"  not predicted yet, {count} of {total} rows: {reason}")
-        for message, count in failed.most_common():
-            print(f"  pipeworks refused {count} rows: {message}")
-            status = 1
+        print("  " + summary("predicted", narayanan_table(exe, narayanan, args.rows, costing)))
+    if "vtrain-single" in tables:
+        status |= vtrain_report(exe, args, costing, "vtrain_ground_truth_single.csv", f"vTrain single node ({fitted})")
+    if "vtrain-multi" in tables:
+        status |= vtrain_report(exe, args, costing, "vtrain_ground_truth_multi.csv", "vTrain multi-node (held out)")
     return status
 
 

@@ -30,7 +30,8 @@ constexpr std::pair<const char*, const char*> kFlagOfOption[] = {
     {"layers", "--layers"},          {"hidden", "--model-width"},          {"heads", "--heads"},
     {"sequence", "--seq-len"},       {"vocab", "--vocab"},                 {"flops_per_s", "--flops"},
     {"forward_ns", "--layer-forward"}, {"backward_ns", "--layer-backward"}, {"output_bytes", "--layer-output"},
-    {"stash_bytes", "--layer-stash"}, {"param_bytes", "--layer-params"}, {"attention", "--attention"}};
+    {"stash_bytes", "--layer-stash"}, {"param_bytes", "--layer-params"}, {"attention", "--attention"},
+    {"gpu", "--gpu"}};
 
 // sim's "option 'hidden' does not apply to model preset 'uniform'" as "--model-width does not ...".
 std::string in_flag_words(std::string message) {
@@ -50,6 +51,7 @@ sched::Result<sim::PresetOptions> preset_options(const PresetSizeArgs& args) {
   o.vocab = args.vocab;
   o.flops_per_s = args.flops;
   if (auto s = parse_unless_empty(args.attention, "--attention", sim::parse_attention, o.attention); !s) return s.error();
+  if (auto s = parse_unless_empty(args.gpu, "--gpu", sim::gpu_kernel_model_named_or_file, o.gpu); !s) return s.error();
   if (auto s = parse_unless_empty(args.layer_forward, "--layer-forward", sim::parse_duration, o.forward_ns); !s) return s.error();
   if (auto s = parse_unless_empty(args.layer_backward, "--layer-backward", sim::parse_duration, o.backward_ns); !s) {
     return s.error();
@@ -63,7 +65,7 @@ sched::Result<sim::PresetOptions> preset_options(const PresetSizeArgs& args) {
 }  // namespace
 
 bool PresetSizeArgs::any() const {
-  return layers || model_width || heads || seq_len || vocab || flops || !attention.empty() || !layer_forward.empty() ||
+  return layers || model_width || heads || seq_len || vocab || flops || !attention.empty() || !gpu.empty() || !layer_forward.empty() ||
          !layer_backward.empty() || !layer_output.empty() || !layer_stash.empty() || !layer_params.empty();
 }
 
@@ -85,6 +87,10 @@ void add_preset_size_options(CLI::App& command, PresetSizeArgs& args) {
                      "gpt*: what a block keeps of its attention core for the backward: stored (default), "
                      "selective-recompute (re-computed, Korthikanti et al. 2022) or flash (a fused kernel's)")
       ->check(CLI::IsMember(std::vector<std::string>{"stored", "selective-recompute", "flash"}))
+      ->group(kGroup);
+  command.add_option("--gpu", args.gpu,
+                     "gpt*: time every layer kernel by kernel on this GPU cost model: a100-sxm-80gb, h100-sxm, h200-sxm "
+                     "or a data file's path (docs/gpu_cost_model.md); the DGX clusters name theirs; not with --flops")
       ->group(kGroup);
   command.add_option("--layer-forward", args.layer_forward, "uniform: forward time per sample per layer, e.g. 1ms")
       ->group(kGroup);

@@ -21,6 +21,7 @@ struct PresetSizeArgs {
   std::optional<std::int64_t> model_width, heads, seq_len, vocab;
   std::optional<double> flops;
   std::string attention;  // "" = the preset's default
+  std::string gpu;        // "" = none (a built-in GPU cost model's name or a data file's path)
   std::string layer_forward, layer_backward, layer_output, layer_stash, layer_params;  // "" = not given
 
   bool any() const;

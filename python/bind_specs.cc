@@ -57,22 +57,26 @@ void bind_presets(py::module_& m) {
            std::optional<std::int64_t> heads, std::optional<std::int64_t> sequence, std::optional<std::int64_t> vocab,
            std::optional<double> flops_per_s, std::optional<Nanoseconds> forward_ns,
            std::optional<Nanoseconds> backward_ns, std::optional<Bytes> output_bytes,
-           std::optional<Bytes> stash_bytes, std::optional<Bytes> param_bytes, std::optional<std::string> attention) {
+           std::optional<Bytes> stash_bytes, std::optional<Bytes> param_bytes, std::optional<std::string> attention,
+           std::optional<std::string> gpu) {
           sim::PresetOptions o{layers, hidden, heads, sequence, vocab, flops_per_s, forward_ns, backward_ns,
-                               output_bytes, stash_bytes, param_bytes, std::nullopt};
+                               output_bytes, stash_bytes, param_bytes, std::nullopt, std::nullopt};
           if (attention) o.attention = unwrap(sim::parse_attention(*attention));
+          if (gpu) o.gpu = unwrap(sim::gpu_kernel_model_named_or_file(*gpu));
           return unwrap(sim::model_preset(name, o));
         },
         py::arg("name"), py::kw_only(), py::arg("layers") = py::none(), py::arg("hidden") = py::none(),
         py::arg("heads") = py::none(), py::arg("sequence") = py::none(), py::arg("vocab") = py::none(),
         py::arg("flops_per_s") = py::none(), py::arg("forward_ns") = py::none(), py::arg("backward_ns") = py::none(),
         py::arg("output_bytes") = py::none(), py::arg("stash_bytes") = py::none(), py::arg("param_bytes") = py::none(),
-        py::arg("attention") = py::none(),
+        py::arg("attention") = py::none(), py::arg("gpu") = py::none(),
         "A built-in ModelSpec ('uniform', 'gpt2-small', ..., 'amoeba'; see model_presets()). Options that\n"
         "do not apply to the preset raise pipeworks.Error. uniform: layers, forward_ns, backward_ns\n"
         "(per sample per layer), output_bytes, stash_bytes, param_bytes; gpt*: layers, hidden, heads,\n"
         "sequence, vocab, flops_per_s, attention ('stored', 'selective-recompute' or 'flash': what a block\n"
-        "keeps of its attention core); amoeba: layers (normal cells), flops_per_s.");
+        "keeps of its attention core), gpu (a GPU cost model's name, e.g. 'a100-sxm-80gb', or a data\n"
+        "file's path: every layer timed kernel by kernel, not with flops_per_s); amoeba: layers (normal\n"
+        "cells), flops_per_s.");
   m.def("cluster_presets", [] { return preset_dicts(sim::cluster_presets()); },
         "Built-in cluster presets as a list of {'name', 'description'} dicts.");
   m.def("cluster_preset",

@@ -34,15 +34,23 @@ constexpr std::string_view kDgxA100 =
 // One DGX generation: the GPU and the node's links.
 struct DgxNode {
   DeviceSpec gpu;
+  std::string_view kernels;   // the GPU's cost model (sim/spec/gpu_kernels/<kernels>.json)
   double nvlink_bytes_per_s;  // per direction, per GPU
   double nic_bytes_per_s;     // per direction, one NIC per GPU
 };
 
-ClusterSpec dgx_nodes(std::string name, std::string_view description, const DgxNode& node, int nodes) {
+sched::Error error(std::string message) { return sched::Error{std::move(message), std::nullopt}; }
+
+sched::Result<ClusterSpec> dgx_nodes(std::string name, std::string_view description, const DgxNode& node, int nodes) {
   ClusterSpec spec;
   spec.name = std::move(name);
-  spec.description = std::string(description);
-  spec.devices.assign(static_cast<std::size_t>(nodes * kGpusPerDgx), node.gpu);
+  spec.description = fmt::format("{}; GPT presets timed kernel by kernel on sim/spec/gpu_kernels/{}.json", description,
+                                 node.kernels);
+  DeviceSpec gpu = node.gpu;
+  auto kernels = gpu_kernel_model(node.kernels);
+  if (!kernels) return kernels.error();
+  gpu.gpu = *kernels;
+  spec.devices.assign(static_cast<std::size_t>(nodes * kGpusPerDgx), gpu);
   spec.devices_per_node = kGpusPerDgx;
   spec.intra_node = LinkSpec{node.nvlink_bytes_per_s, 3'000};
   if (nodes > 1) {
@@ -55,17 +63,15 @@ ClusterSpec dgx_nodes(std::string name, std::string_view description, const DgxN
 }
 
 const DgxNode kDgxH100Node{DeviceSpec{80 * kGiB, 1.0, kH100SustainedFlopsPerS, kH100PeakBf16FlopsPerS, kH100MemoryBytesPerS},
-                           kNvlink4BytesPerSPerDirection, kNdrBytesPerSPerPort};
+                           "h100-sxm", kNvlink4BytesPerSPerDirection, kNdrBytesPerSPerPort};
 constexpr std::string_view kDgxH200 =
     "N DGX H200 nodes (default 1): 8x H200 SXM 141 GB HBM3e at 4.8 TB/s, dense BF16 and NVLink 4 as the "
     "H100's (NVIDIA H200 Tensor Core GPU datasheet); 395.6 TFLOP/s sustained (40%, assumed); between nodes "
     "one 400 Gb/s NDR ConnectX-7 per GPU as multinode; latencies and dispatch as dgx-h100 (estimates)";
 const DgxNode kDgxH200Node{DeviceSpec{kH200MemoryBytes, 1.0, kH100SustainedFlopsPerS, kH100PeakBf16FlopsPerS, kH200MemoryBytesPerS},
-                           kNvlink4BytesPerSPerDirection, kNdrBytesPerSPerPort};
+                           "h200-sxm", kNvlink4BytesPerSPerDirection, kNdrBytesPerSPerPort};
 const DgxNode kDgxA100Node{DeviceSpec{80 * kGiB, 1.0, kA100SustainedFlopsPerS, kA100PeakBf16FlopsPerS, kA100MemoryBytesPerS},
-                           kNvlink3BytesPerSPerDirection, kHdrBytesPerSPerPort};
-
-sched::Error error(std::string message) { return sched::Error{std::move(message), std::nullopt}; }
+                           "a100-sxm-80gb", kNvlink3BytesPerSPerDirection, kHdrBytesPerSPerPort};
 
 }  // namespace
 

@@ -16,11 +16,25 @@ sched::Error error(std::string message) { return sched::Error{std::move(message)
 constexpr const char* kMemoryKey = "memory_bytes";
 constexpr const char* kUnknownMemory = "unknown";  // a device's capacity not known: nothing is checked
 
+// A built-in GPU cost model's name or a data file's object (gpu_kernels.h).
+std::optional<GpuKernelModel> read_gpu(SpecReader& reader, const Json& value, const std::string& pointer) {
+  if (!value.is_string() && !value.is_object()) {
+    reader.fail(pointer, &value, "expected a GPU cost model's name or its object (docs/gpu_cost_model.md)");
+    return std::nullopt;
+  }
+  auto gpu = value.is_string() ? gpu_kernel_model(value.get<std::string>()) : parse_gpu_kernel_model(value.dump(), "gpu");
+  if (!gpu) {
+    reader.fail(pointer, nullptr, gpu.error().message);
+    return std::nullopt;
+  }
+  return *gpu;
+}
+
 DeviceSpec read_device(SpecReader& reader, const Json& object, const std::string& pointer) {
   DeviceSpec device;
   if (!reader.expect_object(object, pointer)) return device;
   reader.allow_keys(object, pointer,
-                    {"memory_bytes", "relative_speed", "flops_per_s", "peak_flops_per_s", "memory_bandwidth"});
+                    {"memory_bytes", "relative_speed", "flops_per_s", "peak_flops_per_s", "memory_bandwidth", "gpu"});
   // "unknown" is the one way to leave the capacity unchecked (0 in DeviceSpec); a 0 written as
   // a size would silently make every configuration fit.
   const auto memory = object.find(kMemoryKey);
@@ -43,6 +57,7 @@ DeviceSpec read_device(SpecReader& reader, const Json& object, const std::string
       object.contains("peak_flops_per_s") ? reader.flop_rate(object, pointer, "peak_flops_per_s", std::nullopt) : 0.0;
   device.memory_bandwidth_bytes_per_s =
       object.contains("memory_bandwidth") ? reader.bandwidth(object, pointer, "memory_bandwidth", std::nullopt) : 0.0;
+  if (const auto it = object.find("gpu"); reader.ok() && it != object.end()) device.gpu = read_gpu(reader, *it, pointer_child(pointer, "gpu"));
   return device;
 }
 
@@ -96,6 +111,11 @@ nlohmann::ordered_json device_json(const DeviceSpec& d) {
   if (d.flops_per_s > 0) out["flops_per_s"] = d.flops_per_s;
   if (d.peak_flops_per_s > 0) out["peak_flops_per_s"] = d.peak_flops_per_s;
   if (d.memory_bandwidth_bytes_per_s > 0) out["memory_bandwidth"] = d.memory_bandwidth_bytes_per_s;
+  if (d.gpu) {
+    auto built_in = gpu_kernel_model(d.gpu->name);
+    out["gpu"] = built_in && *built_in == *d.gpu ? nlohmann::ordered_json(d.gpu->name)
+                                                  : nlohmann::ordered_json::parse(gpu_kernel_model_to_json(*d.gpu));
+  }
   return out;
 }
 

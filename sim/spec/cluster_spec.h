@@ -4,12 +4,14 @@
 #pragma once
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "sched/result.h"
 #include "sim/spec/comm_mode.h"
+#include "sim/spec/gpu_kernels.h"
 #include "sim/spec/units.h"
 
 namespace pipeworks::sim {
@@ -21,6 +23,9 @@ struct DeviceSpec {
   double peak_flops_per_s = 0;  // the datasheet's peak, for model FLOPs utilization; 0 = unknown
   // Memory bandwidth, for memory-bound work (the optimizer step); 0 = unknown: not timed.
   double memory_bandwidth_bytes_per_s = 0;
+  // The GPU's kernel cost model (gpu_kernels.h), by which model presets time a GPT op by op; none:
+  // they use flops_per_s. JSON "gpu": a built-in name ("a100-sxm-80gb") or a data file's object.
+  std::optional<GpuKernelModel> gpu{};
   friend bool operator==(const DeviceSpec&, const DeviceSpec&) = default;
 };
 

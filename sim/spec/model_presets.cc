@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "sim/spec/cluster_presets.h"
+#include "sim/spec/gpt_kernels.h"
 
 namespace pipeworks::sim {
 namespace {
@@ -96,7 +97,8 @@ sched::Status check_options(std::string_view preset, const PresetOptions& o,
       {"vocab", o.vocab.has_value()},           {"flops_per_s", o.flops_per_s.has_value()},
       {"forward_ns", o.forward_ns.has_value()}, {"backward_ns", o.backward_ns.has_value()},
       {"output_bytes", o.output_bytes.has_value()}, {"stash_bytes", o.stash_bytes.has_value()},
-      {"param_bytes", o.param_bytes.has_value()}, {"attention", o.attention.has_value()}};
+      {"param_bytes", o.param_bytes.has_value()}, {"attention", o.attention.has_value()},
+      {"gpu", o.gpu.has_value()}};
   for (const auto& [name, is_set] : set) {
     if (!is_set) continue;
     bool ok = false;
@@ -226,6 +228,81 @@ ModelSpec gpt_model(std::string name, const GptConfig& c, double flops_per_s, At
   return spec;
 }
 
+namespace {
+
+// One layer's pass times as size tables (model_presets.h), from its kernels at each size.
+struct PassTables {
+  ScaledDuration forward;
+  ScaledDuration input_grad;
+  ScaledDuration weight_grad;
+};
+
+template <class Kernels>
+sched::Result<PassTables> pass_tables(std::string_view layer, Kernels kernels_at) {
+  PassTables out;
+  for (int b = 1; b <= kGptKernelSizes; b *= 2) {
+    const PassKernelNs ns = kernels_at(b);
+    for (const auto& [value, table] : {std::pair{ns.forward, &out.forward}, std::pair{ns.input_grad, &out.input_grad},
+                                       std::pair{ns.weight_grad, &out.weight_grad}}) {
+      if (!(value <= kMaxPresetLayerNs * b)) {
+        return error(fmt::format("layer '{}' would take {:g} ns for a micro-batch of {}, beyond the {:g} ns per sample a "
+                                 "preset layer may take", layer, value, b, kMaxPresetLayerNs));
+      }
+      table->measured.push_back(SizePoint{b, std::llround(value)});
+    }
+  }
+  for (ScaledDuration* table : {&out.forward, &out.input_grad, &out.weight_grad}) {
+    const SizePoint& last = table->measured.back();
+    const SizePoint& before = table->measured[table->measured.size() - 2];
+    table->per_sample_ns = std::max<std::int64_t>(0, (last.value - before.value) / (last.size - before.size));
+  }
+  return out;
+}
+
+// The layer's times at tp 1, and a rank's for every tp = 2, 4, .. 64 dividing the heads.
+template <class Kernels>
+sched::Status time_layer(LayerSpec& l, const GptConfig& c, Kernels kernels) {
+  l.tensor_parallel->rank_times.clear();
+  for (int tp = 1; tp <= 64 && c.heads % tp == 0; tp *= 2) {
+    auto tables = pass_tables(l.name, [&](int b) { return kernels(b, tp); });
+    if (!tables) return tables.error();
+    if (tp == 1) {
+      l.forward = tables->forward;
+      l.backward_input = tables->input_grad;
+      l.backward_weight = tables->weight_grad;
+    } else {
+      l.tensor_parallel->rank_times.push_back({tp, tables->forward, tables->input_grad, tables->weight_grad});
+    }
+  }
+  return sched::Ok{};
+}
+
+}  // namespace
+
+sched::Result<ModelSpec> gpt_model_on_gpu(std::string name, const GptConfig& c, const GpuKernelModel& gpu,
+                                          AttentionActivations attention) {
+  ModelSpec spec = gpt_model(std::move(name), c, kH100SustainedFlopsPerS, attention);
+  spec.description = fmt::format("GPT: {} blocks, h={}, {} heads, s={}, V={}, attention core {}; times kernel by kernel "
+                                 "on the {} GPU cost model (sim/spec/gpu_kernels/{}.json)",
+                                 c.layers, c.hidden, c.heads, c.sequence, c.vocab, attention_name(attention), gpu.name,
+                                 gpu.name);
+  auto status = time_layer(spec.layers.front(), c, [&](int b, int tp) { return gpt_embedding_kernel_ns(c, b, tp, gpu); });
+  if (status) {
+    status = time_layer(spec.layers.back(), c, [&](int b, int tp) { return gpt_head_kernel_ns(c, b, tp, gpu); });
+  }
+  if (status && c.layers > 0) {
+    status = time_layer(spec.layers[1], c,
+                        [&](int b, int tp) { return gpt_block_kernel_ns(c, b, tp, attention, gpu); });
+  }
+  if (!status) return status.error();
+  for (int i = 2; i <= c.layers; ++i) {
+    const std::string block_name = spec.layers[i].name;
+    spec.layers[i] = spec.layers[1];
+    spec.layers[i].name = block_name;
+  }
+  return spec;
+}
+
 ModelSpec amoeba_model(int normal_cells, double flops_per_s) {
   constexpr double kF0 = 1e9;
   constexpr Bytes kA0 = 56LL * 56 * 256 * 4;
@@ -291,8 +368,9 @@ sched::Result<ModelSpec> model_preset(std::string_view name, const PresetOptions
       if (auto rate = check_flop_rate(kAmoebaLargestFlops, flops); !rate) return rate.error();
       return amoeba_model(o.layers.value_or(18), flops);
     }
-    auto ok = check_options(name, o, {"layers", "hidden", "heads", "sequence", "vocab", "flops_per_s", "attention"});
+    auto ok = check_options(name, o, {"layers", "hidden", "heads", "sequence", "vocab", "flops_per_s", "attention", "gpu"});
     if (!ok) return ok.error();
+    if (o.gpu && o.flops_per_s) return error("options 'gpu' and 'flops_per_s' exclude each other: a GPU cost model times kernels itself");
     GptConfig config = *p.gpt;
     config.layers = o.layers.value_or(config.layers);
     config.hidden = o.hidden.value_or(config.hidden);
@@ -302,8 +380,10 @@ sched::Result<ModelSpec> model_preset(std::string_view name, const PresetOptions
     if (config.hidden % config.heads != 0) {
       return error(fmt::format("heads ({}) must divide hidden ({})", config.heads, config.hidden));
     }
+    const AttentionActivations attention = o.attention.value_or(AttentionActivations::kStored);
+    if (o.gpu) return gpt_model_on_gpu(std::string(name), config, *o.gpu, attention);
     if (auto rate = check_flop_rate(gpt_largest_flops(config), flops); !rate) return rate.error();
-    return gpt_model(std::string(name), config, flops, o.attention.value_or(AttentionActivations::kStored));
+    return gpt_model(std::string(name), config, flops, attention);
   }
   std::string names;
   for (const Preset& p : presets()) names += fmt::format("{}{}", names.empty() ? "" : ", ", p.name);
@@ -311,6 +391,11 @@ sched::Result<ModelSpec> model_preset(std::string_view name, const PresetOptions
 }
 
 sched::Result<ModelSpec> model_preset_on(std::string_view name, PresetOptions options, const ClusterSpec& cluster) {
+  const bool gpt = name != "uniform" && name != "amoeba";
+  if (gpt && !options.flops_per_s && !options.gpu && !cluster.devices.empty() && cluster.devices.front().gpu) {
+    options.gpu = *cluster.devices.front().gpu;
+    return model_preset(name, options);
+  }
   const bool from_flops = name != "uniform";
   const bool from_cluster =
       from_flops && !options.flops_per_s && !cluster.devices.empty() && cluster.devices.front().flops_per_s > 0;

@@ -11,6 +11,7 @@
 
 #include "sched/result.h"
 #include "sim/spec/cluster_spec.h"
+#include "sim/spec/gpu_kernels.h"
 #include "sim/spec/model_spec.h"
 
 namespace pipeworks::sim {
@@ -49,6 +50,9 @@ struct PresetOptions {
   std::optional<Bytes> stash_bytes;         // uniform: stash per sample per layer
   std::optional<Bytes> param_bytes;         // uniform: parameters per layer
   std::optional<AttentionActivations> attention;  // gpt*: the attention core's activations (default stored)
+  // gpt*: time every layer kernel by kernel on this GPU (gpt_kernels.h) instead of FLOPs at one
+  // rate; not with flops_per_s.
+  std::optional<GpuKernelModel> gpu;
 };
 
 struct PresetInfo {
@@ -61,12 +65,14 @@ std::vector<PresetInfo> model_presets();
 
 // The preset `name` with `options` applied; errors name unknown presets and misused options.
 // A preset costed from FLOPs (gpt*, amoeba) runs at options.flops_per_s, by default the DGX H100
-// preset's sustained rate.
+// preset's sustained rate; a GPT given options.gpu is timed kernel by kernel on that GPU.
 sched::Result<ModelSpec> model_preset(std::string_view name, const PresetOptions& options = {});
 
-// The same preset for `cluster`: without a flops_per_s option, a preset costed from FLOPs runs at
-// the sustained FLOP/s of the cluster's first device when the cluster states one (its devices'
-// relative speeds scale the rest), so `--cluster dgx-a100` costs a GPT on A100s.
+// The same preset for `cluster`: without a flops_per_s or gpu option, a GPT is timed kernel by
+// kernel on the cluster's first device when that names its GPU cost model (DeviceSpec::gpu), and
+// otherwise a preset costed from FLOPs runs at the sustained FLOP/s of that device when the
+// cluster states one (its devices' relative speeds scale the rest): `--cluster dgx-a100` costs a
+// GPT on A100s.
 sched::Result<ModelSpec> model_preset_on(std::string_view name, PresetOptions options, const ClusterSpec& cluster);
 
 // ---- The GPT family ------------------------------------------------------------------------
@@ -84,7 +90,11 @@ sched::Result<ModelSpec> model_preset_on(std::string_view name, PresetOptions op
 // Last layer "lm_head": final layer norm + logits, forward 2 s h V FLOPs, backward 2x split
 //   evenly, parameters V h + 2 h (its own copy of the tied embedding, as Megatron keeps on the
 //   last stage), stash 2 s h + 4 s V (input + fp32 logits for the loss), output 2 s V (logits).
-// Time = FLOPs / flops_per_s, rounded to the nanosecond.
+// Time = FLOPs / flops_per_s, rounded to the nanosecond; or, given a GPU cost model, each pass's
+// kernels timed by gpt_kernels.h at micro-batch sizes 1, 2, 4 .. kGptKernelSizes (a table; larger
+// sizes go on at the last two sizes' slope), and for every tensor-parallel size t = 2, 4, .. 64
+// dividing the heads a rank's own table (TensorParallelSplit::rank_times): a GEMM narrowed by t
+// keeps less of the GPU busy, so a rank rarely takes 1/t of the whole.
 // Tensor parallelism (Megatron-LM; tensor_parallel.h divides the rest by t):
 //   embedding   vocabulary-parallel: one all-reduce of the 2 s h output forward; the position
 //               table (2 s h bytes) and the token ids (the whole stash) on every rank
@@ -112,8 +122,12 @@ inline constexpr GptConfig kGpt3_175b{96, 12288, 96, 2048, 50257};  // GPT-3 175
 // (V + s) h + L (12 h^2 + 13 h) + 2 h.
 std::int64_t gpt_parameter_count(const GptConfig& config);
 
+inline constexpr int kGptKernelSizes = 64;
 ModelSpec gpt_model(std::string name, const GptConfig& config, double flops_per_s,
                     AttentionActivations attention = AttentionActivations::kStored);
+// An error when a pass would take longer than kMaxPresetLayerNs per sample.
+sched::Result<ModelSpec> gpt_model_on_gpu(std::string name, const GptConfig& config, const GpuKernelModel& gpu,
+                                          AttentionActivations attention = AttentionActivations::kStored);
 
 // ---- AmoebaNet-like ------------------------------------------------------------------------
 // An illustrative (not measured) image model with strongly uneven layers, for partitioning

@@ -77,6 +77,13 @@ std::string_view dtype_name(ParamDtype dtype) {
 
 int dtype_bytes(ParamDtype dtype) { return dtype == ParamDtype::kFp32 ? 4 : 2; }
 
+const TensorParallelSplit::RankTimes* TensorParallelSplit::rank_times_for(int tp) const {
+  for (const RankTimes& r : rank_times) {
+    if (r.tp == tp) return &r;
+  }
+  return nullptr;
+}
+
 Bytes ModelSpec::total_param_bytes() const {
   Bytes total = 0;
   for (const LayerSpec& layer : layers) total += layer.param_bytes;
@@ -90,6 +97,38 @@ sched::Status check_scaled(std::int64_t fixed, std::int64_t per_sample, const st
                            std::string_view what) {
   if (fixed < 0 || per_sample < 0) return error(fmt::format("{} is negative", what));
   if (auto status = check_size_points(measured); !status) return error(fmt::format("{}: {}", what, status.error().message));
+  return sched::Ok{};
+}
+
+sched::Status check_duration(const ScaledDuration& d, std::string_view what) {
+  if (auto s = check_scaled(d.fixed_ns, d.per_sample_ns, d.measured, what); !s) return s;
+  if (d.size_block < 1 || d.size_block > kMaxSizeBlock) {
+    return error(fmt::format("{}: size_block must be from 1 to {}, got {}", what, kMaxSizeBlock, d.size_block));
+  }
+  if (d.size_block > 1 && d.measured.empty()) return error(fmt::format("{}: size_block needs a measured table", what));
+  return sched::Ok{};
+}
+
+// Group sizes from 2 to kMaxTensorParallel, strictly increasing; each entry's times valid and
+// its I + W within int64.
+sched::Status check_rank_times(const std::vector<TensorParallelSplit::RankTimes>& entries) {
+  int previous = 1;
+  for (const TensorParallelSplit::RankTimes& r : entries) {
+    if (r.tp <= previous || r.tp > kMaxTensorParallel) {
+      return error(fmt::format("tensor_parallel rank_times: group sizes must be from 2 to {} and strictly increasing, got {} after {}",
+                               kMaxTensorParallel, r.tp, previous));
+    }
+    previous = r.tp;
+    for (const auto& [d, what] : {std::pair{&r.forward, "forward"}, std::pair{&r.backward_input, "backward_input"},
+                                  std::pair{&r.backward_weight, "backward_weight"}}) {
+      if (auto s = check_duration(*d, fmt::format("tensor_parallel rank_times tp {} {}", r.tp, what)); !s) return s;
+    }
+    LayerSpec parts;
+    parts.backward_input = r.backward_input;
+    parts.backward_weight = r.backward_weight;
+    parts.backward_split = true;
+    if (backward_overflows(parts)) return error(fmt::format("tensor_parallel rank_times tp {}: backward overflows", r.tp));
+  }
   return sched::Ok{};
 }
 
@@ -108,7 +147,7 @@ sched::Status check_split(const TensorParallelSplit& t, Bytes param_bytes) {
     return error(fmt::format("tensor_parallel: replicated_param_bytes must be from 0 to the layer's param_bytes ({}), got {}",
                              param_bytes, t.replicated_param_bytes));
   }
-  return sched::Ok{};
+  return check_rank_times(t.rank_times);
 }
 
 sched::Status check_layer(const LayerSpec& l) {
@@ -119,11 +158,7 @@ sched::Status check_layer(const LayerSpec& l) {
       {&l.forward, "forward"}, {&l.backward_input, "backward_input"}, {&l.backward_weight, "backward_weight"},
       {&no_grad, "forward_no_grad"}, {&whole, "backward"}};
   for (const auto& [d, what] : durations) {
-    if (auto s = check_scaled(d->fixed_ns, d->per_sample_ns, d->measured, what); !s) return s;
-    if (d->size_block < 1 || d->size_block > kMaxSizeBlock) {
-      return error(fmt::format("{}: size_block must be from 1 to {}, got {}", what, kMaxSizeBlock, d->size_block));
-    }
-    if (d->size_block > 1 && d->measured.empty()) return error(fmt::format("{}: size_block needs a measured table", what));
+    if (auto s = check_duration(*d, what); !s) return s;
   }
   const std::pair<const ScaledBytes*, const char*> sizes[] = {
       {&l.output_bytes, "output_bytes"}, {&l.stash_bytes, "stash_bytes"},

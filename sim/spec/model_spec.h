@@ -66,6 +66,18 @@ struct TensorParallelSplit {
   // dropout inputs: 10 of a block's 34 s h); with it, all of the stash divides by t.
   double replicated_stash_fraction = 0;
   Bytes replicated_param_bytes = 0;  // the part of param_bytes every rank keeps whole (norms, some biases)
+  // One rank's pass times where they are known for a group size (a GPU cost model's GEMMs lose
+  // efficiency as t narrows them, so a rank of t rarely takes 1/t of the whole); sizes >= 2,
+  // strictly increasing. A size without an entry divides the whole layer's times by t.
+  struct RankTimes {
+    int tp = 2;
+    ScaledDuration forward;
+    ScaledDuration backward_input;
+    ScaledDuration backward_weight;
+    friend bool operator==(const RankTimes&, const RankTimes&) = default;
+  };
+  std::vector<RankTimes> rank_times;
+  const RankTimes* rank_times_for(int tp) const;
   friend bool operator==(const TensorParallelSplit&, const TensorParallelSplit&) = default;
 };
 

@@ -117,13 +117,36 @@ bool has_any(const Json& object, std::initializer_list<const char*> keys) {
   return false;
 }
 
+// "rank_times": [{"tp": 2, "forward": .., "backward_input": .., "backward_weight": ..}, ..]
+std::vector<TensorParallelSplit::RankTimes> read_rank_times(SpecReader& reader, const Json& list, const std::string& pointer) {
+  std::vector<TensorParallelSplit::RankTimes> out;
+  if (!reader.expect_array(list, pointer)) return out;
+  for (std::size_t i = 0; i < list.size() && reader.ok(); ++i) {
+    const std::string at = pointer_index(pointer, i);
+    if (!reader.expect_object(list[i], at)) break;
+    reader.allow_keys(list[i], at, {"tp", "forward", "backward_input", "backward_weight"});
+    TensorParallelSplit::RankTimes entry;
+    const std::int64_t tp = reader.integer(list[i], at, "tp", 2, std::nullopt);
+    if (reader.ok() && (tp > kMaxTensorParallel || (!out.empty() && tp <= out.back().tp))) {
+      reader.fail(pointer_child(at, "tp"), &list[i]["tp"],
+                  fmt::format("group sizes must be at most {} and strictly increasing", kMaxTensorParallel));
+    }
+    entry.tp = static_cast<int>(std::min<std::int64_t>(tp, kMaxTensorParallel));
+    entry.forward = scaled_duration(reader, list[i], at, "forward", true);
+    entry.backward_input = scaled_duration(reader, list[i], at, "backward_input", true);
+    entry.backward_weight = scaled_duration(reader, list[i], at, "backward_weight", true);
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
 // "tensor_parallel": {"forward_collectives": 2, "backward_collectives": 2, "collective_bytes": ..,
 // "replicated_stash_fraction": 0.29, "replicated_param_bytes": ..}
 TensorParallelSplit read_split(SpecReader& reader, const Json& object, const std::string& pointer) {
   TensorParallelSplit split;
   if (!reader.expect_object(object, pointer)) return split;
   reader.allow_keys(object, pointer, {"forward_collectives", "backward_collectives", "collective_bytes",
-                                      "replicated_stash_fraction", "replicated_param_bytes"});
+                                      "replicated_stash_fraction", "replicated_param_bytes", "rank_times"});
   for (const auto& [key, count] : {std::pair{"forward_collectives", &split.forward_collectives},
                                    std::pair{"backward_collectives", &split.backward_collectives}}) {
     const std::int64_t value = reader.integer(object, pointer, key, 0, std::int64_t{0});
@@ -141,6 +164,9 @@ TensorParallelSplit read_split(SpecReader& reader, const Json& object, const std
     }
   }
   split.replicated_param_bytes = reader.bytes(object, pointer, "replicated_param_bytes", Bytes{0});
+  if (const auto it = object.find("rank_times"); reader.ok() && it != object.end()) {
+    split.rank_times = read_rank_times(reader, *it, pointer_child(pointer, "rank_times"));
+  }
   return split;
 }
 
@@ -270,11 +296,20 @@ OrderedJson bytes_json(const ScaledBytes& b) {
 }
 
 OrderedJson split_json(const TensorParallelSplit& t) {
-  return OrderedJson{{"forward_collectives", t.forward_collectives},
-                     {"backward_collectives", t.backward_collectives},
-                     {"collective_bytes", bytes_json(t.collective_bytes)},
-                     {"replicated_stash_fraction", t.replicated_stash_fraction},
-                     {"replicated_param_bytes", exact_bytes_string(t.replicated_param_bytes)}};
+  OrderedJson out{{"forward_collectives", t.forward_collectives},
+                  {"backward_collectives", t.backward_collectives},
+                  {"collective_bytes", bytes_json(t.collective_bytes)},
+                  {"replicated_stash_fraction", t.replicated_stash_fraction},
+                  {"replicated_param_bytes", exact_bytes_string(t.replicated_param_bytes)}};
+  if (t.rank_times.empty()) return out;
+  OrderedJson list = OrderedJson::array();
+  for (const TensorParallelSplit::RankTimes& r : t.rank_times) {
+    list.push_back(OrderedJson{{"tp", r.tp}, {"forward", duration_json(r.forward)},
+                               {"backward_input", duration_json(r.backward_input)},
+                               {"backward_weight", duration_json(r.backward_weight)}});
+  }
+  out["rank_times"] = std::move(list);
+  return out;
 }
 
 }  // namespace

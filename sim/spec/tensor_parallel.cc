@@ -36,11 +36,19 @@ LayerSpec rank_layer(const LayerSpec& whole, int tp, bool sequence_parallel) {
   const double share = 1.0 / tp;
   const TensorParallelSplit& split = *whole.tensor_parallel;
   LayerSpec l = whole;
-  l.forward = scaled(whole.forward, share);
-  l.backward_input = scaled(whole.backward_input, share);
-  l.backward_weight = scaled(whole.backward_weight, share);
-  if (whole.whole_backward) l.whole_backward = scaled(*whole.whole_backward, share);
-  if (whole.forward_no_grad) l.forward_no_grad = scaled(*whole.forward_no_grad, share);
+  if (const TensorParallelSplit::RankTimes* known = split.rank_times_for(tp)) {
+    l.forward = known->forward;
+    l.backward_input = known->backward_input;
+    l.backward_weight = known->backward_weight;
+    l.whole_backward.reset();
+    l.forward_no_grad.reset();
+  } else {
+    l.forward = scaled(whole.forward, share);
+    l.backward_input = scaled(whole.backward_input, share);
+    l.backward_weight = scaled(whole.backward_weight, share);
+    if (whole.whole_backward) l.whole_backward = scaled(*whole.whole_backward, share);
+    if (whole.forward_no_grad) l.forward_no_grad = scaled(*whole.forward_no_grad, share);
+  }
   l.output_bytes = scaled(whole.output_bytes, share);
   const double kept = sequence_parallel ? 0.0 : split.replicated_stash_fraction;
   l.stash_bytes = scaled(whole.stash_bytes, kept + (1 - kept) * share);

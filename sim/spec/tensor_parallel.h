@@ -1,7 +1,8 @@
 // One rank's share of a model split over a tensor-parallel group, from each layer's
 // TensorParallelSplit (model_spec.h). What a rank of t holds and does, per layer:
 //
-//   forward, backward (I, W, B), forward_no_grad     / t   (its share of every GEMM)
+//   forward, backward (I, W, B), forward_no_grad     / t   (its share of every GEMM), or the
+//                                                          split's rank_times for t where given
 //   output_bytes                                     / t   (Megatron's scatter/gather of the
 //                                                            boundary activation: each rank
 //                                                            sends 1/t, Narayanan et al. 2021 4.1)

@@ -3,6 +3,7 @@
 
 #include "sim/spec/cluster_presets.h"
 #include "sim/spec/cluster_spec.h"
+#include "sim/spec/gpu_kernels.h"
 
 namespace pipeworks::sim {
 namespace {
@@ -161,6 +162,35 @@ TEST_CASE("how much overlapped passes slow each other round-trips") {
   ClusterSpec coded = *spec;
   coded.overlapped_pass_share = 2;
   CHECK_THAT(check_cluster_spec(coded).error().message, Catch::Contains("overlapped_pass_share 2 must be from 0 to 1"));
+}
+
+TEST_CASE("a device names its GPU cost model, built in or written out, and a bad one is an error") {
+  const std::string named = R"({"name": "n", "devices": 2, "devices_per_node": 2,
+    "device": {"memory_bytes": "80GiB", "gpu": "h100-sxm"},
+    "intra_node": {"bandwidth_bytes_per_s": 4.5e11, "latency": "3us"}})";
+  auto spec = parse_cluster_spec(named);
+  REQUIRE(spec.ok());
+  REQUIRE(spec->devices[0].gpu.has_value());
+  CHECK(*spec->devices[0].gpu == gpu_kernel_model("h100-sxm").value());
+  CHECK(cluster_spec_to_json(*spec).find(R"("gpu": "h100-sxm")") != std::string::npos);
+  auto again = parse_cluster_spec(cluster_spec_to_json(*spec));
+  REQUIRE(again.ok());
+  CHECK(*again == *spec);
+  // A model of one's own travels as an object and comes back equal.
+  spec->devices[0].gpu->host_ns_per_kernel = 1234;
+  spec->devices[1].gpu = spec->devices[0].gpu;
+  again = parse_cluster_spec(cluster_spec_to_json(*spec));
+  REQUIRE(again.ok());
+  CHECK(*again == *spec);
+  std::string unknown = named;
+  unknown.replace(unknown.find("h100-sxm"), 8, "h100");
+  const auto bad = parse_cluster_spec(unknown, "c.json");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message ==
+        "c.json: /device/gpu: unknown GPU 'h100' (built-in GPU cost models: a100-sxm-80gb, h100-sxm, h200-sxm)");
+  CHECK(cluster_preset("dgx-a100")->devices[0].gpu->name == "a100-sxm-80gb");
+  CHECK(cluster_preset("dgx-h200")->devices[0].gpu->name == "h200-sxm");
+  CHECK_FALSE(cluster_preset("cpu2")->devices[0].gpu.has_value());
 }
 
 }  // namespace

@@ -97,11 +97,26 @@ TEST_CASE("a FLOP rate too low for any representable layer time names the rate, 
   CHECK_FALSE(model_preset("amoeba", options([](PresetOptions& o) { o.flops_per_s = 1; })));
   CHECK(model_preset("gpt3-175b", options([](PresetOptions& o) { o.flops_per_s = 1e12; })));
   ClusterSpec slow = cluster_preset("dgx-h100").value();
-  for (DeviceSpec& d : slow.devices) d.flops_per_s = 1;
+  for (DeviceSpec& d : slow.devices) {
+    d.flops_per_s = 1;
+    d.gpu.reset();  // else the GPT is timed on the GPU cost model, not at the rate
+  }
   CHECK_THAT(model_preset_on("gpt3-175b", {}, slow).error().message,
              Catch::StartsWith("cluster 'dgx-h100''s device flops_per_s is 1 FLOP/s"));
   CHECK_THAT(model_preset("gpt2-small", options([](PresetOptions& o) { o.hidden = kMaxPresetHidden + 1; })).error().message,
              Catch::Contains("option 'hidden' must be in [1, 1000000]"));
+}
+
+TEST_CASE("a GPT too large for the simulator's clock on a GPU cost model says which layer", "[sim][hostile]") {
+  const auto refused = model_preset("gpt", options([](PresetOptions& o) {
+    o.gpu = gpu_kernel_model("a100-sxm-80gb").value();
+    o.sequence = kMaxPresetSequence;
+    o.hidden = kMaxPresetHidden;
+    o.heads = kMaxPresetHidden;
+  }));
+  REQUIRE_FALSE(refused);
+  CHECK_THAT(refused.error().message, Catch::StartsWith("layer 'block0' would take"));
+  CHECK_THAT(refused.error().message, Catch::Contains("beyond the 1e+15 ns per sample a preset layer may take"));
 }
 
 }  // namespace

@@ -5,8 +5,11 @@
 #include <cstdio>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "sim/spec/model_presets.h"
 #include "sim/spec/model_spec.h"
+#include "sim/spec/tensor_parallel.h"
 
 namespace pipeworks::sim {
 namespace {
@@ -319,6 +322,46 @@ TEST_CASE("hostile input gives errors, not crashes") {
   const std::string escaped = R"({"name": "m", "layers": [{"name": "a", "forward": "1ms", "backward": "1ms", "a/b~c": 1}]})";
   CHECK_THAT(parse_model_spec(escaped, "m.json").error().message, Catch::StartsWith("m.json: /layers/0/a~1b~0c: unknown field"));
   CHECK(parse_model_spec("", "m.json").error().message.rfind("m.json: invalid JSON", 0) == 0);
+}
+
+TEST_CASE("a split's rank times round-trip, are used for their group size, and bad ones name their field") {
+  constexpr const char* kRanks = R"({"name": "t", "layers": [
+    {"name": "block", "forward": "8ms", "backward_input": "8ms", "backward_weight": "8ms", "param_bytes": "1MiB",
+     "tensor_parallel": {"forward_collectives": 2, "backward_collectives": 2, "collective_bytes": "1MiB",
+                         "rank_times": [{"tp": 2, "forward": "5ms", "backward_input": {"measured": {"1": "5ms", "4": "17ms"}},
+                                         "backward_weight": "4500us"}]}}]})";
+  auto spec = parse_model_spec(kRanks, "r.json");
+  REQUIRE(spec.ok());
+  REQUIRE(check_model_spec(*spec).ok());
+  const TensorParallelSplit& split = *spec->layers[0].tensor_parallel;
+  REQUIRE(split.rank_times.size() == 1);
+  CHECK(split.rank_times_for(2)->backward_input.at(4).value() == 17'000'000);
+  CHECK(split.rank_times_for(4) == nullptr);
+  auto again = parse_model_spec(model_spec_to_json(*spec), "again.json");
+  REQUIRE(again.ok());
+  CHECK(*again == *spec);
+  // tp 2 takes the stated times; tp 4, without an entry, a quarter of the whole.
+  CHECK(tensor_parallel_view(*spec, 2, false)->layers[0].forward.at(1).value() == 5'000'000);
+  CHECK(tensor_parallel_view(*spec, 2, false)->layers[0].backward_weight.at(1).value() == 4'500'000);
+  CHECK(tensor_parallel_view(*spec, 4, false)->layers[0].forward.at(1).value() == 2'000'000);
+
+  const std::pair<const char*, const char*> bad[] = {
+      {R"([{"tp": 1, "forward": "1ms", "backward_input": "1ms", "backward_weight": "1ms"}])", "/rank_times/0/tp"},
+      {R"([{"tp": 4, "forward": "1ms", "backward_input": "1ms", "backward_weight": "1ms"},
+           {"tp": 2, "forward": "1ms", "backward_input": "1ms", "backward_weight": "1ms"}])", "/rank_times/1/tp"},
+      {R"([{"tp": 2, "forward": "1ms", "backward_input": "1ms"}])", "/rank_times/0/backward_weight"},
+      {R"([{"tp": 2, "forward": "-1ms", "backward_input": "1ms", "backward_weight": "1ms"}])", "/rank_times/0/forward"},
+      {R"({"tp": 2})", "/rank_times"}};
+  for (const auto& [list, pointer] : bad) {
+    const std::string text = fmt::format(R"({{"name": "t", "layers": [{{"name": "a", "forward": "1us", "backward": "1us",
+      "tensor_parallel": {{"rank_times": {}}}}}]}})", list);
+    auto refused = parse_model_spec(text, "bad.json");
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(refused.error().message, Catch::Contains(std::string("/layers/0/tensor_parallel") + pointer));
+  }
+  ModelSpec unsorted = *spec;
+  unsorted.layers[0].tensor_parallel->rank_times.push_back(split.rank_times[0]);
+  CHECK_THAT(check_model_spec(unsorted).error().message, Catch::Contains("strictly increasing"));
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 #include <cmath>
 
 #include "sim/spec/cluster_presets.h"
+#include "sim/spec/gpt_kernels.h"
 #include "sim/spec/model_presets.h"
+#include "sim/spec/tensor_parallel.h"
 
 namespace pipeworks::sim {
 namespace {
@@ -120,20 +122,57 @@ TEST_CASE("preset errors name the problem") {
   CHECK_FALSE(cluster_preset("cpu2", nodes).ok());
 }
 
-TEST_CASE("a preset costed from FLOPs runs at the cluster's rate unless told otherwise") {
+TEST_CASE("a preset runs on the cluster's GPU cost model, else at its rate, unless told otherwise") {
   const ClusterSpec a100 = cluster_preset("dgx-a100").value();
+  PresetOptions on_a100;
+  on_a100.gpu = gpu_kernel_model("a100-sxm-80gb").value();
+  CHECK(model_preset_on("gpt3-1.3b", {}, a100).value() == model_preset("gpt3-1.3b", on_a100).value());
   PresetOptions rate;
   rate.flops_per_s = 312e12 * 0.4;
-  CHECK(model_preset_on("gpt3-1.3b", {}, a100).value() == model_preset("gpt3-1.3b", rate).value());
   CHECK(model_preset_on("amoeba", {}, a100).value() == model_preset("amoeba", rate).value());
+  ClusterSpec flops_only = a100;
+  for (DeviceSpec& d : flops_only.devices) d.gpu.reset();
+  CHECK(model_preset_on("gpt3-1.3b", {}, flops_only).value() == model_preset("gpt3-1.3b", rate).value());
   // An explicit rate wins; a cluster that states none leaves the preset's default.
   rate.flops_per_s = 1e14;
   CHECK(model_preset_on("gpt3-1.3b", rate, a100).value() == model_preset("gpt3-1.3b", rate).value());
-  ClusterSpec silent = a100;
+  ClusterSpec silent = flops_only;
   for (DeviceSpec& d : silent.devices) d.flops_per_s = 0;
   CHECK(model_preset_on("gpt3-1.3b", {}, silent).value() == model_preset("gpt3-1.3b").value());
+  on_a100.flops_per_s = 1e14;
+  CHECK(model_preset("gpt3-1.3b", on_a100).error().message ==
+        "options 'gpu' and 'flops_per_s' exclude each other: a GPU cost model times kernels itself");
   // The uniform preset has no FLOPs: nothing to apply.
   CHECK(model_preset_on("uniform", {}, a100).value() == model_preset("uniform").value());
+}
+
+TEST_CASE("a GPT on a GPU cost model: tables of micro-batch sizes, a rank's own for each tp dividing the heads") {
+  PresetOptions options;
+  options.gpu = gpu_kernel_model("a100-sxm-80gb").value();
+  const ModelSpec gpt = model_preset("gpt3-1.3b", options).value();  // 16 heads
+  REQUIRE(check_model_spec(gpt).ok());
+  const LayerSpec& block = gpt.layers[1];
+  std::vector<int> sizes;
+  for (const SizePoint& p : block.forward.measured) sizes.push_back(p.size);
+  CHECK(sizes == std::vector<int>{1, 2, 4, 8, 16, 32, 64});
+  const PassKernelNs at_4 = gpt_block_kernel_ns(kGpt3Xl, 4, 1, AttentionActivations::kStored, *options.gpu);
+  CHECK(block.forward.at(4).value() == std::llround(at_4.forward));
+  CHECK(block.backward_input.at(4).value() == std::llround(at_4.input_grad));
+  // Beyond the table: the last two sizes' slope.
+  CHECK(block.forward.at(65).value() == block.forward.measured.back().value + block.forward.per_sample_ns);
+  std::vector<int> tps;
+  for (const auto& r : block.tensor_parallel->rank_times) tps.push_back(r.tp);
+  CHECK(tps == std::vector<int>{2, 4, 8, 16});
+  CHECK(gpt.layers[2].forward == block.forward);
+  CHECK(gpt.layers[2].name == "block1");
+  // A rank of 8 runs narrower GEMMs at lower efficiency: more than an eighth of the whole.
+  const auto rank = tensor_parallel_view(gpt, 8, false).value();
+  CHECK(rank.layers[1].forward == block.tensor_parallel->rank_times_for(8)->forward);
+  CHECK(rank.layers[1].forward.at(1).value() > block.forward.at(1).value() / 8);
+  // Memory is the FLOP preset's: the GPU model times kernels only.
+  const ModelSpec flops = model_preset("gpt3-1.3b").value();
+  CHECK(block.stash_bytes == flops.layers[1].stash_bytes);
+  CHECK(gpt.flops_per_sample == flops.flops_per_sample);
 }
 
 TEST_CASE("cluster presets carry the datasheet numbers") {
