@@ -3,6 +3,7 @@
 #include "sim/plan/sweep.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -195,8 +196,20 @@ sched::Result<SweepResult> run_sweep(const SweepSpec& spec, const SweepOptions& 
   });
   const std::size_t total = configs.size();
   PartitionMemo memo;
+  // One rank's model per tensor-parallel count (a configuration whose view fails reports it itself).
+  std::map<int, ModelSpec> rank_models;
+  for (const int tp : spec.tp_counts) {
+    const bool split = tp > 1;
+    auto view = tensor_parallel_view(spec.model, tp, split && spec.sequence_parallel, split && spec.tp_comm_overlap);
+    if (view) rank_models.emplace(tp, std::move(view).value());
+  }
+  const auto rank_model = [&](int tp) -> const ModelSpec* {
+    const auto it = rank_models.find(tp);
+    return it == rank_models.end() ? nullptr : &it->second;
+  };
   parallel_for(
-      total, options.threads, [&](std::size_t i) { result.rows[i] = evaluate_config(spec, configs[i], &memo); },
+      total, options.threads,
+      [&](std::size_t i) { result.rows[i] = evaluate_config(spec, configs[i], &memo, rank_model(configs[i].tp)); },
       [&](std::size_t done) {
         if (options.on_progress) options.on_progress(done, total);
       },

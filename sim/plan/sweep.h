@@ -158,8 +158,11 @@ std::vector<SweepConfig> sweep_configs(const SweepSpec& spec, SkipCounts& skippe
 
 // Partitions, builds and simulates one configuration. Never fails: problems go into the row.
 // `memo` (sim/plan/partition_memo.h), when given, shares uncapped partitions between configurations.
+// `rank_model`, when given, is tensor_parallel_view of spec.model for config.tp (run_sweep derives
+// it once per tp, not once per configuration).
 class PartitionMemo;
-SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config, PartitionMemo* memo = nullptr);
+SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config, PartitionMemo* memo = nullptr,
+                         const ModelSpec* rank_model = nullptr);
 
 // Every configuration, on options.threads threads; rows are identical for any thread count.
 sched::Result<SweepResult> run_sweep(const SweepSpec& spec, const SweepOptions& options = {});

@@ -1,6 +1,7 @@
 // One sweep configuration end to end: balanced partition (under the memory cap when one fits),
 // cost model, schedule (generated, re-materialized, comm-lowered), simulation without a Timeline.
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -90,7 +91,8 @@ sched::Result<Partition> row_partition(const SweepSpec& spec, const ModelSpec& m
 
 }  // namespace
 
-SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config, PartitionMemo* memo) {
+SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config, PartitionMemo* memo,
+                         const ModelSpec* rank_model) {
   SweepRow row;
   row.config = config;
   if (auto e = size_extrapolation(spec.model, config.microbatch_size())) row.extrapolated_tables = e->tables;
@@ -105,8 +107,14 @@ SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config, Parti
   if (!generated) return fail("schedule", generated.error());
   const ParallelLayout layout = config.layout(spec.rank_order);
   const bool split = config.tp > 1;
-  auto model = tensor_parallel_view(spec.model, config.tp, split && spec.sequence_parallel, split && spec.tp_comm_overlap);
-  if (!model) return fail("tensor parallelism", model.error());
+  std::optional<ModelSpec> own_view;
+  const ModelSpec* model = rank_model;
+  if (model == nullptr) {
+    auto view = tensor_parallel_view(spec.model, config.tp, split && spec.sequence_parallel, split && spec.tp_comm_overlap);
+    if (!view) return fail("tensor parallelism", view.error());
+    own_view = std::move(view).value();
+    model = &*own_view;
+  }
   auto partition = row_partition(spec, *model, config, *generated, layout, memo, row.partition_note);
   if (!partition) return fail("partition", partition.error());
   row.partition = *partition;

@@ -2,6 +2,7 @@
 #include "sim/spec/model_spec.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <set>
 
@@ -17,12 +18,17 @@ std::int64_t saturated_sum(std::int64_t a, std::int64_t b) {
   return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<std::int64_t>::max() : sum;
 }
 
-// Every size either table measured, in order.
+// Every size either table measured, in order (each table's sizes increase; the sweep calls this
+// for every layer of every configuration, so a merge, not a tree).
 std::vector<int> measured_sizes(const std::vector<SizePoint>& a, const std::vector<SizePoint>& b) {
-  std::set<int> sizes;
-  for (const SizePoint& p : a) sizes.insert(p.size);
-  for (const SizePoint& p : b) sizes.insert(p.size);
-  return {sizes.begin(), sizes.end()};
+  std::vector<int> sizes;
+  sizes.reserve(a.size() + b.size());
+  const auto by_size = [](const SizePoint& p, const SizePoint& q) { return p.size < q.size; };
+  std::vector<SizePoint> merged;
+  merged.reserve(a.size() + b.size());
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(merged), by_size);
+  for (const SizePoint& p : merged) sizes.push_back(p.size);
+  return sizes;
 }
 
 }  // namespace

@@ -55,6 +55,7 @@ LayerSpec rank_layer(const LayerSpec& whole, int tp, bool sequence_parallel) {
   l.backward_transient_bytes = scaled(whole.backward_transient_bytes, share);
   if (whole.split_held_bytes) l.split_held_bytes = scaled(*whole.split_held_bytes, share);
   l.param_bytes = split.replicated_param_bytes + (whole.param_bytes - split.replicated_param_bytes) / tp;
+  l.tensor_parallel->rank_times.clear();  // a rank's model splits no further (tensor_parallel_view refuses it)
   return l;
 }
 
