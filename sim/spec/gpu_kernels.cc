@@ -16,8 +16,6 @@ sched::Error error(std::string message) { return sched::Error{std::move(message)
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-double at_least_host(const GpuKernelModel& gpu, double ns) { return std::max(ns, gpu.host_ns_per_kernel); }
-
 // A fraction in (0, 1] under `key`.
 double fraction(SpecReader& reader, const Json& root, std::string_view key) {
   const double value = reader.positive_number(root, "", key, std::nullopt);
@@ -44,16 +42,16 @@ double gemm_ns(const GpuKernelModel& gpu, const GemmShape& shape) {
   const auto batch = static_cast<double>(shape.batch);
   const double compute_ns = 2 * m * n * k * batch / (gpu.peak_flops_per_s * gemm_efficiency(gpu, shape)) * 1e9;
   const double bytes = 2 * (m * k + k * n + m * n) * batch;  // bf16 operands read, output written
-  return at_least_host(gpu, std::max(compute_ns, streaming_ns(gpu, bytes)));
+  return std::max(compute_ns, streaming_ns(gpu, bytes));
 }
 
 double streaming_ns(const GpuKernelModel& gpu, double bytes) {
-  return at_least_host(gpu, bytes / (gpu.memory_bytes_per_s * gpu.memory_efficiency) * 1e9);
+  return bytes / (gpu.memory_bytes_per_s * gpu.memory_efficiency) * 1e9;
 }
 
 double flash_attention_ns(const GpuKernelModel& gpu, double flops, bool backward) {
   const double efficiency = backward ? gpu.flash_backward_efficiency : gpu.flash_forward_efficiency;
-  return at_least_host(gpu, flops / (gpu.peak_flops_per_s * efficiency) * 1e9);
+  return flops / (gpu.peak_flops_per_s * efficiency) * 1e9;
 }
 
 sched::Result<GpuKernelModel> parse_gpu_kernel_model(std::string_view json_text, std::string_view source) {

@@ -13,9 +13,15 @@
 // (the tile and wave quantization of NVIDIA's "Matrix Multiplication Background" guide; the k term
 // is a tile's prologue and epilogue against its main loop). A streaming kernel (layer norm,
 // softmax, dropout, GeLU, adds) takes bytes / (HBM bandwidth memory_efficiency). A fused
-// attention kernel (FlashAttention) runs its FLOPs at the efficiency its authors measured. Every
-// kernel takes at least host_ns_per_kernel: the framework's CPU time to issue it, which a kernel
-// shorter than that waits for (small micro-batches run at the host's pace, not the GPU's).
+// attention kernel (FlashAttention) runs its FLOPs at the efficiency its authors measured.
+//
+// The framework's CPU issues the kernels of a pass one after another, host_ns_per_kernel each
+// (Python, autograd, the launch); the GPU runs each once it is issued and the one before it has
+// ended (KernelStream). Long kernels hide the host; a run of short ones waits for it, which is why
+// a small micro-batch costs about what one twice its size does:
+//
+//   host  |h1|h2|h3|h4|             |h1|h2|h3|h4|
+//   GPU      |==k1==|==k2==|k3|k4|      |k1|   |k2|k3|k4|     (left: GPU-bound, right: host-bound)
 #pragma once
 
 #include <cstdint>
@@ -52,10 +58,27 @@ struct GemmShape {
   std::int64_t batch = 1;
 };
 
-// Each kernel's time in ns, with the host floor applied (see the drawing above).
+// Each kernel's time on the GPU in ns (see the drawing above).
 double gemm_ns(const GpuKernelModel& gpu, const GemmShape& shape);
 double streaming_ns(const GpuKernelModel& gpu, double bytes);
 double flash_attention_ns(const GpuKernelModel& gpu, double flops, bool backward);
+
+// One pass's kernels in the order the host issues them; elapsed_ns() is when the GPU ends the
+// last (host and GPU start together).
+class KernelStream {
+ public:
+  explicit KernelStream(double host_ns_per_kernel) : host_ns_per_kernel_(host_ns_per_kernel) {}
+  void run(double gpu_ns) {
+    host_ns_ += host_ns_per_kernel_;
+    gpu_ns_ = (gpu_ns_ > host_ns_ ? gpu_ns_ : host_ns_) + gpu_ns;
+  }
+  double elapsed_ns() const { return gpu_ns_; }
+
+ private:
+  double host_ns_per_kernel_;
+  double host_ns_ = 0;  // when the host has issued the kernels so far
+  double gpu_ns_ = 0;   // when the GPU ends them
+};
 
 // The GEMM's efficiency (fraction of peak) before the memory bound and the host floor.
 double gemm_efficiency(const GpuKernelModel& gpu, const GemmShape& shape);
