@@ -410,6 +410,14 @@ class SweepTest(unittest.TestCase):
         self.assertLess(flash.layers[1].stash_bytes.per_sample_bytes, model.layers[1].stash_bytes.per_sample_bytes / 2)
         with self.assertRaisesRegex(pw.Error, "expected stored, selective-recompute or flash"):
             pw.model_preset("gpt3-1.3b", attention="fused")
+        # On a GPU cost model a rank of 4 takes more than a quarter of the whole: narrower GEMMs.
+        on_a100 = pw.model_preset("gpt3-1.3b", gpu="a100-sxm-80gb")
+        quarter = pw.tensor_parallel_view(on_a100, 4)
+        self.assertGreater(quarter.layers[1].forward.at(1), on_a100.layers[1].forward.at(1) / 4)
+        with self.assertRaisesRegex(pw.Error, "unknown GPU 'a100'"):
+            pw.model_preset("gpt3-1.3b", gpu="a100")
+        with self.assertRaisesRegex(pw.Error, "exclude each other"):
+            pw.model_preset("gpt3-1.3b", gpu="h100-sxm", flops_per_s=1e14)
         with self.assertRaisesRegex(pw.Error, "does not say how it splits"):
             pw.tensor_parallel_view(pw.model_preset("uniform"), 2)
         result = pw.sweep(model, cluster, batch=[16], stages=[2], tp=[1, 2], microbatches=[4], schedules=["1f1b"],
