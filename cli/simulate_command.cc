@@ -132,8 +132,10 @@ std::optional<Failure> run(const SimulateOptions& o) {
   auto costs =
       sim::build_cost_model(model, cluster, *partition, schedule.placement, *split, *optimizer, layout, *dp_options);
   if (!costs) return invalid(costs.error().message);
+  auto timed = on_stage_times(request, cluster, *replicated, *costs, *chosen);
+  if (!timed) return invalid(timed.error().message);
   const bool need_timeline = !o.json.empty() || !o.trace.empty() || !o.svg.empty() || o.grid;
-  auto result = sim::simulate(schedule, *costs, sim::SimOptions{need_timeline});
+  auto result = sim::simulate(timed->schedule, *costs, sim::SimOptions{need_timeline});
   if (!result) return invalid(fmt::format("simulation failed: {}", result.error().message));
 
   const auto generated = request.file.empty() ? std::optional(kind) : std::nullopt;

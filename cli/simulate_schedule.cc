@@ -9,6 +9,7 @@
 #include "sched/passes.h"
 #include "sched/schedule_file.h"
 #include "sched/validate.h"
+#include "sim/engine/timed_orders.h"
 #include "sim/plan/cost_model_builder.h"
 #include "sim/plan/data_parallel.h"
 
@@ -40,7 +41,8 @@ sched::Result<sched::Schedule> read_valid_schedule(const std::string& path) {
                                   diagnostics.size() == 1 ? "" : "s", path)};
 }
 
-sched::Result<sched::Schedule> generated(const ScheduleRequest& r, const sim::ClusterSpec& cluster, bool& usage_error) {
+sched::Result<sched::Schedule> generated(const ScheduleRequest& r, const sim::ClusterSpec& cluster, bool& usage_error,
+                                         const sim::CostModel* timing) {
   auto kind = sched::parse_schedule_kind(r.kind);
   if (!kind) return kind.error();
   std::vector<int> placement = r.placement;
@@ -50,7 +52,9 @@ sched::Result<sched::Schedule> generated(const ScheduleRequest& r, const sim::Cl
     if (!by_default) return by_default.error();
     placement = std::move(by_default).value();
   }
-  return sched::generate(*kind, sched::ScheduleShape{r.stages, r.microbatches, placement}, r.virtual_stages);
+  auto schedule = sched::generate(*kind, sched::ScheduleShape{r.stages, r.microbatches, placement}, r.virtual_stages);
+  if (!schedule || timing == nullptr) return schedule;
+  return sim::timed_schedule(*kind, *schedule, *timing);
 }
 
 }  // namespace
@@ -67,11 +71,12 @@ sched::Result<sched::Schedule> read_schedule_file(const ScheduleRequest& r, bool
 }
 
 sched::Result<ScheduleToSimulate> schedule_to_simulate(const ScheduleRequest& r, const sim::ClusterSpec& cluster,
-                                                      bool& usage_error, const sim::ParallelLayout& layout) {
+                                                      bool& usage_error, const sim::ParallelLayout& layout,
+                                                      const sim::CostModel* timing) {
   usage_error = true;
   sched::Result<sched::Schedule> schedule = sched::Error{""};
   if (r.file.empty()) {
-    schedule = generated(r, cluster, usage_error);
+    schedule = generated(r, cluster, usage_error, timing);
   } else {
     schedule = read_schedule_file(r, usage_error);
     if (!schedule) return schedule.error();
@@ -95,6 +100,15 @@ sched::Result<ScheduleToSimulate> schedule_to_simulate(const ScheduleRequest& r,
   if (schedule && !schedule->has_comm()) schedule = sched::lower_comm(*schedule);
   if (!schedule) return schedule.error();
   return ScheduleToSimulate{std::move(schedule).value(), r.file.empty() ? r.kind : r.file};
+}
+
+sched::Result<ScheduleToSimulate> on_stage_times(const ScheduleRequest& request, const sim::ClusterSpec& cluster,
+                                                 const sim::ParallelLayout& layout, const sim::CostModel& costs,
+                                                 const ScheduleToSimulate& chosen) {
+  const auto kind = sched::parse_schedule_kind(request.kind);
+  if (!request.file.empty() || !kind || !sim::decides_on_times(*kind)) return chosen;
+  bool usage_error = false;
+  return schedule_to_simulate(request, cluster, usage_error, layout, &costs);
 }
 
 }  // namespace pipeworks::cli

@@ -10,6 +10,7 @@
 #include "cli/shared_defaults.h"
 #include "sched/result.h"
 #include "sched/schedule.h"
+#include "sim/engine/cost_model.h"
 #include "sim/spec/cluster_spec.h"
 #include "sim/spec/parallel_layout.h"
 
@@ -44,6 +45,13 @@ sched::Result<sched::Schedule> read_schedule_file(const ScheduleRequest& request
 // `usage_error` tells a contradiction in the options (exit 2) from a bad file or a schedule that
 // does not fit (exit 1).
 sched::Result<ScheduleToSimulate> schedule_to_simulate(const ScheduleRequest& request, const sim::ClusterSpec& cluster,
-                                                      bool& usage_error, const sim::ParallelLayout& layout = {});
+                                                      bool& usage_error, const sim::ParallelLayout& layout = {},
+                                                      const sim::CostModel* timing = nullptr);
+
+// The chosen schedule again with its rule run on `costs`' stage times where it decides on them
+// (a generated zb-h2: sim/engine/timed_orders.h); `chosen` itself otherwise.
+sched::Result<ScheduleToSimulate> on_stage_times(const ScheduleRequest& request, const sim::ClusterSpec& cluster,
+                                                 const sim::ParallelLayout& layout, const sim::CostModel& costs,
+                                                 const ScheduleToSimulate& chosen);
 
 }  // namespace pipeworks::cli

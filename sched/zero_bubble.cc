@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <limits>
+#include <queue>
 #include <set>
 #include <utility>
 
@@ -41,55 +43,61 @@ Program zb_h1_stage_order(int num_stages, int num_microbatches, int stage) {
   return order;
 }
 
-// The ZB-H2 list schedule in unit time: per step, per stage, I if ready, else F if ready and under
-// the in-flight limit, else the oldest pending W. What a stage can do at step t changes only
-// when it or a neighbour acted at t - 1 (an action's result is there from the next step), so
-// each step tries just those stages: time proportional to the 3KM actions, not to K x steps.
-Result<std::vector<Program>> zb_h2_stage_orders(int num_stages, int num_microbatches) {
+// The ZB-H2 list schedule: whenever a stage is free, it runs its next I if ready, else its next F
+// if ready and under the in-flight limit, else its oldest pending W (zero_bubble.h), each taking
+// its stage's time; a result reaches the neighbouring stage `handoff` after its action ends. A
+// stage decides only at the times something changes for it (its own action ends, a neighbour's
+// result arrives), kept in a queue of wake-ups: time proportional to the 3KM actions. Actions take
+// at least one tick, so decisions at one time never see each other's results.
+Result<std::vector<Program>> zb_h2_stage_orders(int num_stages, int num_microbatches,
+                                                 const std::vector<StageTimes>& times, std::int64_t handoff) {
   constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
   const auto k = static_cast<std::size_t>(num_stages);
   const auto m = static_cast<std::size_t>(num_microbatches);
   const int limit = 2 * num_stages - 1;
-  std::vector<std::int64_t> f_done(k * m, kNever);  // [s * m + micro-batch]
-  std::vector<std::int64_t> i_done = f_done;
+  std::vector<std::int64_t> f_done(k * m, kNever);  // [s * m + micro-batch], on its own stage
+  std::vector<std::int64_t> f_arrives = f_done;     // at the next stage
+  std::vector<std::int64_t> i_arrives = f_done;     // at the previous stage
   std::vector<int> nf(k, 0), ni(k, 0), nw(k, 0);
+  std::vector<std::int64_t> free_at(k, 0);
   std::vector<Program> orders(k);
-  std::vector<std::size_t> trying(k);
-  for (std::size_t s = 0; s < k; ++s) trying[s] = s;
-  std::vector<std::size_t> next;
-  std::vector<std::int64_t> queued_for(k, -1);  // the step a stage is queued for
+  using WakeUp = std::pair<std::int64_t, std::size_t>;
+  std::priority_queue<WakeUp, std::vector<WakeUp>, std::greater<>> wake_ups;
+  for (std::size_t s = 0; s < k; ++s) wake_ups.emplace(0, s);
   std::size_t remaining = 3 * k * m;
-  for (std::int64_t t = 0; remaining > 0; ++t) {
-    next.clear();
-    const auto queue = [&](std::size_t s) {
-      if (queued_for[s] != t + 1) queued_for[s] = t + 1, next.push_back(s);
-    };
-    for (const std::size_t s : trying) {
-      const auto i = static_cast<std::size_t>(ni[s]);
-      const auto f = static_cast<std::size_t>(nf[s]);
-      const bool can_i = ni[s] < num_microbatches && f_done[s * m + i] <= t && (s + 1 == k || i_done[(s + 1) * m + i] <= t);
-      const bool can_f = nf[s] < num_microbatches && nf[s] - nw[s] < limit && (s == 0 || f_done[(s - 1) * m + f] <= t);
-      const int stage = static_cast<int>(s);
-      if (can_i) {
-        i_done[s * m + i] = t + 1;
-        orders[s].push_back(input_grad(stage, ni[s]++));
-      } else if (can_f) {
-        f_done[s * m + f] = t + 1;
-        orders[s].push_back(forward(stage, nf[s]++));
-      } else if (nw[s] < ni[s]) {
-        orders[s].push_back(weight_grad(stage, nw[s]++));
-      } else {
-        continue;
-      }
-      --remaining;
-      if (s > 0) queue(s - 1);
-      queue(s);
-      if (s + 1 < k) queue(s + 1);
+  while (remaining > 0 && !wake_ups.empty()) {
+    const auto [t, s] = wake_ups.top();
+    wake_ups.pop();
+    if (free_at[s] > t) continue;  // busy: its own end wakes it
+    const auto i = static_cast<std::size_t>(ni[s]);
+    const auto f = static_cast<std::size_t>(nf[s]);
+    const bool can_i = ni[s] < num_microbatches && f_done[s * m + i] <= t && (s + 1 == k || i_arrives[(s + 1) * m + i] <= t);
+    const bool can_f = nf[s] < num_microbatches && nf[s] - nw[s] < limit && (s == 0 || f_arrives[(s - 1) * m + f] <= t);
+    const int stage = static_cast<int>(s);
+    const StageTimes& cost = times[s];
+    std::int64_t end = 0;
+    if (can_i) {
+      end = t + cost.input_grad;
+      i_arrives[s * m + i] = end + handoff;
+      orders[s].push_back(input_grad(stage, ni[s]++));
+      if (s > 0) wake_ups.emplace(end + handoff, s - 1);
+    } else if (can_f) {
+      end = t + cost.forward;
+      f_done[s * m + f] = end;
+      f_arrives[s * m + f] = end + handoff;
+      if (s + 1 < k) wake_ups.emplace(end + handoff, s + 1);
+      orders[s].push_back(forward(stage, nf[s]++));
+    } else if (nw[s] < ni[s]) {
+      end = t + cost.weight_grad;
+      orders[s].push_back(weight_grad(stage, nw[s]++));
+    } else {
+      continue;  // nothing to do until a neighbour's result arrives (it wakes this stage)
     }
-    // Every action finishes within its step: a step where no stage can act is followed by more.
-    if (next.empty() && remaining > 0) return Error{fmt::format("zb-h2: the list schedule stopped at step {}", t)};
-    std::swap(trying, next);
+    free_at[s] = end;
+    wake_ups.emplace(end, s);
+    --remaining;
   }
+  if (remaining > 0) return Error{fmt::format("zb-h2: the list schedule stopped with {} actions left", remaining)};
   return orders;
 }
 
@@ -260,9 +268,23 @@ Result<Schedule> zb_h1(const ScheduleShape& shape) {
 }
 
 Result<Schedule> zb_h2(const ScheduleShape& shape) {
+  return zb_h2_timed(shape, std::vector<StageTimes>(static_cast<std::size_t>(std::max(shape.num_stages, 0))), 0);
+}
+
+Result<Schedule> zb_h2_timed(const ScheduleShape& shape, const std::vector<StageTimes>& times, std::int64_t handoff) {
   auto placement = resolve_placement(shape);
   if (!placement) return placement.error();
-  auto orders = zb_h2_stage_orders(shape.num_stages, shape.num_microbatches);
+  if (static_cast<int>(times.size()) != shape.num_stages) {
+    return Error{fmt::format("zb-h2: {} stage times for {} stages", times.size(), shape.num_stages)};
+  }
+  for (std::size_t s = 0; s < times.size(); ++s) {
+    const StageTimes& t = times[s];
+    for (const std::int64_t d : {t.forward, t.input_grad, t.weight_grad}) {
+      if (d < 1 || d > kMaxStageTime) return Error{fmt::format("zb-h2: stage {}: times must be from 1 to {}, got {}", s, kMaxStageTime, d)};
+    }
+  }
+  if (handoff < 0 || handoff > kMaxStageTime) return Error{fmt::format("zb-h2: the hand-off must be from 0 to {}, got {}", kMaxStageTime, handoff)};
+  auto orders = zb_h2_stage_orders(shape.num_stages, shape.num_microbatches, times, handoff);
   if (!orders) return orders.error();
   return merge_stage_orders(shape.num_stages, shape.num_microbatches, *placement, *orders);
 }

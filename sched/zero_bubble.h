@@ -16,9 +16,9 @@
 // In unit time (F = I = W = 1) that is 3M + K - 1 steps (M >= K) against 1F1B's 3(M + K - 1).
 //
 // ZB-H2: more warm-up forwards and W's moved to the tail, up to 2K-1 micro-batches in flight on
-// every stage. Written down as the unit-time list schedule that, at each step, runs on each stage
-// its next I if ready, else its next F if ready and fewer than 2K-1 micro-batches are in flight,
-// else its oldest pending W. With F = I = W and M >= 2K-1 every device is busy without a gap from
+// every stage. Written down as the list schedule that, whenever a stage is free, runs its next I
+// if ready, else its next F if ready and fewer than 2K-1 micro-batches are in flight, else its
+// oldest pending W; in unit time by default, on given stage times with zb_h2_timed. With F = I = W and M >= 2K-1 every device is busy without a gap from
 // its first action to its last (a parallelogram): the makespan M(F+I+W) + (K-1)F is the least
 // any schedule can have, and the only idle time is the forward ramp of the first micro-batch.
 //
@@ -52,6 +52,9 @@
 // All four pictures are asserted in tests/sched/zero_bubble_test.cc.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "sched/schedule.h"
 
 namespace pipeworks::sched {
@@ -59,6 +62,20 @@ namespace pipeworks::sched {
 // One stage per device unless shape.placement shares them (then merged by merge_stage_orders).
 Result<Schedule> zb_h1(const ScheduleShape& shape);
 Result<Schedule> zb_h2(const ScheduleShape& shape);
+
+// What one stage's F, I and W take, in any unit (the simulator's ns; 1 each is unit time).
+struct StageTimes {
+  std::int64_t forward = 1;
+  std::int64_t input_grad = 1;
+  std::int64_t weight_grad = 1;
+};
+// The longest a stage's action or the hand-off may take here (100 s in ns): the list schedule's
+// clock, at most 3 x kMaxScheduleCells actions each with its hand-off, stays within 64 bits.
+inline constexpr std::int64_t kMaxStageTime = 100'000'000'000;
+// ZB-H2's rule run on these times and a hand-off of `handoff` between neighbouring stages (one
+// entry per stage): with F, I and W unequal, the unit-time order leaves gaps the rule fills when
+// it decides on the real clock. zb_h2(shape) is this with unit times and no hand-off.
+Result<Schedule> zb_h2_timed(const ScheduleShape& shape, const std::vector<StageTimes>& times, std::int64_t handoff);
 
 // shape.num_stages = 2p; shape.placement empty or the V placement.
 Result<Schedule> zb_v(const ScheduleShape& shape);

@@ -9,6 +9,7 @@
 #include "sched/limits.h"
 #include "sched/passes.h"
 #include "sim/engine/simulator.h"
+#include "sim/engine/timed_orders.h"
 #include "sim/plan/cost_model_builder.h"
 #include "sim/plan/sweep.h"
 #include "sim/spec/size_extrapolation.h"
@@ -125,7 +126,9 @@ SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config, Parti
   for (Bytes& device_bytes : costs->device_memory_bytes) device_bytes = effective_capacity(device_bytes, spec.memory_cap_bytes);
   row.stage_compute_ns = slowest_stage_compute_ns(*costs, config.recompute);
 
-  auto schedule = lowered_schedule(std::move(generated).value(), config.recompute, layout);
+  auto timed = timed_schedule(config.schedule, *generated, *costs);
+  if (!timed) return fail("schedule", timed.error());
+  auto schedule = lowered_schedule(std::move(timed).value(), config.recompute, layout);
   if (!schedule) return fail("schedule", schedule.error());
   SimOptions options;
   options.build_timeline = false;
