@@ -58,3 +58,23 @@ TEST_CASE("timed orders: other kinds and stages sharing a device keep their gene
   const auto shared = sched::generate(ScheduleKind::kZbH2, {4, 8, {0, 1, 1, 0}}).value();
   CHECK(sim::timed_schedule(ScheduleKind::kZbH2, shared, costs).value() == shared);
 }
+
+TEST_CASE("timed orders: ZB-H2 on the real times reaches its bound where the unit-time order leaves gaps",
+          "[timed_orders]") {
+  // The last stage starts after K-1 forwards and hand-offs and then has M(F+I+W) of work: the
+  // bound (K-1)(F+c) + M(F+I+W). Issue 39's costs (ms x 1000), W cheaper than F and I; the first
+  // stage sends no input gradient back, so the cost-model builder gives its I's work to its W.
+  const int k = 8, m = 24;
+  const sim::Nanoseconds f = 18'500, i = 18'100, w = 9'300, c = 600;
+  sim::CostModel costs = split_costs(k, f, i, w, c);
+  costs.stages[0].backward_input_ns = 0;
+  costs.stages[0].backward_weight_ns = i + w;
+  const sim::Nanoseconds bound = (k - 1) * (f + c) + m * (f + i + w);
+  const auto unit = sched::generate(ScheduleKind::kZbH2, {k, m, {}}).value();
+  const sim::Nanoseconds unit_order = simulated(unit, costs);
+  const sim::Nanoseconds timed_order = simulated(sim::timed_schedule(ScheduleKind::kZbH2, unit, costs).value(), costs);
+  INFO("bound " << bound << ", unit-time order " << unit_order << ", timed order " << timed_order);
+  CHECK(timed_order >= bound);
+  CHECK(timed_order <= bound + bound / 50);  // within 2%
+  CHECK(unit_order > bound + bound / 20);    // the unit-time order: more than 5% over
+}
