@@ -370,7 +370,7 @@ sched::Result<ModelSpec> model_preset(std::string_view name, const PresetOptions
     }
     auto ok = check_options(name, o, {"layers", "hidden", "heads", "sequence", "vocab", "flops_per_s", "attention", "gpu"});
     if (!ok) return ok.error();
-    if (o.gpu && o.flops_per_s) return error("options 'gpu' and 'flops_per_s' exclude each other: a GPU cost model times kernels itself");
+    if (o.gpu && o.flops_per_s) return error("option 'gpu' excludes option 'flops_per_s': a GPU cost model times kernels itself");
     GptConfig config = *p.gpt;
     config.layers = o.layers.value_or(config.layers);
     config.hidden = o.hidden.value_or(config.hidden);
@@ -394,8 +394,8 @@ sched::Result<ModelSpec> model_preset_on(std::string_view name, PresetOptions op
   const bool gpt = name != "uniform" && name != "amoeba";
   if (gpt && !options.flops_per_s && !options.gpu && !cluster.devices.empty() && cluster.devices.front().gpu) {
     options.gpu = *cluster.devices.front().gpu;
-    return model_preset(name, options);
   }
+  if (options.gpu) return model_preset(name, options);  // a GPU cost model of its own or the cluster's
   const bool from_flops = name != "uniform";
   const bool from_cluster =
       from_flops && !options.flops_per_s && !cluster.devices.empty() && cluster.devices.front().flops_per_s > 0;

@@ -201,6 +201,17 @@ TEST_CASE("presets lists every model and cluster preset with its description, --
     CHECK_THAT(r.output, Catch::Contains(std::string("\n  ") + name + " "));
   }
   CHECK_THAT(r.output, Catch::Contains("GPT-2 medium, 350M"));
+  for (const char* gpu : {"a100-sxm-80gb", "h100-sxm", "h200-sxm"}) {
+    CHECK_THAT(r.output, Catch::Contains(std::string("\n  ") + gpu + " "));
+  }
+  // A GPT on a DGX preset is timed kernel by kernel on its GPU; --gpu picks another.
+  const auto on_h200 = run_simulate("--model gpt3-1.3b --cluster dgx-a100 --gpu h200-sxm -K 4 -M 8 --json /dev/null");
+  CHECK(on_h200.exit_code == 0);
+  const auto on_a100 = run_simulate("--model gpt3-1.3b --cluster dgx-a100 -K 4 -M 8");
+  CHECK(on_a100.output != on_h200.output);
+  const auto both = run_simulate("--model gpt3-1.3b --gpu a100-sxm-80gb --flops 1e14 -K 4 -M 8");
+  CHECK(both.exit_code != 0);
+  CHECK_THAT(both.output, Catch::Contains("--gpu excludes --flops"));
   const auto big = run_simulate("--cluster multinode --nodes 8 -K 64 -M 64 --model gpt3-175b --partition uniform");
   INFO(big.output);
   CHECK(big.exit_code == 0);

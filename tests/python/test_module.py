@@ -416,7 +416,7 @@ class SweepTest(unittest.TestCase):
         self.assertGreater(quarter.layers[1].forward.at(1), on_a100.layers[1].forward.at(1) / 4)
         with self.assertRaisesRegex(pw.Error, "unknown GPU 'a100'"):
             pw.model_preset("gpt3-1.3b", gpu="a100")
-        with self.assertRaisesRegex(pw.Error, "exclude each other"):
+        with self.assertRaisesRegex(pw.Error, "excludes option 'flops_per_s'"):
             pw.model_preset("gpt3-1.3b", gpu="h100-sxm", flops_per_s=1e14)
         with self.assertRaisesRegex(pw.Error, "does not say how it splits"):
             pw.tensor_parallel_view(pw.model_preset("uniform"), 2)

@@ -139,9 +139,14 @@ TEST_CASE("a preset runs on the cluster's GPU cost model, else at its rate, unle
   ClusterSpec silent = flops_only;
   for (DeviceSpec& d : silent.devices) d.flops_per_s = 0;
   CHECK(model_preset_on("gpt3-1.3b", {}, silent).value() == model_preset("gpt3-1.3b").value());
+  // A GPU given wins over the cluster's, and over its FLOP rate.
+  PresetOptions on_h200;
+  on_h200.gpu = gpu_kernel_model("h200-sxm").value();
+  CHECK(model_preset_on("gpt3-1.3b", on_h200, a100).value() == model_preset("gpt3-1.3b", on_h200).value());
+  CHECK(model_preset_on("gpt3-1.3b", on_h200, flops_only).value() == model_preset("gpt3-1.3b", on_h200).value());
   on_a100.flops_per_s = 1e14;
   CHECK(model_preset("gpt3-1.3b", on_a100).error().message ==
-        "options 'gpu' and 'flops_per_s' exclude each other: a GPU cost model times kernels itself");
+        "option 'gpu' excludes option 'flops_per_s': a GPU cost model times kernels itself");
   // The uniform preset has no FLOPs: nothing to apply.
   CHECK(model_preset_on("uniform", {}, a100).value() == model_preset("uniform").value());
 }
