@@ -122,7 +122,7 @@ inline constexpr GptConfig kGpt3_175b{96, 12288, 96, 2048, 50257};  // GPT-3 175
 // (V + s) h + L (12 h^2 + 13 h) + 2 h.
 std::int64_t gpt_parameter_count(const GptConfig& config);
 
-inline constexpr int kGptKernelSizes = 64;
+inline constexpr int kGptKernelSizes = 1024;
 ModelSpec gpt_model(std::string name, const GptConfig& config, double flops_per_s,
                     AttentionActivations attention = AttentionActivations::kStored);
 // An error when a pass would take longer than kMaxPresetLayerNs per sample.

@@ -159,12 +159,12 @@ TEST_CASE("a GPT on a GPU cost model: tables of micro-batch sizes, a rank's own 
   const LayerSpec& block = gpt.layers[1];
   std::vector<int> sizes;
   for (const SizePoint& p : block.forward.measured) sizes.push_back(p.size);
-  CHECK(sizes == std::vector<int>{1, 2, 4, 8, 16, 32, 64});
+  CHECK(sizes == std::vector<int>{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024});
   const PassKernelNs at_4 = gpt_block_kernel_ns(kGpt3Xl, 4, 1, AttentionActivations::kStored, *options.gpu);
   CHECK(block.forward.at(4).value() == std::llround(at_4.forward));
   CHECK(block.backward_input.at(4).value() == std::llround(at_4.input_grad));
   // Beyond the table: the last two sizes' slope.
-  CHECK(block.forward.at(65).value() == block.forward.measured.back().value + block.forward.per_sample_ns);
+  CHECK(block.forward.at(1025).value() == block.forward.measured.back().value + block.forward.per_sample_ns);
   std::vector<int> tps;
   for (const auto& r : block.tensor_parallel->rank_times) tps.push_back(r.tp);
   CHECK(tps == std::vector<int>{2, 4, 8, 16});
