@@ -87,7 +87,7 @@ sched::Result<GpuKernelModel> parse_gpu_kernel_model(std::string_view json_text,
     }
   }
   const Nanoseconds host = reader.duration(root, "", "host_per_kernel", std::nullopt);
-  if (reader.ok() && host > 1'000'000'000) reader.fail("/host_per_kernel", &root["host_per_kernel"], "must be at most 1s");
+  if (reader.ok() && host > 1'000'000'000) reader.fail("/host_per_kernel", nullptr, "must be at most 1s");
   gpu.host_ns_per_kernel = static_cast<double>(host);
   if (const auto it = root.find("sources"); reader.ok() && it != root.end()) {
     if (reader.expect_object(*it, "/sources")) {

@@ -114,6 +114,9 @@ TEST_CASE("gpu kernels: a bad name or file says what is wrong", "[gpu_kernels]")
   const auto bad = parse_gpu_kernel_model(text, "mine.json");
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().message == "mine.json: /gemm_efficiency: 1.5: must be at most 1");
+  std::string slow_host = gpu_kernel_model_to_json(ideal_gpu());
+  slow_host.replace(slow_host.find("\"host_per_kernel_ns\": 0"), 23, "\"host_per_kernel_ns\": 2000000000");
+  CHECK(parse_gpu_kernel_model(slow_host, "slow.json").error().message == "slow.json: /host_per_kernel: must be at most 1s");
   const auto typo = parse_gpu_kernel_model(R"({"name": "x", "peak_flops": 1})", "typo.json");
   REQUIRE_FALSE(typo.ok());
   CHECK(typo.error().message.find("peak_flops") != std::string::npos);
