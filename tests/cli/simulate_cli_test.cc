@@ -222,6 +222,23 @@ TEST_CASE("presets lists every model and cluster preset with its description, --
   CHECK(run_simulate("--cluster cpu2 --nodes 2").exit_code == 1);  // a CPU preset has no nodes
 }
 
+TEST_CASE("kernels prints a GPU cost model's GEMM and streaming predictions, bad shapes are usage errors",
+          "[simulate]") {
+  const auto r = pipeworks::test::run_pipeworks("kernels --gpu h200-sxm --gemm 8192x8192x8192 --stream 1GiB");
+  REQUIRE(r.exit_code == 0);
+  // 2048 x 1024 tiles of 128 x 256 fill 15.5 waves of 132 SMs: 80% x 2048 / (16 x 132) of peak.
+  CHECK_THAT(r.output, Catch::Contains("gemm 8192x8192x8192"));
+  CHECK_THAT(r.output, Catch::Contains("767.5 TFLOP/s   77.6% of peak"));
+  CHECK_THAT(r.output, Catch::Contains("3360.0 GB/s"));  // 70% of 4.8 TB/s
+  for (const char* bad : {"--gemm 8192x8192", "--gemm 0x1x1", "--gemm 1x1x1x1x1", "--gemm 8kx1x1", "--stream 0B"}) {
+    const auto refused = pipeworks::test::run_pipeworks(std::string("kernels --gpu h200-sxm ") + bad);
+    INFO(bad << ": " << refused.output);
+    CHECK(refused.exit_code == 2);
+    CHECK_THAT(refused.output, Catch::Contains("expected"));
+  }
+  CHECK(pipeworks::test::run_pipeworks("kernels --gpu h300 --gemm 1x1x1").exit_code == 2);
+}
+
 TEST_CASE("simulate --schedule interleaved-1f1b: v stages per device shrink the bubble to the closed form",
           "[simulate]") {
   const std::string json = std::string(PIPEWORKS_BINARY_DIR) + "/simulate_cli_test_interleaved.json";
