@@ -75,6 +75,11 @@ void add_layout_flags(CLI::App& command, LayoutArgs& args) {
 }
 
 void add_run_layout_flags(CLI::App& command, LayoutArgs& args) {
+  command.add_option("--tp", args.tp,
+                     "Tensor-parallel ranks of each pipeline rank (with --distributed; Megatron-style column- and "
+                     "row-parallel linears of the mlp and the transformer, docs/tensor_parallel.md)")
+      ->check(integer_from(1, sim::kMaxTensorParallel))
+      ->capture_default_str();
   add_dp_zero_flags(command, args);
   add_rank_order_flag(command, args.replicas);
 }

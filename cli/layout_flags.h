@@ -34,7 +34,7 @@ struct LayoutArgs {
 // --tp N, --sequence-parallel, --tp-comm-overlap, --dp N, --zero S and the replica flags.
 void add_layout_flags(CLI::App& command, LayoutArgs& args);
 
-// `run`'s: --dp N, --zero S (hw::check_run_config refuses what runs do not shard) and
+// `run`'s: --tp N, --dp N, --zero S (hw::check_run_config refuses what runs do not shard) and
 // --rank-order; a run reduces each stage's gradients in one collective (no --grad-bucket).
 void add_run_layout_flags(CLI::App& command, LayoutArgs& args);
 

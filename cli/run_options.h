@@ -32,7 +32,7 @@ struct RunOptions {
   bool schedule_given = false, stages_given = false, microbatches_given = false;
   bool distributed = false;  // also when WORLD_SIZE is set (torchrun, pipeworks launch)
   double timeout_s = 180;    // every blocking wait (receives; in multi-process runs all of them)
-  LayoutArgs layout;  // --dp, --zero, --rank-order, read into config
+  LayoutArgs layout;  // --tp, --dp, --zero, --rank-order, read into config
   hw::RunConfig config;
   PredictOptions predict;
 };

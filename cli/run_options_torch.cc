@@ -63,9 +63,13 @@ sched::Status resolve_options(RunOptions& options) {
   auto layout = layout_from(options.layout, 1, 1);
   if (!layout) return layout.error();
   c.data_parallel = layout->dp;
+  c.tensor_parallel = layout->tp;
   c.zero = layout->zero;
   c.rank_order = layout->order;
   c.batch_size = options.batch.value_or(c.num_microbatches * c.data_parallel * kDefaultSamplesPerMicrobatch);
+  if (options.predict.enabled && c.tensor_parallel > 1) {
+    return sched::Error{"--predict does not model tensor-parallel runs yet: run --tp without --predict"};
+  }
   if (options.predict.enabled && c.check) {
     return sched::Error{"--check and --predict: run them separately (--predict times the steps, --check runs the "
                         "non-pipelined reference beside each one)"};

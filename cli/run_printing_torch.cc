@@ -32,7 +32,7 @@ void print_run_header(const std::string& model, const hw::RunConfig& c, bool dis
              c.virtual_stages > 1 ? fmt::format(" ({} stages per device)", c.virtual_stages) : "",
              c.recompute ? " + recompute" : "",
              sim::optimizer_name(c.optimizer.kind), c.optimizer.learning_rate);
-  if (c.data_parallel > 1) {
+  if (c.data_parallel > 1 || c.tensor_parallel > 1) {
     if (auto schedule = hw::build_schedule(c)) {
       fmt::print("layout {}, each replica {} samples a step\n", sim::layout_text(hw::run_layout(c, *schedule)),
                  c.batch_size / c.data_parallel);
@@ -60,10 +60,15 @@ bool print_summary(const hw::RunReport& report, const hw::RunConfig& config) {
   }
   if (!report.check) return true;
   const hw::GradientCheck& k = *report.check;
-  const std::string what = config.data_parallel > 1
-                               ? "whole-batch reference (reduced gradients within the summation bound and parameters "
-                                 "every step, replicas bit-identical; docs/data_parallel.md)"
-                               : "micro-batch reference (gradients every step, final parameters)";
+  const std::string what =
+      config.tensor_parallel > 1
+          ? "unsharded reference (each rank's shards of the gradients and parameters every step, within the split "
+            "reductions' tolerance; replicated parameters bit-identical over the tensor-parallel ranks; "
+            "docs/tensor_parallel.md)"
+      : config.data_parallel > 1
+          ? "whole-batch reference (reduced gradients within the summation bound and parameters every step, replicas "
+            "bit-identical; docs/data_parallel.md)"
+          : "micro-batch reference (gradients every step, final parameters)";
   fmt::print("check vs {}: max abs diff {:.3g}, max rel diff {:.3g}{} (rtol {:g}, atol {:g}): {}\n", what,
              k.max_abs_diff, k.max_rel_diff, k.exactly_equal ? ", exactly equal" : "", k.rtol, k.atol,
              k.passed ? "PASS" : "FAIL");

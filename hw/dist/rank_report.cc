@@ -71,10 +71,12 @@ sched::Result<RankStep> decode_rank_step(const std::string& text) {
 }
 
 sched::Result<MergedStep> merge_rank_steps(const std::vector<RankStep>& steps, const sched::Schedule& schedule,
-                                           int step, int batch_size, int replicas) {
+                                           int step, int batch_size, int replicas, int tensor_ranks) {
   const auto devices = static_cast<std::size_t>(schedule.num_devices());
-  if (replicas < 1 || steps.size() != devices * static_cast<std::size_t>(replicas)) {
-    return sched::Error{fmt::format("{} rank reports for {} devices x {} replicas", steps.size(), devices, replicas)};
+  if (replicas < 1 || tensor_ranks < 1 ||
+      steps.size() != devices * static_cast<std::size_t>(replicas) * static_cast<std::size_t>(tensor_ranks)) {
+    return sched::Error{fmt::format("{} rank reports for {} tensor ranks x {} devices x {} replicas", steps.size(),
+                                    tensor_ranks, devices, replicas)};
   }
   MergedStep merged;
   sched::Timeline& t = merged.timeline;
@@ -92,12 +94,13 @@ sched::Result<MergedStep> merge_rank_steps(const std::vector<RankStep>& steps, c
     if (s.device < 0 || static_cast<std::size_t>(s.device) >= devices || s.replica < 0 || s.replica >= replicas) {
       return sched::Error{fmt::format("rank {} reports device {} of replica {}", r, s.device, s.replica)};
     }
-    loss_sum += s.loss_sum;
+    const bool tensor_rank0 = static_cast<int>(r) % tensor_ranks == 0;
+    if (tensor_rank0) loss_sum += s.loss_sum;
     merged.stats.step_ns = std::max(merged.stats.step_ns, s.step_ns);
     auto& peak = merged.stats.peak_activation_bytes[static_cast<std::size_t>(s.device)];
     peak = std::max(peak, s.peak_activation_bytes);
     if (s.check) merge_check(merged.check, *s.check);
-    if (s.replica != 0) continue;
+    if (s.replica != 0 || !tensor_rank0) continue;
     for (const sched::Span& span : s.spans) {
       if (sched::is_recv(span.action.kind)) recv_span.emplace(span.action, t.spans.size());
       t.spans.push_back(span);

@@ -39,15 +39,18 @@ sched::Result<RankStep> decode_rank_step(const std::string& text);
 
 // With data parallelism the timeline is replica 0's pipeline (the replicas run alike; the
 // simulator predicts one), the step is the slowest rank's, the loss the whole mini-batch's and a
-// device's peak the largest over its replicas.
+// device's peak the largest over its replicas. With tensor parallelism the timeline and the loss
+// are tensor rank 0's (every tensor rank of the last stage computes the same loss; a rank's
+// tensor rank is rank mod tp in either rank order), the peak the largest over the tensor ranks.
 struct MergedStep {
   sched::Timeline timeline;  // "measured"
   StepStats stats;           // step_ns: the slowest rank; loss: sum of loss_sum / (M x replicas)
   std::optional<GradientCheck> check;  // maxima over ranks; passed/exactly_equal: all ranks
 };
 
-// `steps` holds one report per rank (devices of `schedule` x `replicas`), in rank order.
+// `steps` holds one report per rank (`tensor_ranks` x devices of `schedule` x `replicas`), in rank
+// order.
 sched::Result<MergedStep> merge_rank_steps(const std::vector<RankStep>& steps, const sched::Schedule& schedule,
-                                           int step, int batch_size, int replicas = 1);
+                                           int step, int batch_size, int replicas = 1, int tensor_ranks = 1);
 
 }  // namespace pipeworks::hw

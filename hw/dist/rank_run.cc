@@ -16,8 +16,10 @@
 #include "hw/dist/rank_backend.h"
 #include "hw/dist/rank_layout.h"
 #include "hw/dist/rank_report.h"
+#include "hw/dist/rank_tensor_parallel.h"
 #include "hw/dist/rank_tensors.h"
 #include "hw/dist/replica_checks.h"
+#include "hw/dist/tensor_parallel_checks.h"
 #include "hw/run/reference_check.h"
 #include "hw/dist/run_agreement.h"
 #include "hw/exec/compute_devices.h"
@@ -111,8 +113,10 @@ sched::Status connect_replicas(RankRun& run, const DistributedOptions& options) 
   if (options.backend != Backend::kGloo) {
     return rank_error(run.env.rank, "data-parallel replicas reduce over Gloo: run --dp with --device cpu");
   }
-  auto group = connect_gloo_subgroup(run.group, fmt::format("dp-of-device{}", run.place.device),
-                                     run.place.replica_group);
+  // One group per (device, tensor rank): the store keys of each apart.
+  auto group = connect_gloo_subgroup(
+      run.group, fmt::format("dp-of-device{}-tensor{}", run.place.device, run.place.tensor_rank),
+      run.place.replica_group);
   if (!group) return group.error();
   ReplicaSyncOptions sync_options;
   sync_options.group_ranks = run.place.replica_group;
@@ -134,9 +138,10 @@ sched::Status make_rank_executor(RankRun& run, const DistributedOptions& options
   ExecutorOptions executor_options = hw::executor_options(run.config);
   executor_options.recv_timeout = options.timeout;
   executor_options.only_device = run.place.device;
-  if (run.place.layout.dp > 1) {
+  if (run.place.layout.devices() > run.place.layout.pp) {
     // The machine's cores shared by every rank of every replica; pinning is by device, which the
-    // replicas of a device would share (check_run_config refuses --pin-workers on).
+    // replicas and tensor-parallel ranks of a device would share (check_run_config refuses
+    // --pin-workers on).
     executor_options.threads_per_worker =
         resolve_threads_per_worker(run.config.threads_per_worker, run.place.layout.devices());
     executor_options.pin_workers = WorkerPinning::kOff;
@@ -169,19 +174,37 @@ sched::Result<GradientCheck> check_replicated_step(RankRun& run, Reference& refe
   return check;
 }
 
-// After the step: this rank's tensors against the reference's (with --check; with replicas as
-// above), and the test dump after the last step.
+// With tensor-parallel ranks, after the reference's accumulate(): this rank's shards against the
+// reference's slices, the reference's step, the replicated parameters across the tensor-parallel
+// group (tensor_parallel_checks.h) and, with replicas, the replicas' parameters against each other.
+sched::Result<GradientCheck> check_tensor_parallel_rank(RankRun& run, Reference& reference, int step) {
+  const std::vector<StageCell>& cells = run.executor->cells();
+  const TensorParallelCheckInputs in{&run.config.model, &run.group, &run.place, &cells, run.replicas.get(),
+                                     &run.tensor_parallel.shards};
+  auto check = check_tensor_parallel_step(in, reference, step);
+  if (!check || !run.replicas) return check;
+  const RankTensors own = rank_tensors(cells, run.place.device, nullptr);
+  if (auto s = check_replicas_agree(run.group, run.place, bytes_digest(own.parameters), step); !s) return s.error();
+  return check;
+}
+
+// After the step: this rank's tensors against the reference's (with --check; with replicas or
+// tensor-parallel ranks as above), and the test dump after the last step.
 sched::Result<std::optional<GradientCheck>> check_rank_step(RankRun& run, int step) {
   const int rank = run.env.rank;
   std::optional<Reference>& reference = run.setup.reference;
   std::optional<GradientCheck> check;
-  if (reference && run.replicas) {
+  if (reference && run.tensor_parallel.group) {
+    auto split = check_tensor_parallel_rank(run, *reference, step);
+    if (!split) return rank_error(rank, split.error().message);
+    check = *split;
+  } else if (reference && run.replicas) {
     auto replicated = check_replicated_step(run, *reference, step);
     if (!replicated) return rank_error(rank, replicated.error().message);
     check = *replicated;
   }
   const RankTensors own = rank_tensors(run.executor->cells(), run.place.device, reference ? &*reference : nullptr);
-  if (reference && !run.replicas) check = check_rank_tensors(own);
+  if (reference && !run.replicas && !run.tensor_parallel.group) check = check_rank_tensors(own);
   if (step + 1 == run.config.steps) {
     if (auto s = dump_rank_tensors(own, rank); !s) return rank_error(rank, s.error().message);
   }
@@ -198,9 +221,40 @@ sched::Result<MergedStep> merge_gathered(const RankRun& run, const std::vector<s
     steps.push_back(std::move(decoded).value());
   }
   auto merged =
-      merge_rank_steps(steps, run.setup.report.schedule, step, run.config.batch_size, run.place.layout.dp);
+      merge_rank_steps(steps, run.setup.report.schedule, step, run.config.batch_size, run.place.layout.dp,
+                       run.place.layout.tp);
   if (!merged) return rank_error(run.env.rank, merged.error().message);
   return merged;
+}
+
+// The set-up every run makes (set_up_run), with a schedule of one device per process of each
+// replica and, with tensor-parallel ranks, cells cut from this rank's shard of the model; the
+// die-at hook. Errors in the order the steps are taken, each naming the rank.
+sched::Result<RankRun> prepare_rank(const RunConfig& config, const DistributedOptions& options,
+                                    const DistributedEnv& env, const std::optional<Action>& die_at) {
+  const int rank = env.rank;
+  auto wrong_shard = read_wrong_shard();
+  if (!wrong_shard) return rank_error(rank, wrong_shard.error().message);
+  std::optional<RankPlace> checked;
+  const ScheduleCheck one_process_per_device = [&](const sched::Schedule& schedule) -> sched::Status {
+    auto place = rank_place(config, schedule, env.rank, env.world_size);
+    if (!place) return place.error();
+    checked = std::move(place).value();
+    return sched::Ok{};
+  };
+  RankTensorParallel tensor_parallel;
+  ModelTransform shard;
+  if (config.tensor_parallel > 1) {
+    shard = [&](const Model& model) {
+      return tensor_parallel_model(model, *checked, options.timeout, *wrong_shard, tensor_parallel);
+    };
+  }
+  auto setup = set_up_run(config, one_process_per_device, shard);
+  if (!setup) return rank_error(rank, setup.error().message);
+  RankRun run{config, env, std::move(setup).value(), std::move(*checked), nullptr, {}, std::move(tensor_parallel),
+              nullptr, nullptr, {}};
+  if (die_at && run.place.replica == 0) install_die_at(run.setup.cells, *die_at, rank);
+  return run;
 }
 
 }  // namespace
@@ -209,10 +263,9 @@ sched::Error rank_error(int rank, const std::string& message) {
   return sched::Error{fmt::format("rank {}: {}", rank, message)};
 }
 
-// The set-up every run makes (set_up_run), with a schedule of one device per process of each
-// replica; then the die-at hook, this rank's devices, the group of ranks (and its replicas'),
-// the transport and the executor that runs this rank's program only. Errors in the order the
-// steps are taken, each naming the rank.
+// prepare_rank; then this rank's devices, the group of ranks (its tensor-parallel group before
+// the hand-offs' shapes, which a forward over the split layers finds, and its replicas'), the
+// transport and the executor that runs this rank's program only.
 sched::Result<RankRun> set_up_rank(const RunConfig& config, const DistributedOptions& options) {
   auto env = read_distributed_env();
   if (!env) return env.error();
@@ -220,20 +273,9 @@ sched::Result<RankRun> set_up_rank(const RunConfig& config, const DistributedOpt
   if (auto s = check_backend(options.backend); !s) return rank_error(rank, s.error().message);
   auto die_at = read_die_at();
   if (!die_at) return rank_error(rank, die_at.error().message);
-  const ScheduleCheck one_process_per_device = [&](const sched::Schedule& schedule) -> sched::Status {
-    auto place = rank_place(config, schedule, env->rank, env->world_size);
-    if (!place) return place.error();
-    return sched::Ok{};
-  };
-  auto setup = set_up_run(config, one_process_per_device);
-  if (!setup) return rank_error(rank, setup.error().message);
-  auto place = rank_place(config, setup->report.schedule, env->rank, env->world_size);
-  if (!place) return rank_error(rank, place.error().message);
-  RankRun run{config, *env, std::move(setup).value(), std::move(place).value(), nullptr, {}, nullptr, nullptr, {}};
-  if (*die_at && run.place.replica == 0) install_die_at(run.setup.cells, **die_at, rank);
-  auto metas = stage_output_metas(config, run.setup.cells);
-  if (!metas) return rank_error(rank, metas.error().message);
-  run.metas = *metas;
+  auto prepared = prepare_rank(config, options, *env, *die_at);
+  if (!prepared) return prepared.error();
+  RankRun run = std::move(prepared).value();
   auto where = rank_compute_devices(*env, options.backend);
   if (!where) return where.error();
   run.where = std::move(where).value();
@@ -241,6 +283,12 @@ sched::Result<RankRun> set_up_rank(const RunConfig& config, const DistributedOpt
   if (!group) return group.error();
   run.group = std::move(group).value();
   if (auto agreed = check_same_config(run.group, run_config_summary(config, options)); !agreed) return agreed.error();
+  if (auto s = connect_tensor_group(run.tensor_parallel, run.group, run.place); !s) {
+    return rank_error(rank, s.error().message);
+  }
+  auto metas = stage_output_metas(config, run.setup.cells);
+  if (!metas) return rank_error(rank, metas.error().message);
+  run.metas = *metas;
   if (auto s = connect_replicas(run, options); !s) return s.error();
   auto transport = rank_transport(run, *metas, options, *die_at);
   if (!transport) return transport.error();
@@ -278,9 +326,11 @@ sched::Result<RankStepOutcome> run_rank_step(RankRun& run, StepMeter& meter, int
   }
   out.timeline = std::move(result->timeline);
   if (reference) {
-    // With replicas check_rank_step applies the reference's optimizer (on the replicas' gradients).
+    // With replicas or tensor-parallel ranks check_rank_step applies the reference's optimizer (on
+    // the ranks' gradients).
     auto loss = run.replicas ? reference->accumulate(in->microbatches, in->seed, ReferenceMode::kMicrobatchMagnitudes)
-                             : reference->step(in->microbatches, in->seed, ReferenceMode::kMicrobatches);
+                : run.tensor_parallel.group ? reference->accumulate(in->microbatches, in->seed, ReferenceMode::kMicrobatches)
+                                            : reference->step(in->microbatches, in->seed, ReferenceMode::kMicrobatches);
     if (!loss) return rank_error(rank, loss.error().message);
   }
   auto check = check_rank_step(run, step);

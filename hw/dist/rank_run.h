@@ -1,6 +1,6 @@
 // One rank's part of a multi-process run, in the steps every such run takes (distributed_run.h
 // runs them; distributed_prediction.h measures and predicts with them): the set-up of the rank
-// (its place, devices, group, replicas, transport and executor), one step with its checks, and
+// (its place, devices, group, tensor-parallel group, replicas, transport and executor), one step with its checks, and
 // the step's report gathered on rank 0.
 #pragma once
 
@@ -16,6 +16,7 @@
 #include "hw/dist/distributed_run.h"
 #include "hw/dist/rank_layout.h"
 #include "hw/dist/rank_report.h"
+#include "hw/dist/rank_tensor_parallel.h"
 #include "hw/exec/compute_devices.h"
 #include "hw/exec/executor.h"
 #include "hw/run/run_setup.h"
@@ -34,6 +35,7 @@ struct RankRun {
   RankPlace place;
   std::unique_ptr<ComputeDevices> where;
   C10dGroup group;
+  RankTensorParallel tensor_parallel;         // its group and shards; empty with tp 1
   std::shared_ptr<C10dReplicaSync> replicas;  // null without data parallelism
   std::unique_ptr<Executor> executor;
   std::vector<TensorMeta> metas;  // per stage, its output's dtype and shape for one micro-batch

@@ -50,6 +50,7 @@ std::vector<std::pair<std::string, std::string>> fields(const RunConfig& c, cons
           {"--schedule-file (contents)", given},
           {"--virtual-stages", std::to_string(c.virtual_stages)},
           {"--dp", std::to_string(c.data_parallel)},
+          {"--tp", std::to_string(c.tensor_parallel)},
           {"--zero", std::string(sim::zero_stage_name(c.zero))},
           {"--rank-order", std::string(sim::rank_order_name(c.rank_order))},
           {"--recompute", c.recompute ? "on" : "off"},

@@ -198,4 +198,26 @@ int num_model_layers(const ModelConfig& c) {
   return 0;
 }
 
+sched::Status check_tensor_parallel_split(const ModelConfig& c, int tp) {
+  if (tp == 1) return sched::Ok{};
+  auto divides = [&](const char* what, int size) -> sched::Status {
+    if (size % tp == 0) return sched::Ok{};
+    return sched::Error{fmt::format("--tp {}: the {}'s {} ({}) does not split into {} equal shards", tp,
+                                    model_display_name(c), what, size, tp)};
+  };
+  switch (c.kind) {
+    case ModelKind::kMlp:
+      return divides("--width", c.width);
+    case ModelKind::kTransformer:
+      if (auto s = divides("--heads", c.heads); !s) return s;
+      return divides("--ff-width", c.ff_width);
+    case ModelKind::kConvnet:
+    case ModelKind::kScripted:
+      break;
+  }
+  return sched::Error{fmt::format("--tp {}: the {} model cannot split over tensor-parallel ranks (the mlp and the "
+                                  "transformer can)",
+                                  tp, model_display_name(c))};
+}
+
 }  // namespace pipeworks::hw

@@ -98,6 +98,11 @@ inline constexpr double kMaxModelParameters = 1 << 30;  // 4 GiB of fp32 weights
 // a TorchScript model, the sample's shape and the int64 inputs' range.
 sched::Status check_model_config(const ModelConfig& config);
 
+// Whether the model splits over `tp` tensor-parallel ranks (hw/model/tensor_parallel_model.h):
+// tp 1 always; above 1 the mlp (tp dividing width) and the transformer (tp dividing heads and
+// ff_width); an error names the model or the size that does not divide.
+sched::Status check_tensor_parallel_split(const ModelConfig& config, int tp);
+
 // The model's parameter count (weights and biases of its dominant layers; within a few percent).
 double estimated_parameters(const ModelConfig& config);
 

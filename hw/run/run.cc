@@ -65,12 +65,18 @@ sim::ParallelLayout run_layout(const RunConfig& config, const sched::Schedule& s
   layout.pp = schedule.num_devices();
   layout.virtual_stages = std::max(1, schedule.num_stages / std::max(1, layout.pp));
   layout.dp = config.data_parallel;
+  layout.tp = config.tensor_parallel;
   layout.zero = config.zero;
   layout.order = config.rank_order;
   return layout;
 }
 
 sched::Status check_one_process(const RunConfig& config) {
+  if (config.tensor_parallel > 1) {
+    return sched::Error{fmt::format("--tp {}: tensor-parallel ranks run one process per rank; start them with "
+                                    "`pipeworks launch -n <tp x pp x dp> -- pipeworks run --distributed ...`",
+                                    config.tensor_parallel)};
+  }
   if (config.data_parallel == 1) return sched::Ok{};
   return sched::Error{fmt::format("--dp {}: data-parallel replicas run one process per rank; start them with "
                                   "`pipeworks launch -n <replicas x devices> -- pipeworks run --distributed ...`",

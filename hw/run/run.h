@@ -67,6 +67,10 @@ struct RunConfig {
   // numbered by rank_order, replica r taking samples [r B/dp, (r+1) B/dp) of each mini-batch; the
   // optimizer state unsharded or sharded over the replicas (ZeRO-1). docs/data_parallel.md.
   int data_parallel = 1;
+  // Tensor-parallel ranks of each pipeline rank (a multi-process run of tp x devices x dp ranks):
+  // each holds a slice of the split layers (hw/model/tensor_parallel_model.h), summing partial
+  // results over its group's Gloo all-reduces. docs/tensor_parallel.md.
+  int tensor_parallel = 1;
   sim::ZeroStage zero = sim::ZeroStage::kNone;
   sim::RankOrder rank_order = sim::RankOrder::kTpDpPp;
 };
@@ -93,7 +97,7 @@ struct RunReport {
   std::optional<GradientCheck> check;
 };
 
-// An error when the config needs several processes (data-parallel replicas).
+// An error when the config needs several processes (data-parallel replicas, tensor-parallel ranks).
 sched::Status check_one_process(const RunConfig& config);
 
 // Errors name what failed (bad config, schedule, or the stage/action/micro-batch of a failure).
@@ -101,7 +105,7 @@ sched::Status check_one_process(const RunConfig& config);
 sched::Result<RunReport> run_training(const RunConfig& config,
                                       const std::function<void(const StepStats&)>& on_step = {});
 
-// The run's layout: the schedule's devices as pipeline ranks, replicated as the config says.
+// The run's layout: the schedule's devices as pipeline ranks, split and replicated as the config says.
 sim::ParallelLayout run_layout(const RunConfig& config, const sched::Schedule& schedule);
 
 // What reports call the run's schedule: its kind ("1f1b"), or the path of --schedule-file.

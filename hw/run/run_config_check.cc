@@ -42,12 +42,28 @@ sched::Status check_replicas(const RunConfig& c) {
     return sched::Error{"--pin-workers on pins each device's worker to cores of its own, which the replicas of a "
                         "device would share: use auto or off with --dp"};
   }
+  if (c.tensor_parallel > 1 && c.pin_workers == WorkerPinning::kOn) {
+    return sched::Error{"--pin-workers on pins each device's worker to cores of its own, which the tensor-parallel "
+                        "ranks of a device would share: use auto or off with --tp"};
+  }
   const long long parts = static_cast<long long>(c.data_parallel) * c.num_microbatches;
   if (c.data_parallel > 1 && c.batch_size % parts != 0) {
     return sched::Error{fmt::format("batch size {} does not split into {} replicas x {} micro-batches",
                                     c.batch_size, c.data_parallel, c.num_microbatches)};
   }
   return sched::Ok{};
+}
+
+// Tensor-parallel ranks: a count, a model that splits into that many shards, the CPU (the
+// layers' all-reduces run over Gloo).
+sched::Status check_tensor_parallel(const RunConfig& c) {
+  if (auto s = in_range("tensor-parallel ranks", c.tensor_parallel, 1, kMaxRunDevices); !s) return s;
+  if (c.tensor_parallel == 1) return sched::Ok{};
+  if (c.device != DeviceKind::kCpu) {
+    return sched::Error{fmt::format("--tp {}: tensor-parallel layers all-reduce over Gloo: run --tp with --device cpu",
+                                    c.tensor_parallel)};
+  }
+  return check_tensor_parallel_split(c.model, c.tensor_parallel);
 }
 
 sched::Status check_layout(const RunConfig& c) {
@@ -67,9 +83,9 @@ sched::Status check_layout(const RunConfig& c) {
     if (!placement) return placement.error();
     devices = *std::max_element(placement->begin(), placement->end()) + 1;
   }
-  if (devices * static_cast<long long>(c.data_parallel) > kMaxRunDevices) {
-    return sched::Error{fmt::format("{} devices is more than a run's limit of {}",
-                                    devices * static_cast<long long>(c.data_parallel), kMaxRunDevices)};
+  const long long ranks = devices * static_cast<long long>(c.data_parallel) * c.tensor_parallel;
+  if (ranks > kMaxRunDevices) {
+    return sched::Error{fmt::format("{} devices is more than a run's limit of {}", ranks, kMaxRunDevices)};
   }
   if (c.partition.rule != sim::PartitionChoice::Rule::kCounts) return sched::Ok{};
   auto partition = sim::fixed_partition(c.partition, layers, c.num_stages);
@@ -110,6 +126,7 @@ sched::Status check_run_config(const RunConfig& c) {
   }
   if (auto s = check_sizes(c); !s) return s;
   if (auto s = check_replicas(c); !s) return s;
+  if (auto s = check_tensor_parallel(c); !s) return s;
   if (auto s = check_layout(c); !s) return s;
   const double lr = c.optimizer.learning_rate;
   if (!(std::isfinite(lr) && lr >= 0 && lr <= kMaxLearningRate)) {

@@ -19,6 +19,7 @@ nlohmann::json run_report_json(const RunConfig& config, const RunReport& report)
   j["microbatches"] = config.num_microbatches;
   j["batch"] = config.batch_size;
   j["data_parallel"] = config.data_parallel;
+  j["tensor_parallel"] = config.tensor_parallel;
   j["zero"] = std::string(sim::zero_stage_name(config.zero));
   j["layout"] = sim::layout_text(run_layout(config, report.schedule));
   j["recompute"] = config.recompute;

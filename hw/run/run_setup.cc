@@ -11,7 +11,8 @@
 
 namespace pipeworks::hw {
 
-sched::Result<RunSetup> set_up_run(const RunConfig& config, const ScheduleCheck& check_schedule) {
+sched::Result<RunSetup> set_up_run(const RunConfig& config, const ScheduleCheck& check_schedule,
+                                   const ModelTransform& cells_from) {
   if (config.steps < 1) return sched::Error{"steps must be >= 1"};
   if (auto size = sim::microbatch_size(config.batch_size, config.num_microbatches); !size) return size.error();
   auto model = build_model(config.model);
@@ -30,6 +31,11 @@ sched::Result<RunSetup> set_up_run(const RunConfig& config, const ScheduleCheck&
   if (!spec) return spec.error();
   setup.report.spec = std::move(spec).value();
   if (config.check) setup.reference.emplace(*model, config.optimizer);
+  if (cells_from) {
+    auto transformed = cells_from(*model);
+    if (!transformed) return transformed.error();
+    model = std::move(transformed).value();
+  }
   auto cells = make_cells(*model, setup.report.partition, setup.report.schedule.placement, config.fail_at);
   if (!cells) return cells.error();
   setup.cells = std::move(cells).value();

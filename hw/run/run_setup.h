@@ -39,9 +39,14 @@ sched::Result<ScheduleOnDevices> schedule_on_devices(const RunConfig& config, co
 // (a multi-process run: one process per device).
 using ScheduleCheck = std::function<sched::Status(const sched::Schedule&)>;
 
+// A run's own form of the model its cells are cut from (a tensor-parallel rank: its shard of the
+// split layers, hw/model/tensor_parallel_model.h); the reference keeps the model as built.
+using ModelTransform = std::function<sched::Result<Model>(const Model&)>;
+
 // Errors name the bad setting (steps, batch size, model, schedule or partition), or are
-// `check_schedule`'s.
-sched::Result<RunSetup> set_up_run(const RunConfig& config, const ScheduleCheck& check_schedule = {});
+// `check_schedule`'s or `cells_from`'s.
+sched::Result<RunSetup> set_up_run(const RunConfig& config, const ScheduleCheck& check_schedule = {},
+                                   const ModelTransform& cells_from = {});
 
 // The executor options a config asks for: optimizer, check_finite, recv_timeout, threads,
 // pinning. A multi-process run adds its device (only_device) and its timeout.

@@ -1,6 +1,6 @@
 // Tensor parallelism from the command line: simulate --tp / --sequence-parallel (the layout line,
 // one rank's memory, the JSON layout), sweep --tp (the tp column), and the requests refused with
-// their reason.
+// their reason (run --tp's: tests/hw/run/run_cli_hostile_test.cc, with the LibTorch commands).
 #include <catch2/catch.hpp>
 
 #include <fstream>

@@ -199,5 +199,33 @@ TEST_CASE("rank reports: replicas merge into replica 0's timeline with the slowe
   CHECK_FALSE(merge_rank_steps(steps, schedule, 0, 8, 2).ok());
 }
 
+// tp 2 x pp 2: ranks 2d and 2d + 1 are device d's tensor ranks; the timeline and the loss are
+// tensor rank 0's (both tensor ranks of the last stage compute the same loss), the step the
+// slowest rank's, each device's peak its largest tensor rank's.
+TEST_CASE("rank reports: tensor ranks merge into tensor rank 0's timeline and loss") {
+  const sched::Schedule schedule = lowered_1f1b(2, 1);
+  std::vector<RankStep> steps(4);
+  for (int r = 0; r < 4; ++r) {
+    RankStep& s = steps[static_cast<std::size_t>(r)];
+    s.rank = r;
+    s.device = r / 2;
+    s.step_ns = 100 + 10 * r;
+    s.loss_sum = s.device == 1 ? 3.0 : 0;
+    s.peak_activation_bytes = 100 * (r + 1);
+    for (const sched::Action& a : schedule.programs[static_cast<std::size_t>(s.device)]) {
+      s.spans.push_back({s.device, sched::lane_of(a.kind), a, 10 * (r % 2), 10 * (r % 2) + 5});
+    }
+  }
+  auto merged = merge_rank_steps(steps, schedule, 0, 8, 1, 2);
+  REQUIRE(merged.ok());
+  CHECK(merged->timeline.spans.size() == 8);  // tensor rank 0's 4 + 4 actions
+  for (const sched::Span& span : merged->timeline.spans) CHECK(span.start_ns == 0);
+  CHECK(merged->stats.step_ns == 130);
+  CHECK(merged->stats.loss == 3.0);
+  CHECK(merged->stats.peak_activation_bytes == (std::vector<sched::Bytes>{200, 400}));
+  CHECK_FALSE(merge_rank_steps(steps, schedule, 0, 8, 1, 1).ok());
+  CHECK_FALSE(merge_rank_steps(steps, schedule, 0, 8, 2, 2).ok());
+}
+
 }  // namespace
 }  // namespace pipeworks::hw

@@ -155,5 +155,19 @@ TEST_CASE("hostile run: messages name the input, not LibTorch's internals", "[ho
               1);
 }
 
+TEST_CASE("run --tp refused: one process, a model or size that does not split, a GPU, --predict", "[cli][tp]") {
+  check_cases(
+      {{"run --tp 2 -K 1 -M 2 --steps 1",
+        "--tp 2: tensor-parallel ranks run one process per rank; start them with `pipeworks launch -n <tp x pp x dp>"},
+       {"run --tp 2 --model convnet -K 1 --steps 1", "the convnet model cannot split over tensor-parallel ranks"},
+       {"run --tp 3 --model mlp --width 16 -K 1 --steps 1", "the mlp's --width (16) does not split into 3 equal shards"},
+       {"run --tp 2 --model transformer --ff-width 33 -K 1 --steps 1",
+        "the transformer's --ff-width (33) does not split into 2 equal shards"},
+       {"run --tp 2 --device cuda -K 1 --steps 1", "run --tp with --device cpu"},
+       {"run --tp 2 -K 1 --steps 1 --predict", "--predict does not model tensor-parallel runs yet"},
+       {"run --tp 0 -K 1", "--tp"}},
+      2);
+}
+
 }  // namespace
 }  // namespace pipeworks::hw
