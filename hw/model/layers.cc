@@ -65,20 +65,22 @@ void EncoderLayerImpl::reset() {
   ff2_ = register_module("ff2", torch::nn::Linear(ff_width_, width_));
 }
 
-torch::Tensor EncoderLayerImpl::forward(const torch::Tensor& x) {
-  const std::int64_t n = x.size(0);
-  const std::int64_t s = x.size(1);
-  const std::int64_t head_width = width_ / heads_;
-  auto split_heads = [&](const torch::Tensor& t) { return t.view({n, s, heads_, head_width}).transpose(1, 2); };
-  const auto qkv = qkv_(ln1_(x)).chunk(3, -1);
-  const torch::Tensor q = split_heads(qkv[0]);
-  const torch::Tensor k = split_heads(qkv[1]);
-  const torch::Tensor v = split_heads(qkv[2]);
-  // Causal self-attention: position i attends to positions <= i.
+torch::Tensor causal_attention(const torch::Tensor& qkv, std::int64_t heads, std::int64_t head_width) {
+  const std::int64_t n = qkv.size(0);
+  const std::int64_t s = qkv.size(1);
+  auto split_heads = [&](const torch::Tensor& t) { return t.view({n, s, heads, head_width}).transpose(1, 2); };
+  const auto parts = qkv.chunk(3, -1);
+  const torch::Tensor q = split_heads(parts[0]);
+  const torch::Tensor k = split_heads(parts[1]);
+  const torch::Tensor v = split_heads(parts[2]);
   const torch::Tensor future = torch::ones({s, s}, torch::kBool).triu(1);
   const torch::Tensor scores =
       q.matmul(k.transpose(-2, -1)).mul(1.0 / std::sqrt(static_cast<double>(head_width))).masked_fill(future, -1e9);
-  const torch::Tensor attended = scores.softmax(-1).matmul(v).transpose(1, 2).contiguous().view({n, s, width_});
+  return scores.softmax(-1).matmul(v).transpose(1, 2).contiguous().view({n, s, heads * head_width});
+}
+
+torch::Tensor EncoderLayerImpl::forward(const torch::Tensor& x) {
+  const torch::Tensor attended = causal_attention(qkv_(ln1_(x)), heads_, width_ / heads_);
   const torch::Tensor h = x + seeded_dropout(out_(attended), dropout_, 2 * layer_id_, is_training());
   const torch::Tensor ff = ff2_(F::gelu(ff1_(ln2_(h))));
   return h + seeded_dropout(ff, dropout_, 2 * layer_id_ + 1, is_training());

@@ -20,6 +20,11 @@ namespace pipeworks::hw {
 // Inverted dropout with a mask drawn from a generator seeded per (layer id, micro-batch).
 torch::Tensor seeded_dropout(const torch::Tensor& x, double p, std::uint64_t layer_id, bool training);
 
+// Causal self-attention of `heads` heads of `head_width` over packed projections (N, S, 3 heads
+// head_width: q, then k, then v): position i attends to positions <= i; (N, S, heads head_width).
+// EncoderLayer runs it on all its heads, a tensor-parallel rank on its share.
+torch::Tensor causal_attention(const torch::Tensor& qkv, std::int64_t heads, std::int64_t head_width);
+
 // Linear(in, out), then tanh unless it is the head, then dropout.
 class DenseBlockImpl : public torch::nn::Cloneable<DenseBlockImpl> {
  public:

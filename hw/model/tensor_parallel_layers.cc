@@ -82,19 +82,7 @@ void TensorParallelEncoderImpl::reset() {
 
 // This rank's heads attending (as EncoderLayer's attention does), their outputs (N, S, D / t).
 torch::Tensor TensorParallelEncoderImpl::attention(const torch::Tensor& x) {
-  const std::int64_t n = x.size(0);
-  const std::int64_t s = x.size(1);
-  const std::int64_t heads = heads_ / group_->size();
-  const std::int64_t head_width = width_ / heads_;
-  auto split_heads = [&](const torch::Tensor& t) { return t.view({n, s, heads, head_width}).transpose(1, 2); };
-  const auto qkv = qkv_(copy_to_tensor_parallel(ln1_(x), *group_)).chunk(3, -1);
-  const torch::Tensor q = split_heads(qkv[0]);
-  const torch::Tensor k = split_heads(qkv[1]);
-  const torch::Tensor v = split_heads(qkv[2]);
-  const torch::Tensor future = torch::ones({s, s}, torch::kBool).triu(1);
-  const torch::Tensor scores =
-      q.matmul(k.transpose(-2, -1)).mul(1.0 / std::sqrt(static_cast<double>(head_width))).masked_fill(future, -1e9);
-  return scores.softmax(-1).matmul(v).transpose(1, 2).contiguous().view({n, s, heads * head_width});
+  return causal_attention(qkv_(copy_to_tensor_parallel(ln1_(x), *group_)), heads_ / group_->size(), width_ / heads_);
 }
 
 torch::Tensor TensorParallelEncoderImpl::forward(const torch::Tensor& x) {
