@@ -1,6 +1,9 @@
 // Ring and hierarchical collective times (formulas and sources in collectives.h).
 #include "sim/engine/collectives.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "sim/engine/op_costs.h"
@@ -35,6 +38,23 @@ sched::Result<Nanoseconds> ring_all_gather_ns(Bytes bytes, int ranks, const Link
 
 sched::Result<Nanoseconds> ring_all_reduce_ns(Bytes bytes, int ranks, const Link& link) {
   return ring_steps_ns(bytes, ranks, 2, link);
+}
+
+sched::Result<Link> ring_all_reduce_link(int ranks, Bytes small_bytes, Nanoseconds small_ns, Bytes large_bytes,
+                                         Nanoseconds large_ns) {
+  if (ranks < 2 || small_bytes < 0 || large_bytes <= small_bytes || small_ns < 0 || large_ns < 0) {
+    return sched::Error{fmt::format("all-reduce link: {} ranks, {} bytes in {} ns and {} bytes in {} ns", ranks,
+                                    small_bytes, small_ns, large_bytes, large_ns)};
+  }
+  const double steps = 2.0 * (ranks - 1);
+  const double small_step = static_cast<double>(small_ns) / steps;
+  const double large_step = static_cast<double>(large_ns) / steps;
+  const double small_chunk = static_cast<double>(shard_bytes(small_bytes, ranks));
+  const double large_chunk = static_cast<double>(shard_bytes(large_bytes, ranks));
+  const double per_byte_ns = std::max(0.0, (large_step - small_step) / (large_chunk - small_chunk));
+  const double bandwidth = per_byte_ns * kUnboundedBandwidth <= 1e9 ? kUnboundedBandwidth : 1e9 / per_byte_ns;
+  const double latency = std::max(0.0, small_step - small_chunk * per_byte_ns);
+  return Link{static_cast<Nanoseconds>(std::llround(latency)), bandwidth};
 }
 
 sched::Result<Nanoseconds> all_reduce_ns(Bytes bytes, int ranks_per_node, int nodes, const Link& intra,

@@ -33,6 +33,13 @@ sched::Result<Nanoseconds> ring_reduce_scatter_ns(Bytes bytes, int ranks, const 
 sched::Result<Nanoseconds> ring_all_gather_ns(Bytes bytes, int ranks, const Link& link);
 sched::Result<Nanoseconds> ring_all_reduce_ns(Bytes bytes, int ranks, const Link& link);
 
+// The link on which ring_all_reduce_ns over `ranks` (>= 2) takes `small_ns` at `small_bytes` and
+// `large_ns` at `large_bytes` (two measured all-reduces, small_bytes < large_bytes): per ring step
+// s = t / (2(n-1)) and chunk c = ceil(S/n), B = (c_large - c_small) / (s_large - s_small) (unbounded
+// when the larger took no longer), a = s_small - c_small / B clamped to >= 0.
+sched::Result<Link> ring_all_reduce_link(int ranks, Bytes small_bytes, Nanoseconds small_ns, Bytes large_bytes,
+                                         Nanoseconds large_ns);
+
 // A group of `ranks_per_node` ranks on each of `nodes` nodes: a ring inside the node when there
 // is one node, a ring across nodes when each node holds one rank, the hierarchical form
 // otherwise. `inter` is what one rank gets of the node's egress while every local rank sends

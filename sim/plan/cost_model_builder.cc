@@ -217,6 +217,7 @@ sched::Result<CostModel> build_cost_model(const ModelSpec& model, const ClusterS
   }
   ParallelLayout layout;
   layout.pp = *std::max_element(placement.begin(), placement.end()) + 1;
+  layout.tp = model.tensor_parallel;
   return build_cost_model(model, cluster, partition, placement, microbatch_size, optimizer, layout, {});
 }
 
@@ -239,7 +240,8 @@ sched::Result<CostModel> build_cost_model(const ModelSpec& model, const ClusterS
     return error(fmt::format("model '{}' is costed for tensor parallelism {}, the layout has tp {}", model.name,
                              model.tensor_parallel, layout.tp));
   }
-  const Link tensor_link{cluster.intra_node.latency_ns, cluster.intra_node.bandwidth_bytes_per_s};
+  const LinkSpec& tensor = cluster.tensor_parallel_link.value_or(cluster.intra_node);
+  const Link tensor_link{tensor.latency_ns, tensor.bandwidth_bytes_per_s};
   const std::vector<int> devices = replica_devices(layout);
   for (int s = 0; s < K; ++s) {
     const int d = placement[static_cast<std::size_t>(s)];

@@ -43,7 +43,8 @@ sched::Result<CostModel> build_cost_model(const ModelSpec& model, const ClusterS
                                           const Partition& partition, const std::vector<int>& placement,
                                           int microbatch_size, OptimizerKind optimizer, const ParallelLayout& layout,
                                           const DataParallelOptions& options = {});
-// One pipeline on cluster devices 0..D-1, D = max(placement) + 1: the layout pp D, dp 1.
+// One pipeline of D = max(placement) + 1 pipeline ranks: the layout pp D, dp 1, tp the model's
+// (model.tensor_parallel devices to a pipeline rank).
 sched::Result<CostModel> build_cost_model(const ModelSpec& model, const ClusterSpec& cluster,
                                           const Partition& partition, const std::vector<int>& placement,
                                           int microbatch_size, OptimizerKind optimizer);

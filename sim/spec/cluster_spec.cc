@@ -155,6 +155,9 @@ sched::Status check_cluster_spec(const ClusterSpec& spec) {
   if (spec.num_nodes() > 1 && bad_link(spec.inter_node)) {
     return error(who + ": inter_node link needs a positive bandwidth, a non-negative latency and send overhead");
   }
+  if (spec.tensor_parallel_link && bad_link(*spec.tensor_parallel_link)) {
+    return error(who + ": tensor_parallel_link needs a positive bandwidth, a non-negative latency and send overhead");
+  }
   if (spec.cores < 0 || spec.cores > kMaxCores || spec.threads_per_device < 1 || spec.threads_per_device > kMaxCores) {
     return error(fmt::format("{}: cores ({}) must be 0 (no limit) to {}, threads_per_device ({}) 1 to {}", who,
                              spec.cores, kMaxCores, spec.threads_per_device, kMaxCores));
@@ -183,7 +186,7 @@ sched::Result<ClusterSpec> parse_cluster_spec(std::string_view json_text, std::s
   reader.allow_keys(root, "", {"name", "description", "devices", "device", "devices_per_node",
                                "intra_node", "inter_node", "inter_node_links", "comm_mode", "dispatch_overhead",
                                "dispatch_overhead_ns", "contention", "cores", "threads_per_device",
-                               "overlapped_pass_share"});
+                               "overlapped_pass_share", "tensor_parallel_link"});
   spec.name = reader.string(root, "", "name", std::nullopt);
   spec.description = reader.string(root, "", "description", std::string());
   if (reader.ok() && !root.contains("devices")) reader.fail("/devices", nullptr, "missing required field");
@@ -227,6 +230,9 @@ sched::Result<ClusterSpec> parse_cluster_spec(std::string_view json_text, std::s
                               spec.devices_per_node, spec.devices_per_node));
     }
   }
+  if (reader.ok() && root.contains("tensor_parallel_link")) {
+    spec.tensor_parallel_link = read_link(reader, root, "tensor_parallel_link");
+  }
   if (reader.ok()) {
     for (const char* key : {"intra_node", "inter_node", "inter_node_links"}) {
       const bool used = std::string_view(key) == "intra_node" ? spec.devices_per_node > 1 : spec.num_nodes() > 1;
@@ -264,6 +270,7 @@ std::string cluster_spec_to_json(const ClusterSpec& spec) {
   if (spec.devices_per_node > 1) root["intra_node"] = link_json(spec.intra_node);
   if (spec.num_nodes() > 1) root["inter_node"] = link_json(spec.inter_node);
   if (spec.num_nodes() > 1 && spec.inter_node_links != 1) root["inter_node_links"] = spec.inter_node_links;
+  if (spec.tensor_parallel_link) root["tensor_parallel_link"] = link_json(*spec.tensor_parallel_link);
   root["comm_mode"] = std::string(comm_mode_name(spec.comm_mode));
   root["dispatch_overhead"] = exact_duration_string(spec.dispatch_overhead_ns);
   if (spec.contention_factor != 1.0) root["contention"] = spec.contention_factor;

@@ -51,6 +51,10 @@ struct ClusterSpec {
   // Egress links a node has (NICs); device d of a node sends on link d % inter_node_links, shared
   // with the node's other devices on that link. DGX H100: 8, one per GPU.
   int inter_node_links = 1;
+  // The link a tensor-parallel group's collectives run on (sim/engine/collectives.h's rings);
+  // none: intra_node, as on a GPU node where the group shares the node's NVLink. A run whose
+  // all-reduce was measured apart from its hand-off (`run --distributed --predict --tp`) states it.
+  std::optional<LinkSpec> tensor_parallel_link;
   CommMode comm_mode = CommMode::kOverlap;
   Nanoseconds dispatch_overhead_ns = 0;  // added to every compute action
   // Devices of one node that compute at the same time each run up to this factor slower (CPU

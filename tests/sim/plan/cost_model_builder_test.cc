@@ -249,6 +249,16 @@ TEST_CASE("tensor parallelism: each pass carries its layers' collectives on the 
   // The layout and the model must agree on tp.
   CHECK_THAT(build_cost_model(whole, cluster, one_stage, {0}, 2, OptimizerKind::kSgd, layout, {}).error().message,
              Catch::Contains("costed for tensor parallelism 1, the layout has tp 2"));
+  // A tensor-parallel link of its own (a measured all-reduce) carries the collectives instead of
+  // the node's: 10 GB/s, 3 us: 2 x (3 us + 100 us) per all-reduce. The one-pipeline builder takes
+  // tp from the model.
+  ClusterSpec own = cluster;
+  own.tensor_parallel_link = LinkSpec{1e10, 3000};
+  auto linked = build_cost_model(rank, own, one_stage, {0}, 2, OptimizerKind::kSgd);
+  REQUIRE(linked.ok());
+  constexpr Nanoseconds kOwn = 2 * (3000 + 100'000);
+  CHECK(linked->stages[0].forward_ns == (100 + 2000) / 2 + (100 + 4000) / 2 + 3 * kOwn);
+  CHECK(linked->stages[0].backward_ns == (10 + 1000 + 3000) / 2 + (10 + 2000 + 6000) / 2 + 2 * kOwn);
 }
 
 }  // namespace

@@ -92,6 +92,26 @@ TEST_CASE("a link's send overhead round-trips and must not be negative") {
   CHECK_FALSE(refused.ok());
 }
 
+TEST_CASE("a tensor-parallel link round-trips, defaults to intra_node and is checked") {
+  auto spec = parse_cluster_spec(R"({"name": "gloo", "devices": 2, "device": {"memory_bytes": "1GiB"},
+    "intra_node": {"bandwidth_bytes_per_s": "1GB/s"},
+    "tensor_parallel_link": {"bandwidth_bytes_per_s": "2GB/s", "latency": "40us"}})");
+  REQUIRE(spec.ok());
+  REQUIRE(spec->tensor_parallel_link);
+  CHECK(*spec->tensor_parallel_link == LinkSpec{2e9, 40'000});
+  auto again = parse_cluster_spec(cluster_spec_to_json(*spec));
+  REQUIRE(again.ok());
+  CHECK(*again == *spec);
+  spec->tensor_parallel_link.reset();  // none: the JSON leaves it out
+  CHECK_THAT(cluster_spec_to_json(*spec), !Catch::Contains("tensor_parallel_link"));
+  spec->tensor_parallel_link = LinkSpec{0, 1};
+  CHECK_THAT(check_cluster_spec(*spec).error().message, Catch::Contains("tensor_parallel_link"));
+  auto refused = parse_cluster_spec(R"({"name": "x", "devices": 2, "device": {"memory_bytes": "1GiB"},
+    "intra_node": {"bandwidth_bytes_per_s": "1GB/s"}, "tensor_parallel_link": {"latency": "3us"}})");
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error().message, Catch::Contains("/tensor_parallel_link/bandwidth_bytes_per_s"));
+}
+
 TEST_CASE("a CPU node's cores and threads per device round-trip and give its compute slots") {
   auto spec = parse_cluster_spec(R"({"name": "cpu", "devices": 16, "device": {"memory_bytes": "1GiB"},
     "intra_node": {"bandwidth_bytes_per_s": "8GB/s"}, "cores": 2, "threads_per_device": 1})");
