@@ -67,9 +67,6 @@ sched::Status resolve_options(RunOptions& options) {
   c.zero = layout->zero;
   c.rank_order = layout->order;
   c.batch_size = options.batch.value_or(c.num_microbatches * c.data_parallel * kDefaultSamplesPerMicrobatch);
-  if (options.predict.enabled && c.tensor_parallel > 1) {
-    return sched::Error{"--predict does not model tensor-parallel runs yet: run --tp without --predict"};
-  }
   if (options.predict.enabled && c.check) {
     return sched::Error{"--check and --predict: run them separately (--predict times the steps, --check runs the "
                         "non-pipelined reference beside each one)"};

@@ -30,6 +30,11 @@ void print_costs(const hw::DistributedPrediction& p) {
                static_cast<double>(p.comm.send_overhead_ns) / 1e3, static_cast<double>(p.comm.handoff_latency_ns) / 1e3,
                p.comm.handoff_bandwidth_bytes_per_s / 1e9, sched::format_bytes(p.comm.largest_handoff_bytes));
   }
+  if (p.comm.tensor_link) {
+    fmt::print("  tensor all-reduce  {:.1f} us at 4 bytes, {:.1f} us at {} (the tensor-parallel group's Gloo ring)\n",
+               static_cast<double>(p.comm.tensor_small_ns) / 1e3, static_cast<double>(p.comm.tensor_large_ns) / 1e3,
+               sched::format_bytes(p.comm.tensor_bytes));
+  }
   for (std::size_t s = 0; s < p.comm.stages.size(); ++s) {
     const hw::ReplicaStageCosts& c = p.comm.stages[s];
     fmt::print("  stage {:<2}       REDUCE_GRAD {:.3f} ms, parameter all-gather {:.3f} ms, optimizer step {:.3f} ms\n",
@@ -49,10 +54,19 @@ nlohmann::json report_json(const hw::DistributedPrediction& p, double error) {
   j["handoff_bandwidth_bytes_per_s"] = p.comm.handoff_bandwidth_bytes_per_s;
   j["send_overhead_ns"] = p.comm.send_overhead_ns;
   j["contention_factor"] = p.cluster.contention_factor;
+  if (p.comm.tensor_link) {
+    j["tensor_all_reduce"] = {{"bytes", p.comm.tensor_bytes},
+                              {"small_ns", p.comm.tensor_small_ns},
+                              {"large_ns", p.comm.tensor_large_ns},
+                              {"link_latency_ns", p.comm.tensor_link->latency_ns},
+                              {"link_bandwidth_bytes_per_s", p.comm.tensor_link->bandwidth_bytes_per_s}};
+  }
   for (const hw::ReplicaStageCosts& c : p.comm.stages) {
     j["stages"].push_back({{"reduce_grad_ns", c.reduce_grad_ns}, {"param_gather_ns", c.param_gather_ns},
                            {"optimizer_step_ns", c.optimizer_step_ns}});
   }
+  j["predicted_peak_activation_bytes"] = p.prediction->peak_activation_bytes;
+  if (!p.run.steps.empty()) j["measured_peak_activation_bytes"] = p.run.steps.back().peak_activation_bytes;
   j["measured_steps_ns"] = nlohmann::json::array();
   for (const hw::StepStats& s : p.run.steps) j["measured_steps_ns"].push_back(s.step_ns);
   j["notes"] = p.notes;
@@ -62,7 +76,10 @@ nlohmann::json report_json(const hw::DistributedPrediction& p, double error) {
 int report(const RunOptions& options, const hw::DistributedPrediction& p) {
   print_costs(p);
   for (const std::string& note : p.notes) fmt::print("note: {}\n", note);
-  auto comparison = viz::compare_timelines(p.prediction->result.timeline, p.run.last_timeline);
+  viz::ComparisonOptions compare;  // each rank's process holds its own memory: peaks per device
+  compare.predicted_peak_bytes = p.prediction->peak_activation_bytes;
+  if (!p.run.steps.empty()) compare.measured_peak_bytes = p.run.steps.back().peak_activation_bytes;
+  auto comparison = viz::compare_timelines(p.prediction->result.timeline, p.run.last_timeline, compare);
   if (comparison) {
     fmt::print("\nthe last step, replica 0 (predicted vs measured):\n{}", viz::comparison_table(*comparison));
   } else {

@@ -13,6 +13,9 @@
 #include "hw/dist/replica_checks.h"
 #include "hw/model/training.h"
 #include "hw/predict/cost_fit.h"
+#include "hw/predict/tensor_parallel_profile.h"
+#include "sim/engine/collectives.h"
+#include "sim/spec/batch_split.h"
 
 namespace pipeworks::hw {
 namespace {
@@ -66,12 +69,50 @@ sched::Result<Bounce> bounce(C10dGroup& group, int peer, bool first, sched::Byte
   return Bounce{median(trips) / 2, median(posts)};
 }
 
+// R all-reduces of `bytes` over `group` after one untimed; the median.
+sched::Result<std::int64_t> time_all_reduce(TensorParallelGroup& group, sched::Bytes bytes, int repetitions) {
+  torch::Tensor buffer = torch::zeros({std::max<std::int64_t>(1, bytes / 4)}, torch::kFloat);
+  std::vector<std::int64_t> samples;
+  try {
+    for (int r = 0; r <= repetitions; ++r) {
+      const Clock::time_point start = Clock::now();
+      group.all_reduce_sum(buffer);
+      if (r > 0) samples.push_back(since(start));
+    }
+  } catch (const std::exception& e) {
+    return sched::Error{fmt::format("timing the tensor-parallel all-reduce: {}", e.what())};
+  }
+  return median(samples);
+}
+
+// Replica 0's tensor group of device 0 times its all-reduce at 4 bytes and at the largest buffer
+// its layers all-reduce; its tensor rank 0 returns [latency ns, bandwidth B/s, bytes, small ns,
+// large ns] (sim::ring_all_reduce_link), every other rank null.
+sched::Result<json> time_tensor_all_reduce(RankRun& run, int repetitions) {
+  const sim::ParallelLayout& layout = run.place.layout;
+  if (layout.tp < 2 || run.place.replica != 0 || run.place.device != 0) return json();
+  auto microbatch = sim::microbatch_size(run.config.batch_size, run.config.num_microbatches * run.config.data_parallel);
+  if (!microbatch) return microbatch.error();
+  auto counted = count_layer_collectives(run.config.model, layout.tp, *microbatch);
+  if (!counted) return counted.error();
+  sched::Bytes largest = 8;
+  for (const LayerCollectives& c : *counted) largest = std::max(largest, c.bytes);
+  auto small = time_all_reduce(*run.tensor_parallel.group, 4, repetitions);
+  if (!small) return small.error();
+  auto large = time_all_reduce(*run.tensor_parallel.group, largest, repetitions);
+  if (!large) return large.error();
+  auto link = sim::ring_all_reduce_link(layout.tp, 4, *small, largest, *large);
+  if (!link) return link.error();
+  if (run.place.tensor_rank != 0) return json();
+  return json::array({link->latency_ns, link->bandwidth_bytes_per_s, largest, *small, *large});
+}
+
 // Replica 0's ranks of devices 0 and 1 fit one way = o + latency + bytes / bandwidth at 4 bytes
 // and the largest hand-off, o the send overhead at the largest; other ranks skip. Returns
 // [latency ns, bandwidth B/s, send overhead ns] (device 0's view) or null.
 sched::Result<json> time_handoff(RankRun& run, int repetitions, sched::Bytes largest) {
   const sim::ParallelLayout& layout = run.place.layout;
-  if (layout.pp < 2 || run.place.replica != 0 || run.place.device > 1) return json();
+  if (layout.pp < 2 || run.place.replica != 0 || run.place.device > 1 || run.place.tensor_rank != 0) return json();
   const int peer = sim::rank_of(layout, {0, 0, 1 - run.place.device});
   std::vector<FitPoint> points;
   std::int64_t overhead = 0;
@@ -120,7 +161,7 @@ sched::Result<json> time_stages(RankRun& run, int repetitions) {
       costs.gather_ns = times->gather_ns;
     }
     costs.optimizer_ns = time_optimizer(parameters, run.config.optimizer, repetitions);
-    if (run.place.replica == 0) out[std::to_string(stage)] = {costs.reduce_ns, costs.gather_ns, costs.optimizer_ns};
+    if (run.place.replica == 0 && run.place.tensor_rank == 0) out[std::to_string(stage)] = {costs.reduce_ns, costs.gather_ns, costs.optimizer_ns};
   }
   return out;
 }
@@ -137,6 +178,12 @@ sched::Result<CommProfile> merge_parts(const std::vector<std::string>& parts, in
         profile.handoff_latency_ns = part.at("handoff").at(0).get<sched::Nanoseconds>();
         profile.handoff_bandwidth_bytes_per_s = part.at("handoff").at(1).get<double>();
         profile.send_overhead_ns = part.at("handoff").at(2).get<sched::Nanoseconds>();
+      }
+      if (const json& tensor = part.at("tensor"); tensor.is_array()) {
+        profile.tensor_link = sim::LinkSpec{tensor.at(1).get<double>(), tensor.at(0).get<sched::Nanoseconds>()};
+        profile.tensor_bytes = tensor.at(2).get<sched::Bytes>();
+        profile.tensor_small_ns = tensor.at(3).get<sched::Nanoseconds>();
+        profile.tensor_large_ns = tensor.at(4).get<sched::Nanoseconds>();
       }
       for (const auto& [stage, costs] : part.at("stages").items()) {
         StageCommCosts& c = profile.stages.at(static_cast<std::size_t>(std::stoi(stage)));
@@ -163,7 +210,10 @@ sched::Result<CommProfile> profile_comm(RankRun& run, int repetitions) {
   if (!handoff) return rank_error(run.env.rank, handoff.error().message);
   auto stages = time_stages(run, repetitions);
   if (!stages) return rank_error(run.env.rank, stages.error().message);
-  const json part = {{"handoff", *handoff}, {"stages", *stages}, {"rank_device", run.place.device}};
+  auto tensor = time_tensor_all_reduce(run, repetitions);
+  if (!tensor) return rank_error(run.env.rank, tensor.error().message);
+  const json part = {
+      {"handoff", *handoff}, {"stages", *stages}, {"tensor", *tensor}, {"rank_device", run.place.device}};
   auto parts = gather_to_root(run.group, "comm-profile", part.dump());
   if (!parts) return parts.error();
   if (run.env.rank != 0) return CommProfile{};

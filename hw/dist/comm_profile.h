@@ -11,15 +11,20 @@
 //                and ZeRO-1's all-gather of its parameters, R times each; medians
 //                (C10dReplicaSync::time_collectives)
 //   optimizer    each stage's optimizer step on a scratch copy of its parameters, R times; median
+//   tensor       with tp > 1, replica 0's tensor-parallel group of device 0 all-reduces R times at
+//                4 bytes and at the largest buffer its layers all-reduce (tensor_parallel_profile.h);
+//                the medians fitted to the simulator's ring (sim::ring_all_reduce_link)
 //
 // Replica 0's rank of each device reports its stages (the replicas are alike); rank 0 gets the
 // whole profile.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "hw/dist/rank_run.h"
 #include "sched/result.h"
+#include "sim/spec/cluster_spec.h"
 #include "sim/spec/units.h"
 
 namespace pipeworks::hw {
@@ -36,6 +41,11 @@ struct CommProfile {
   sched::Nanoseconds send_overhead_ns = 0;   // the sender's time in a send call (LinkSpec)
   sched::Bytes largest_handoff_bytes = 0;
   std::vector<StageCommCosts> stages;  // per stage of the schedule
+  // With tp > 1: the ring link the tensor-parallel all-reduces were fitted to, and what was timed.
+  std::optional<sim::LinkSpec> tensor_link;
+  sched::Bytes tensor_bytes = 0;  // the largest buffer
+  sched::Nanoseconds tensor_small_ns = 0;  // median all-reduce of 4 bytes
+  sched::Nanoseconds tensor_large_ns = 0;  // and of tensor_bytes
 };
 
 // Every rank calls it at the same point of the run, after set_up_rank; rank 0 gets the whole

@@ -22,11 +22,16 @@ ReplicaCommCosts replica_costs(const CommProfile& comm) {
   out.send_overhead_ns = comm.send_overhead_ns;
   out.largest_handoff_bytes = comm.largest_handoff_bytes;
   for (const StageCommCosts& s : comm.stages) out.stages.push_back({s.reduce_ns, s.gather_ns, s.optimizer_ns});
+  out.tensor_link = comm.tensor_link;
+  out.tensor_bytes = comm.tensor_bytes;
+  out.tensor_small_ns = comm.tensor_small_ns;
+  out.tensor_large_ns = comm.tensor_large_ns;
   return out;
 }
 
-// Rank 0: the layers at one replica's micro-batch size, and the machine with as many workers as
-// the run has ranks (they share its cores as in-process workers would).
+// Rank 0: the layers at one replica's micro-batch size (with tp > 1, tensor rank 0's shard alone,
+// its all-reduces counted), and the machine with as many workers as the run has ranks (they share
+// its cores as in-process workers would).
 sched::Result<Profile> profile_replica(const RankRun& run, const DistributedPredictionSettings& settings) {
   const RunConfig& c = run.config;
   ProfileOptions po;
@@ -38,26 +43,27 @@ sched::Result<Profile> profile_replica(const RankRun& run, const DistributedPred
   po.workers = std::min(run.env.world_size, run.setup.report.spec.num_layers());
   po.measure_machine = true;
   po.measure_stage_temporaries = false;  // this partition's stages are measured below
+  po.tensor_parallel = c.tensor_parallel;
   auto profile = profile_model(po);
   if (!profile) return profile.error();
   const sim::Partition& partition = run.setup.report.partition;
   auto extra = measure_stage_extra_bytes(c.model, partition, po.microbatch_sizes.front(), kStageMemoryRepetitions,
-                                         c.device);
+                                         c.device, c.tensor_parallel);
   if (!extra) return extra.error();
   profile->stage_boundaries = partition.boundaries;
   profile->stage_extra_bytes = std::move(extra).value();
   return profile;
 }
 
-// The ranks share this machine's C cores: P = pp x dp processes of t intra-op threads. A device
-// of the simulated replica stands for its dp replicas, which compute in step with it: it holds
-// dp x t cores. More than C / (dp t) devices never compute at once, the others wait for a core
-// (ClusterSpec::cores, compute slots); when dp x t > C the replicas share the cores they have,
-// each computing at C / (dp t) of its speed.
+// The ranks share this machine's C cores: P = tp x pp x dp processes of t intra-op threads. A
+// device of the simulated replica stands for its tp ranks and its dp replicas, which compute in
+// step with it: it holds n = tp x dp x t cores. More than C / n devices never compute at once, the
+// others wait for a core (ClusterSpec::cores, compute slots); when n > C its ranks share the cores
+// they have, each computing at C / n of its speed.
 void share_cores(const RankRun& run, sim::ClusterSpec& cluster, std::vector<std::string>& notes) {
   const int cores = static_cast<int>(std::max<std::size_t>(1, usable_cpus().size()));
   const int t = run.executor->threads_per_worker();
-  const int replicas = run.place.layout.dp;
+  const int replicas = run.place.layout.dp * run.place.layout.tp;  // the ranks a device stands for
   const double alone = std::max(1.0, static_cast<double>(replicas * t) / cores);
   for (sim::DeviceSpec& d : cluster.devices) d.relative_speed /= alone;
   cluster.cores = cores;
@@ -65,9 +71,26 @@ void share_cores(const RankRun& run, sim::ClusterSpec& cluster, std::vector<std:
   notes.push_back(fmt::format("{} processes x {} threads on {} cores: at most {} of the replica's {} devices compute "
                               "at once, the others wait for a core{}",
                               run.place.layout.devices(), t, cores, cluster.compute_slots(), run.place.layout.pp,
-                              alone > 1.0 ? fmt::format("; each computes at 1/{:.2f} of its speed (its {} replicas at "
+                              alone > 1.0 ? fmt::format("; each computes at 1/{:.2f} of its speed (its {} ranks at "
                                                         "once)", alone, replicas)
                                           : std::string()));
+}
+
+// With tp > 1: a pipeline rank of the simulated replica is its tp ranks (the cluster gets at least
+// tp x pp devices, one node), and their all-reduces run on the link fitted to the measured ones.
+void use_tensor_link(const RankRun& run, DistributedPrediction& out) {
+  const sim::ParallelLayout& layout = run.place.layout;
+  if (layout.tp < 2 || !out.comm.tensor_link) return;
+  const std::size_t needed = static_cast<std::size_t>(layout.tp * layout.pp);
+  if (out.cluster.devices.size() < needed) out.cluster.devices.resize(needed, out.cluster.devices.front());
+  out.cluster.devices_per_node = out.cluster.num_devices();
+  out.cluster.tensor_parallel_link = out.comm.tensor_link;
+  out.notes.push_back(fmt::format(
+      "tensor-parallel all-reduce over Gloo ({} ranks): {:.1f} us at 4 bytes, {:.1f} us at {} bytes (medians), the "
+      "simulator's ring on latency {:.1f} us a step and {:.2f} GB/s",
+      layout.tp, static_cast<double>(out.comm.tensor_small_ns) / 1e3, static_cast<double>(out.comm.tensor_large_ns) / 1e3,
+      out.comm.tensor_bytes, static_cast<double>(out.comm.tensor_link->latency_ns) / 1e3,
+      out.comm.tensor_link->bandwidth_bytes_per_s / 1e9));
 }
 
 // One replica's schedule (out.run's) simulated on the profile, with the measured hand-off as every
@@ -84,6 +107,7 @@ sched::Status predict_replica(const RankRun& run, DistributedPrediction& out) {
         sim::LinkSpec{out.comm.handoff_bandwidth_bytes_per_s, out.comm.handoff_latency_ns, out.comm.send_overhead_ns};
     out.cluster.inter_node = out.cluster.intra_node;
   }
+  use_tensor_link(run, out);
   auto prediction = predict_run(replica, out.run.schedule, out.run.partition, out.profile->spec, out.cluster,
                                 &*out.profile, nullptr, &out.comm.stages);
   if (!prediction) return prediction.error();
@@ -136,6 +160,10 @@ sched::Result<DistributedPrediction> predict_distributed(const RunConfig& config
   DistributedPrediction out;
   out.rank = run.env.rank;
   out.world_size = run.env.world_size;
+  // The collectives and optimizer steps are timed on this thread with the intra-op threads the
+  // steps use: LibTorch's default (every core, in every process) oversubscribes the cores and
+  // times an OpenMP team waiting for its descheduled threads.
+  set_worker_threads(run.executor->threads_per_worker());
   auto comm = profile_comm(run, settings.comm_repetitions);
   if (!comm) return comm.error();
   out.comm = replica_costs(*comm);

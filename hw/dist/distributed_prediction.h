@@ -10,7 +10,9 @@
 //   rank 0      simulate one replica's schedule on those costs: the profile's layers and
 //               contention, the measured hand-off (its send overhead held on the sender's
 //               stream, LinkSpec::send_overhead_ns) as every link, each stage's measured
-//               REDUCE_GRAD, ZeRO-1 gather and optimizer step (hw/predict/prediction.h)
+//               REDUCE_GRAD, ZeRO-1 gather and optimizer step (hw/predict/prediction.h); with
+//               tp > 1 the layers are tensor rank 0's shard and their all-reduces run on the
+//               link fitted to the measured tensor-parallel all-reduce
 //
 // The headline is the predicted step against the median measured step.
 #pragma once
@@ -39,6 +41,12 @@ struct ReplicaCommCosts {
   sched::Nanoseconds send_overhead_ns = 0;   // held on the sender's stream at each SEND
   sched::Bytes largest_handoff_bytes = 0;
   std::vector<ReplicaStageCosts> stages;
+  // With tp > 1 (comm_profile.h): the ring link fitted to the tensor-parallel all-reduces timed
+  // at 4 bytes (tensor_small_ns) and at tensor_bytes (tensor_large_ns).
+  std::optional<sim::LinkSpec> tensor_link;
+  sched::Bytes tensor_bytes = 0;
+  sched::Nanoseconds tensor_small_ns = 0;
+  sched::Nanoseconds tensor_large_ns = 0;
 };
 
 struct DistributedPrediction {

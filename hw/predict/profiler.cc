@@ -16,10 +16,12 @@
 #include "hw/exec/stage_compute.h"
 #include "hw/exec/threads.h"
 #include "hw/model/model_zoo.h"
+#include "hw/model/tensor_parallel_model.h"
 #include "hw/model/torch_compat.h"
 #include "hw/model/torch_errors.h"
 #include "hw/predict/pass_timing.h"
 #include "hw/predict/stage_memory.h"
+#include "hw/predict/tensor_parallel_profile.h"
 #include "hw/run/describe_model.h"
 #include "hw/run/device_choice.h"
 #include "sched/units_text.h"
@@ -201,12 +203,17 @@ sched::Result<std::vector<std::vector<PassTimes>>> time_rounds(Model& model, con
 
 sched::Result<std::vector<LayerProfile>> profile_layers(const ModelConfig& config, const std::vector<int>& sizes,
                                                         int warmup, int repetitions, int threads, int rounds,
-                                                        double round_gap_s, const ComputeDevices& where) {
+                                                        double round_gap_s, const ComputeDevices& where,
+                                                        int tensor_parallel) {
   if (auto status = check_profile_sizes(sizes, warmup, repetitions, rounds, round_gap_s); !status) return status.error();
   install_counting_allocator();
   set_worker_threads(threads);
   auto model = build_model(config);
   if (!model) return model.error();
+  if (tensor_parallel > 1) {
+    model = shard_model(*model, std::make_shared<AloneTensorGroup>(tensor_parallel));
+    if (!model) return model.error();
+  }
   const torch::Device on = where.device_of(kProfileDevice);
   for (Layer& l : model->layers) {
     l.module.ptr()->to(on);
@@ -305,6 +312,16 @@ sched::Result<sim::LayerSpec> fit_layer(const LayerProfile& layer, std::vector<s
   spec.output_bytes = bytes(3);
   spec.stash_bytes = bytes(4);
   spec.backward_transient_bytes = bytes(5);
+  if (layer.forward_collectives > 0 || layer.backward_collectives > 0) {
+    const Value collective = [](const LayerSample& s) { return static_cast<double>(s.collective_bytes); };
+    auto fit = fit_noted(layer, "collective bytes", collective, notes);
+    if (!fit) return fit.error();
+    sim::TensorParallelSplit split;
+    split.forward_collectives = layer.forward_collectives;
+    split.backward_collectives = layer.backward_collectives;
+    split.collective_bytes = with_table(to_scaled_bytes(*fit), measured_table(layer, collective));
+    spec.tensor_parallel = std::move(split);
+  }
   return spec;
 }
 
@@ -374,10 +391,18 @@ sched::Result<Profile> profile_model(const ProfileOptions& options,
   if (!where_or) return sched::Error{"profile: " + where_or.error().message};
   const ComputeDevices& where = **where_or;
   const auto t0 = ProfileClock::now();
+  if (options.tensor_parallel > 1 && options.measure_stage_temporaries) {
+    return sched::Error{"profile: stage temporaries are measured on the unsharded model, not on a tensor-parallel rank"};
+  }
   auto layers = profile_layers(options.model, options.microbatch_sizes, options.warmup, options.repetitions,
-                               options.threads, options.rounds, options.round_gap_s, where);
+                               options.threads, options.rounds, options.round_gap_s, where, options.tensor_parallel);
   if (!layers) return layers.error();
   profile.layers = std::move(layers).value();
+  if (options.tensor_parallel > 1) {
+    auto counted = add_layer_collectives(options.model, options.tensor_parallel, options.microbatch_sizes, profile.layers);
+    if (!counted) return counted.error();
+    profile.spec.tensor_parallel = options.tensor_parallel;
+  }
   say(fmt::format("layers: {} layers x {} sizes in {:.1f} s", profile.layers.size(), options.microbatch_sizes.size(),
                   static_cast<double>(elapsed_ns_since(t0)) / 1e9));
 
@@ -388,6 +413,10 @@ sched::Result<Profile> profile_model(const ProfileOptions& options,
                                                                    : fmt::format("this machine's GPU ({})", device_kind_name(where.kind())),
                                  sched::counted(options.threads, "intra-op thread"),
                                  fmt::join(options.microbatch_sizes, ","));
+  if (options.tensor_parallel > 1) {
+    spec.description += fmt::format("; one rank of {} tensor-parallel ranks (its all-reduces counted, not timed)",
+                                    options.tensor_parallel);
+  }
   std::vector<FitPoint> input_points;
   for (int size : options.microbatch_sizes) {
     const Batch batch = make_batch(options.model, size, options.model.seed);

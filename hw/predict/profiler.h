@@ -58,6 +58,11 @@ struct ProfileOptions {
   // of up to `max_range_layers` layers (0: as many as stage_memory.h's budget allows).
   bool measure_stage_temporaries = true;
   int max_range_layers = 0;
+  // Above 1: the layers of rank 0's shard over this many tensor-parallel ranks, timed alone
+  // (their all-reduces counted, not run: tensor_parallel_profile.h); the spec is that rank's
+  // (tensor_parallel = N, each layer's collectives in its TensorParallelSplit). No stage
+  // temporaries: they are measured on the unsharded model.
+  int tensor_parallel = 1;
 };
 
 // One layer at one micro-batch size.
@@ -77,12 +82,15 @@ struct LayerSample {
   sched::Bytes backward_transient_bytes = 0;  // peak during backward above its start (grads exist)
   // What the split backward's I leaves for W (hw/exec/stage_compute.h); 0 when not measured.
   sched::Bytes split_held_bytes = 0;
+  sched::Bytes collective_bytes = 0;  // the buffer of its tensor-parallel all-reduces (0: none)
 };
 
 struct LayerProfile {
   std::string name;
   sched::Bytes param_bytes = 0;
   std::vector<LayerSample> samples;        // one per micro-batch size, in the options' order
+  int forward_collectives = 0;   // tensor-parallel all-reduces in its forward
+  int backward_collectives = 0;  // and in its backward
 };
 
 struct Profile {
@@ -110,12 +118,13 @@ sched::Result<std::vector<LayerProfile>> profile_layers(const ModelConfig& model
                                                         double round_gap_s = 0);
 sched::Result<std::vector<LayerProfile>> profile_layers(const ModelConfig& model, const std::vector<int>& sizes,
                                                         int warmup, int repetitions, int threads, int rounds,
-                                                        double round_gap_s, const ComputeDevices& where);
+                                                        double round_gap_s, const ComputeDevices& where,
+                                                        int tensor_parallel = 1);
 
 // A spec layer from its samples: every quantity (forward with and without the graph, backward,
 // output, stash and backward-transient bytes) as the fitted line plus the table of measured sizes
 // (when more than one), with notes for every clamped fit ("fc3 forward: negative fixed part
-// clamped to 0").
+// clamped to 0"), and its tensor-parallel collectives when it runs any.
 sched::Result<sim::LayerSpec> fit_layer(const LayerProfile& layer, std::vector<std::string>& notes);
 
 }  // namespace pipeworks::hw

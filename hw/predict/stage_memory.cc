@@ -9,6 +9,8 @@
 #include "hw/exec/compute_devices.h"
 #include "hw/exec/counting_allocator.h"
 #include "hw/model/model_zoo.h"
+#include "hw/model/tensor_parallel_group.h"
+#include "hw/model/tensor_parallel_model.h"
 #include "hw/model/torch_compat.h"
 #include "hw/model/torch_errors.h"
 #include "hw/run/describe_model.h"
@@ -73,11 +75,16 @@ StageExtraBytes measure_layers(Model& model, const ComputeDevices& where, const 
   return stage;
 }
 
-// The model built for measuring on `where`, in training mode.
-sched::Result<Model> model_on(const ModelConfig& config, const ComputeDevices& where) {
+// The model built for measuring on `where`, in training mode (rank 0's shard alone with
+// `tensor_parallel` above 1).
+sched::Result<Model> model_on(const ModelConfig& config, const ComputeDevices& where, int tensor_parallel = 1) {
   install_counting_allocator();
   auto model = build_model(config);
   if (!model) return model.error();
+  if (tensor_parallel > 1) {
+    model = shard_model(*model, std::make_shared<AloneTensorGroup>(tensor_parallel));
+    if (!model) return model.error();
+  }
   for (Layer& l : model->layers) {
     l.module.ptr()->to(where.device_of(kStageDevice));
     l.module.ptr()->train();
@@ -90,14 +97,14 @@ sched::Result<Model> model_on(const ModelConfig& config, const ComputeDevices& w
 sched::Result<std::vector<StageExtraBytes>> measure_stage_extra_bytes(const ModelConfig& config,
                                                                       const sim::Partition& partition,
                                                                       int microbatch_size, int repetitions,
-                                                                      DeviceKind device) {
+                                                                      DeviceKind device, int tensor_parallel) {
   if (microbatch_size < 1 || repetitions < 1) {
     return sched::Error{"stage memory: micro-batch size and repetitions must be >= 1"};
   }
   auto where_or = make_compute_devices(device);
   if (!where_or) return where_or.error();
   const ComputeDevices& where = **where_or;
-  auto model = model_on(config, where);
+  auto model = model_on(config, where, tensor_parallel);
   if (!model) return model.error();
   if (partition.boundaries.empty() || partition.boundaries.back() != static_cast<int>(model->layers.size())) {
     return sched::Error{fmt::format("stage memory: the partition does not cut the model's {} layers",

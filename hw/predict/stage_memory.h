@@ -52,10 +52,12 @@ inline constexpr int kStageMemoryRepetitions = 3;
 // (first, later) pairs of passes, after one warm-up pass. The last stage's backward starts from
 // its loss, as in the executor. On `device` (the CPU: the counting allocator; CUDA: one GPU's
 // caching allocator, whose kernels have temporaries of their own, e.g. convolution workspaces).
+// With `tensor_parallel` above 1, of rank 0's shard timed alone (profiler.h's tensor_parallel).
 sched::Result<std::vector<StageExtraBytes>> measure_stage_extra_bytes(const ModelConfig& config,
                                                                       const sim::Partition& partition,
                                                                       int microbatch_size, int repetitions,
-                                                                      DeviceKind device = DeviceKind::kCpu);
+                                                                      DeviceKind device = DeviceKind::kCpu,
+                                                                      int tensor_parallel = 1);
 
 // The same for every contiguous range [begin, end) of the model's layers, on `where`: what a
 // profile writes into the model spec (sim::StageTemporaries), so any partition finds its stages.

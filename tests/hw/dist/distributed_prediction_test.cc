@@ -36,6 +36,10 @@ nlohmann::json predicted(int ranks, const std::vector<std::string>& layout, cons
   CHECK(report.at("predicted_step_ns").get<std::int64_t>() > 0);
   CHECK(report.at("measured_step_ns").get<std::int64_t>() > 0);
   CHECK(report.at("measured_steps_ns").size() == 2);  // the warm-up step is not measured
+  // One peak per pipeline rank, the walked prediction beside the last measured step's.
+  const auto& predicted_peaks = report.at("predicted_peak_activation_bytes");
+  CHECK(predicted_peaks.size() == report.at("measured_peak_activation_bytes").size());
+  for (const auto& peak : predicted_peaks) CHECK(peak.get<std::int64_t>() > 0);
   return report;
 }
 
@@ -63,6 +67,22 @@ TEST_CASE("distributed prediction: one pipeline has hand-offs and no reductions,
   REQUIRE(replicas.at("stages").size() == 1);
   CHECK(replicas.at("stages")[0].at("reduce_grad_ns").get<std::int64_t>() > 0);
   CHECK(replicas.at("stages")[0].at("param_gather_ns").get<std::int64_t>() == 0);  // no sharding
+}
+
+TEST_CASE("distributed prediction: tp 2 times the tensor group's all-reduce and simulates it on its link",
+          "[distributed]") {
+  const auto report = predicted(2, {"--tp", "2", "--pp", "1"}, "predict_tp2");
+  REQUIRE(report.contains("tensor_all_reduce"));
+  const auto& tensor = report.at("tensor_all_reduce");
+  CHECK(tensor.at("bytes").get<std::int64_t>() == 4 * 16 * 4);  // micro-batches of 4 samples, 16 floats each
+  CHECK(tensor.at("small_ns").get<std::int64_t>() > 0);
+  CHECK(tensor.at("link_bandwidth_bytes_per_s").get<double>() > 0);
+  CHECK_THAT(report.at("notes").dump(), Catch::Contains("tensor-parallel all-reduce over Gloo (2 ranks)"));
+  CHECK_THAT(report.at("notes").dump(), Catch::Contains("2 processes x 1 threads"));
+  const auto both = predicted(4, {"--tp", "2", "--pp", "2"}, "predict_tp2_pp2");
+  CHECK(both.contains("tensor_all_reduce"));
+  CHECK(both.at("handoff_bandwidth_bytes_per_s").get<double>() > 0);
+  CHECK(both.at("stages").size() == 2);
 }
 
 TEST_CASE("distributed prediction: given specs are refused, the ranks measure their own costs", "[distributed]") {

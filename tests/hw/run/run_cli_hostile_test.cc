@@ -155,7 +155,7 @@ TEST_CASE("hostile run: messages name the input, not LibTorch's internals", "[ho
               1);
 }
 
-TEST_CASE("run --tp refused: one process, a model or size that does not split, a GPU, --predict", "[cli][tp]") {
+TEST_CASE("run --tp refused: one process (with --predict too), a model or size that does not split, a GPU", "[cli][tp]") {
   check_cases(
       {{"run --tp 2 -K 1 -M 2 --steps 1",
         "--tp 2: tensor-parallel ranks run one process per rank; start them with `pipeworks launch -n <tp x pp x dp>"},
@@ -164,7 +164,7 @@ TEST_CASE("run --tp refused: one process, a model or size that does not split, a
        {"run --tp 2 --model transformer --ff-width 33 -K 1 --steps 1",
         "the transformer's --ff-width (33) does not split into 2 equal shards"},
        {"run --tp 2 --device cuda -K 1 --steps 1", "run --tp with --device cpu"},
-       {"run --tp 2 -K 1 --steps 1 --predict", "--predict does not model tensor-parallel runs yet"},
+       {"run --tp 2 -K 1 --steps 1 --predict", "--tp 2: tensor-parallel ranks run one process per rank"},
        {"run --tp 0 -K 1", "--tp"}},
       2);
 }
