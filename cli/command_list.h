@@ -7,7 +7,7 @@
 
 #include "cli/commands.h"
 
-#define PIPEWORKS_CLI_COMMANDS(X) X(schedule) X(validate) X(sweep) X(plan) X(simulate) X(presets) X(kernels)
+#define PIPEWORKS_CLI_COMMANDS(X) X(schedule) X(validate) X(sweep) X(plan) X(simulate) X(synthesize) X(presets) X(kernels)
 #define PIPEWORKS_CLI_TORCH_COMMANDS(X) X(run) X(profile) X(launch)
 
 namespace pipeworks::cli {

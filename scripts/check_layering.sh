@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks that every project include points down the layers of docs/design.md's folder table:
 #   sched <- sim <- hw/model <- hw/exec <- hw/run <- hw/dist, hw/predict;  sched <- viz;
-#   inside sim: sim/spec <- sim/engine <- sim/plan <- sim/report;
+#   inside sim: sim/spec <- sim/engine <- sim/plan <- sim/synth, sim/report;
 #   python over sched, sim, viz;  cli, bench and tests over everything.
 # hw/cuda/ holds the CUDA pieces of the rooms it serves (exec, dist): it may include those, and the rooms
 # above hw/exec/ may include it (hw/exec/ reaches the GPUs through hw/run/device_choice.h, never upward).
@@ -11,13 +11,14 @@ set -euo pipefail
 root="${1:-$(cd "$(dirname "$0")/.." && pwd)}"
 
 # The folders a folder's files may include from (besides itself).
-sim="sim/spec sim/engine sim/plan sim/report"
+sim="sim/spec sim/engine sim/plan sim/synth sim/report"
 allowed_for() {
   case "$1" in
     sched) echo "" ;;
     sim/spec) echo "sched" ;;
     sim/engine) echo "sched sim/spec" ;;
     sim/plan) echo "sched sim/spec sim/engine" ;;
+    sim/synth) echo "sched sim/spec sim/engine sim/plan" ;;
     sim/report) echo "sched sim/spec sim/engine sim/plan" ;;
     viz) echo "sched" ;;
     hw/model) echo "sched $sim" ;;

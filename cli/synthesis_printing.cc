@@ -1,0 +1,67 @@
+// The text `pipeworks synthesize` prints (synthesis_printing.h).
+#include "cli/synthesis_printing.h"
+
+#include <fmt/format.h>
+
+#include "sim/spec/units.h"
+
+namespace pipeworks::cli {
+namespace {
+
+std::string devices_text(const sim::SynthesisResult& r) {
+  std::string out = fmt::format("  {:>6}  {:>12}  {:>12}  {:>9}  {}\n", "device", "peak", "cap", "in flight", "fits");
+  for (const sim::DeviceResult& d : r.best.simulated.devices) {
+    const auto i = static_cast<std::size_t>(d.device);
+    out += fmt::format("  {:>6}  {:>12}  {:>12}  {:>9}  {}\n", d.device, sim::format_bytes(d.memory.peak_bytes),
+                       sim::format_bytes(r.caps_bytes.at(i)), r.in_flight_limits.at(i),
+                       d.memory.peak_bytes <= r.caps_bytes.at(i) ? "yes" : "NO");
+  }
+  return out;
+}
+
+std::string families_text(const sim::SynthesisResult& r) {
+  const sim::HandWritten* best = sim::best_fitting(r.hand_written);
+  std::string out = fmt::format("  {:<8}  {:>12}  {:>7}  {:>12}  {}\n", "schedule", "step", "bubble", "largest peak",
+                                "fits the cap");
+  for (const sim::HandWritten& h : r.hand_written) {
+    out += fmt::format("  {:<8}  {:>12}  {:>7}  {:>12}  {}{}\n", sched::schedule_kind_name(h.kind),
+                       sim::format_duration(h.evaluation.step_ns()),
+                       sim::format_percent(h.evaluation.simulated.bubble_fraction),
+                       sim::format_bytes(sim::largest_peak_bytes(h.evaluation)), h.evaluation.fits ? "yes" : "no",
+                       &h == best ? "  <- best under the cap" : "");
+  }
+  if (best == nullptr) return out + "best hand-written under the cap: none fits\n";
+  const double faster = 1.0 - static_cast<double>(r.best.step_ns()) / static_cast<double>(best->evaluation.step_ns());
+  return out + fmt::format("best hand-written under the cap: {}, {} (synthesized: {} shorter)\n",
+                           sched::schedule_kind_name(best->kind), sim::format_duration(best->evaluation.step_ns()),
+                           sim::format_percent(faster));
+}
+
+std::string search_text(const sim::SynthesisResult& r, const sim::SynthesisInputs& in) {
+  return fmt::format("search          start: {}\n"
+                     "                {} list-rule settings, then {} of {} local-search evaluations, {} improvements "
+                     "(seed {}, time limit {} s){}\n",
+                     r.origin, r.list_schedules, r.search.evaluations, r.evaluation_budget, r.search.improvements,
+                     in.seed, in.time_limit_s,
+                     r.search.stopped_by_clock ? "; stopped by the time limit: another run may differ" : "");
+}
+
+}  // namespace
+
+std::string synthesis_summary(const sim::SynthesisResult& r, const sim::SynthesisInputs& in) {
+  const sim::SimResult& s = r.best.simulated;
+  std::string out = fmt::format("{} on {}: synthesized schedule, K={} stages (one per device), M={} micro-batches of {}\n\n",
+                                in.model, in.cluster, r.best.schedule.num_stages, r.best.schedule.num_microbatches,
+                                in.microbatch_size);
+  out += fmt::format("step            {}\n", sim::format_duration(s.step_ns));
+  out += fmt::format("bubble          {}\n", sim::format_percent(s.bubble_fraction));
+  out += fmt::format("lower bound     {} ({})\n", sim::format_duration(r.bound.step_ns),
+                     r.bound.chain ? "the last micro-batch's way down every stage and back, then device 0's W"
+                                   : fmt::format("device {}: earliest start + its work + its optimizer step", r.bound.device));
+  out += fmt::format("gap to bound    {}\n\n", sim::format_percent(r.gap()));
+  out += "memory against the cap\n" + devices_text(r) + "\n";
+  out += "hand-written families, one stage per device, same costs and cap\n" + families_text(r) + "\n";
+  return out + search_text(r, in);
+}
+
+}  // namespace pipeworks::cli

@@ -1,0 +1,164 @@
+// `pipeworks synthesize`: model + cluster + K + M + a per-device memory cap -> the schedule with
+// the shortest simulated step that fits the cap (sim/synth/synthesize.h decides everything);
+// this file parses, checks the edge, prints and writes.
+#include <cstdint>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/arg_checks.h"
+#include "cli/command_list.h"
+#include "cli/planning_args.h"
+#include "cli/shared_defaults.h"
+#include "cli/synthesis_printing.h"
+#include "sched/limits.h"
+#include "sched/schedule_file.h"
+#include "sched/text_file.h"
+#include "sim/plan/cost_model_builder.h"
+#include "sim/plan/partition.h"
+#include "sim/spec/batch_split.h"
+#include "sim/spec/units.h"
+#include "sim/synth/synthesize.h"
+
+namespace pipeworks::cli {
+namespace {
+
+struct SynthesizeOptions {
+  SpecArgs specs;
+  int stages = kDefaultStages;
+  int microbatches = kDefaultMicrobatches;
+  std::string memory_cap;
+  std::optional<int> batch;  // default: 4 samples per micro-batch
+  std::string optimizer = kDefaultOptimizer;
+  double time_limit_s = 10;
+  std::uint64_t seed = 1;
+  std::int64_t max_evaluations = -1;
+  std::string output;
+  std::string json;
+};
+
+struct Failure { int exit_code; std::string message; };
+
+// The problem the options describe: the specs, a uniform partition, one stage per device.
+std::optional<Failure> build_problem(const SynthesizeOptions& o, sim::SynthesisProblem& problem,
+                                     sim::SynthesisInputs& inputs) {
+  if (auto size = check_preset_size_args(o.specs); !size) return Failure{kExitUsage, size.error().message};
+  auto optimizer = sim::parse_optimizer(o.optimizer);
+  if (!optimizer) return Failure{kExitUsage, optimizer.error().message};
+  const int batch = o.batch.value_or(o.microbatches * kDefaultSamplesPerMicrobatch);
+  auto split = sim::microbatch_size(batch, o.microbatches);
+  if (!split) {
+    return Failure{kExitUsage,
+                   fmt::format("--batch {} and {} micro-batches: {}", batch, o.microbatches, split.error().message)};
+  }
+  auto cluster = resolve_cluster(o.specs, "synthesize");
+  if (!cluster) return Failure{kExitInvalid, cluster.error().message};
+  auto model = resolve_model(o.specs, "synthesize", &*cluster);
+  if (!model) return Failure{kExitInvalid, model.error().message};
+  auto placement = sim::default_placement(o.stages, *cluster);
+  if (!placement) return Failure{kExitInvalid, placement.error().message};
+  auto partition = sim::uniform_partition(static_cast<int>(model->layers.size()), o.stages);
+  if (!partition) return Failure{kExitInvalid, fmt::format("model '{}': {}", model->name, partition.error().message)};
+  auto costs = sim::build_cost_model(*model, *cluster, *partition, *placement, *split, *optimizer);
+  if (!costs) return Failure{kExitInvalid, costs.error().message};
+  problem.num_stages = o.stages;
+  problem.num_microbatches = o.microbatches;
+  problem.costs = std::move(costs).value();
+  inputs = sim::SynthesisInputs{model->name, cluster->name, *split, o.time_limit_s, o.seed};
+  return std::nullopt;
+}
+
+// Checks at the edge: K x M, the cap's spelling, the output paths and the schedule file's format.
+std::optional<Failure> check_edge(const SynthesizeOptions& o, sim::Bytes& cap) {
+  if (auto size = sched::check_schedule_size(o.stages, o.microbatches); !size) {
+    return Failure{kExitUsage, size.error().message};
+  }
+  auto parsed = sim::parse_bytes(o.memory_cap);
+  if (!parsed) return Failure{kExitUsage, fmt::format("--memory-cap: {}", parsed.error().message)};
+  if (*parsed <= 0) return Failure{kExitUsage, fmt::format("--memory-cap must be positive, got '{}'", o.memory_cap)};
+  cap = *parsed;
+  if (!o.output.empty()) {
+    if (auto format = sched::format_from_extension(o.output); !format) {
+      return Failure{kExitUsage, fmt::format("--output: {}", format.error().message)};
+    }
+  }
+  if (auto writable = check_output_paths({{"--output", o.output}, {"--json", o.json}}); !writable) {
+    return Failure{kExitInvalid, writable.error().message};
+  }
+  return std::nullopt;
+}
+
+std::optional<Failure> run(const SynthesizeOptions& o) {
+  sim::SynthesisProblem problem;
+  sim::SynthesisInputs inputs;
+  if (auto failure = check_edge(o, problem.memory_cap_bytes)) return failure;
+  if (auto failure = build_problem(o, problem, inputs)) return failure;
+  auto result = sim::synthesize(problem, sim::SearchOptions{o.time_limit_s, o.seed, o.max_evaluations});
+  if (!result) return Failure{kExitInvalid, result.error().message};
+  std::cout << synthesis_summary(*result, inputs);
+  if (!o.output.empty()) {
+    if (auto saved = sched::save_schedule(result->best.schedule, o.output); !saved) {
+      return Failure{kExitInvalid, saved.error().message};
+    }
+    std::cout << fmt::format("schedule        {} (`pipeworks simulate --schedule-file {}` reads it back)\n", o.output,
+                             o.output);
+  }
+  if (!o.json.empty()) {
+    if (auto written = sched::write_text_file(o.json, sim::synthesis_report_json(*result, inputs)); !written) {
+      return Failure{kExitInvalid, written.error().message};
+    }
+  }
+  if (!std::cout.flush()) return Failure{kExitInvalid, "standard output: write failed"};
+  return std::nullopt;
+}
+
+void add_options(CLI::App& command, SynthesizeOptions& o) {
+  add_spec_options(command, o.specs);
+  command.add_option("--stages,-k,-K", o.stages, "Number of pipeline stages K (one per device)")
+      ->check(integer_from(1, sched::kMaxStages))->capture_default_str();
+  command.add_option("--microbatches,-m,-M", o.microbatches, "Number of micro-batches M")
+      ->check(integer_from(1, sched::kMaxScheduleCells))->capture_default_str();
+  command.add_option("--memory-cap", o.memory_cap,
+                     "Per-device memory cap, e.g. 40GiB (the smaller of it and the device memory applies)")->required();
+  command.add_option("--batch", o.batch,
+                     fmt::format("Samples per mini-batch, a multiple of M (default: {} per micro-batch)",
+                                 kDefaultSamplesPerMicrobatch))
+      ->check(integer_from(1, std::numeric_limits<int>::max()));
+  command.add_option("--optimizer", o.optimizer, "Optimizer whose state counts towards memory")
+      ->check(CLI::IsMember(std::vector<std::string>{"sgd", "momentum", "adam"}))->capture_default_str();
+  command.add_option("--time-limit", o.time_limit_s, "Seconds the search may take (its evaluations follow from it)")
+      ->check(number_from(0, sim::kMaxTimeLimitS, Ends::kAboveLow))->capture_default_str();
+  command.add_option("--seed", o.seed, "Seed of the local search's random moves (same seed, same schedule)")
+      ->check(unsigned_64())->capture_default_str();
+  command.add_option("--max-evaluations", o.max_evaluations,
+                     "Stop the local search after N evaluations (default: what the time limit buys)")
+      ->check(integer_from(0, std::numeric_limits<std::int32_t>::max()));
+  command.add_option("-o,--output", o.output,
+                     "Write the schedule to FILE.csv (torch.distributed.pipelining's layout) or FILE.json");
+  command.add_option("--json", o.json, "Write the synthesis report as JSON");
+}
+
+}  // namespace
+
+void add_synthesize_command(CLI::App& app, CommandContext& context) {
+  auto o = std::make_shared<SynthesizeOptions>();
+  o->specs.model = "gpt2-medium";
+  o->specs.cluster = "dgx-h100";
+  CLI::App* command = app.add_subcommand(
+      "synthesize", "Search for the schedule with the shortest predicted step that fits a per-device memory cap");
+  add_options(*command, *o);
+  command->callback([o, &context] {
+    if (auto failure = run(*o)) {
+      context.exit_code = report_error("synthesize", failure->exit_code, failure->message);
+    } else {
+      context.exit_code = kExitOk;
+    }
+  });
+}
+
+}  // namespace pipeworks::cli

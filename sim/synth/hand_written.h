@@ -1,0 +1,26 @@
+// The hand-written families a synthesized schedule is measured against, on the same costs and
+// cap: gpipe, 1f1b, zb-h1 and zb-h2 (its rule run on the stage times, sim/engine/timed_orders.h),
+// one stage per device, evaluated as the search evaluates its own candidates.
+#pragma once
+
+#include <vector>
+
+#include "sched/generators.h"
+#include "sim/synth/evaluation.h"
+
+namespace pipeworks::sim {
+
+struct HandWritten {
+  sched::ScheduleKind kind = sched::ScheduleKind::kGPipe;
+  Evaluation evaluation;
+};
+
+// The four families in the order above; an error when one cannot be generated or simulated.
+sched::Result<std::vector<HandWritten>> hand_written_families(int num_stages, int num_microbatches,
+                                                              const CostModel& costs,
+                                                              const std::vector<Bytes>& caps_bytes);
+
+// The family that fits with the shortest step (the first on ties); nullptr when none fits.
+const HandWritten* best_fitting(const std::vector<HandWritten>& families);
+
+}  // namespace pipeworks::sim

@@ -1,0 +1,66 @@
+// The step's lower bound: earliest start plus total work, device by device (lower_bound.h).
+#include "sim/synth/lower_bound.h"
+
+#include <algorithm>
+
+namespace pipeworks::sim {
+namespace {
+
+// One micro-batch's F on a stage at the least: the stage's first F of the step or another one.
+Nanoseconds least_forward_ns(const SynthStageTimes& t) { return std::min(t.first_forward_ns, t.forward_ns); }
+
+// One micro-batch's whole B at the least (first or not).
+Nanoseconds least_whole_backward_ns(const SynthStageTimes& t) { return std::min(t.first_backward_ns, t.backward_ns); }
+
+// One micro-batch's backward on the chain back to stage 0 at the least: its I, or its whole B
+// (any stage may run either; the list rule runs B only where W costs nothing).
+Nanoseconds least_backward_ns(const SynthStageTimes& t) { return std::min(t.input_grad_ns, least_whole_backward_ns(t)); }
+
+// One micro-batch's whole backward work at the least: I + W (two actions), or B (one).
+Nanoseconds least_backward_work_ns(const SynthStageTimes& t) {
+  return std::min(t.input_grad_ns + t.weight_grad_ns, least_whole_backward_ns(t));
+}
+
+// One stage's own work for M micro-batches, one action at a time: M F's (one of them the first)
+// and M backwards, k of them B's (one the first B) and M-k of them I + W; linear in k but for
+// the first B, so least at k = 0, 1 or M.
+Nanoseconds stage_work_ns(const SynthStageTimes& t, int num_microbatches) {
+  const auto m = static_cast<Nanoseconds>(num_microbatches);
+  const Nanoseconds split = t.input_grad_ns + t.weight_grad_ns;
+  const Nanoseconds backwards =
+      std::min({m * split, t.first_backward_ns + (m - 1) * split, t.first_backward_ns + (m - 1) * t.backward_ns});
+  return t.first_forward_ns + (m - 1) * t.forward_ns + backwards;
+}
+
+// The last micro-batch's chain through every stage and back to device 0's W and tail.
+Nanoseconds chain_ns(const std::vector<SynthStageTimes>& times, int num_microbatches) {
+  const auto m = static_cast<Nanoseconds>(num_microbatches);
+  Nanoseconds t = times.front().first_forward_ns + (m - 1) * times.front().forward_ns;
+  for (std::size_t s = 1; s < times.size(); ++s) t += times[s - 1].handoff_forward_ns + least_forward_ns(times[s]);
+  for (std::size_t s = times.size(); s-- > 1;) t += least_backward_ns(times[s]) + times[s - 1].handoff_backward_ns;
+  return t + least_backward_work_ns(times.front()) + times.front().tail_ns;
+}
+
+}  // namespace
+
+LowerBound step_lower_bound(const std::vector<SynthStageTimes>& times, int num_microbatches) {
+  LowerBound bound;
+  Nanoseconds start = 0;
+  for (std::size_t s = 0; s < times.size(); ++s) {
+    const Nanoseconds end = start + stage_work_ns(times[s], num_microbatches) + times[s].tail_ns;
+    if (end > bound.step_ns) bound = LowerBound{end, static_cast<int>(s)};
+    start += least_forward_ns(times[s]) + times[s].handoff_forward_ns;
+  }
+  if (times.empty()) return bound;
+  if (const Nanoseconds chain = chain_ns(times, num_microbatches); chain > bound.step_ns) {
+    bound = LowerBound{chain, 0, true};
+  }
+  return bound;
+}
+
+double gap_to_bound(Nanoseconds step_ns, Nanoseconds bound_ns) {
+  if (bound_ns <= 0) return 0;
+  return static_cast<double>(step_ns - bound_ns) / static_cast<double>(bound_ns);
+}
+
+}  // namespace pipeworks::sim

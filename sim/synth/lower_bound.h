@@ -1,0 +1,47 @@
+// The least step time any schedule of K stages (one per device) and M micro-batches can have on a
+// cost model, so that a synthesized schedule can say how far it is from the best possible.
+//
+// Device s cannot start before micro-batch 0's forwards and hand-offs reach it, and then has all
+// of its own work to do, one action at a time, and its optimizer tail after it:
+//
+//   start(s) = sum_{j < s} (min(F_first(j), F(j)) + handoff(j -> j+1))
+//   work(s)  = F_first(s) + (M-1) F(s) + min(M (I+W), B_first + (M-1)(I+W), B_first + (M-1) B)
+//   devices  = max_s start(s) + work(s) + tail(s)
+//
+// and the last micro-batch's chain: device 0 runs M forwards, the last one's F goes down every
+// stage and its backward (I, or B) comes back up, then device 0 runs its W and its tail:
+//
+//   chain    = F_first(0) + (M-1) F(0) + sum_{s>0} (h(s-1) + F(s) + min(I(s), B(s)) + h'(s-1))
+//              + min(I(0) + W(0), B(0)) + tail(0)
+//
+// (every stage may run I + W or a whole B for any micro-batch, whichever the list rule uses)
+//   bound    = max(devices, chain)
+//
+// Times as stage_times.h reads them (each with the per-action overhead, so a whole B, one action,
+// can be less than I + W, two); each F and B of one micro-batch at the lesser of its first and
+// usual cost where the schedule chooses which micro-batch comes first. The chain decides where M
+// is small against K. On uniform costs with free hand-offs the last stage gives
+// (K-1) F + M (F+I+W): 3M + K - 1 in unit time, which ZB-H2 reaches with enough memory
+// (zero_bubble.h). The bound leaves out what only adds time (resume costs, contention, send
+// overheads on the sender's stream, waits beyond the one chain), so no simulated schedule is below
+// it (tests/sim/synth/lower_bound_test.cc holds every hand-written family to it).
+#pragma once
+
+#include <vector>
+
+#include "sim/synth/stage_times.h"
+
+namespace pipeworks::sim {
+
+struct LowerBound {
+  Nanoseconds step_ns = 0;
+  int device = 0;  // the device whose start + work + tail gives it (the first such), 0 for the chain
+  bool chain = false;  // the last micro-batch's chain gives it
+};
+
+LowerBound step_lower_bound(const std::vector<SynthStageTimes>& times, int num_microbatches);
+
+// (step - bound) / bound, 0 when the bound is 0.
+double gap_to_bound(Nanoseconds step_ns, Nanoseconds bound_ns);
+
+}  // namespace pipeworks::sim

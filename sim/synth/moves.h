@@ -1,0 +1,29 @@
+// The local search's neighbourhood: small random changes to one device's program that keep each
+// action after what it needs on that device, so most neighbours can run (the evaluation rejects
+// the rest). Three kinds (8, 1 and 1 in 10):
+//
+//   shift a W        d0: F3 I1 W0 F4 I2   ->   d0: F3 I1 F4 W0 I2     (later or earlier, never before its I)
+//   swap two         d1: I0 F2 I1 W0      ->   d1: F2 I0 I1 W0        (adjacent, unless one needs the other)
+//   merge or split   d2: F2 I1 F3 W1      ->   d2: F2 B1 F3           (an I and its W into one B: one action,
+//                                                                      one per-action overhead less), or back
+#pragma once
+
+#include <cstdint>
+#include <random>
+
+#include "sched/schedule.h"
+
+namespace pipeworks::sim {
+
+// The search's random numbers: one generator, seeded, so a seed gives one sequence of moves.
+using SearchRng = std::mt19937_64;
+
+// Changes `schedule` in place by one random move; false (schedule unchanged) when the move drawn
+// would break an order on its device or has nothing to move.
+bool random_move(sched::Schedule& schedule, SearchRng& rng);
+
+// A random integer in [low, high] (low <= high), the same on every platform for one generator
+// state (std::uniform_int_distribution's algorithm is the library's own).
+std::int64_t uniform_index(SearchRng& rng, std::int64_t low, std::int64_t high);
+
+}  // namespace pipeworks::sim

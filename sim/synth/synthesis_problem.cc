@@ -1,0 +1,55 @@
+// The checks on a synthesis problem and the cap each device gets (synthesis_problem.h).
+#include "sim/synth/synthesis_problem.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "sched/limits.h"
+
+namespace pipeworks::sim {
+
+sched::Status check_problem(const SynthesisProblem& problem, const SearchOptions& options) {
+  if (auto size = sched::check_schedule_size(problem.num_stages, problem.num_microbatches); !size) return size;
+  const CostModel& costs = problem.costs;
+  if (static_cast<int>(costs.stages.size()) != problem.num_stages || costs.num_devices != problem.num_stages) {
+    return sched::Error{fmt::format("synthesis places one stage on each device: {} stages, but the cost model has {} "
+                                    "stages on {} devices",
+                                    problem.num_stages, costs.stages.size(), costs.num_devices)};
+  }
+  if (auto valid = check_cost_model(costs); !valid) return valid;
+  if (problem.memory_cap_bytes <= 0) {
+    return sched::Error{fmt::format("the memory cap must be positive, got {} bytes", problem.memory_cap_bytes)};
+  }
+  if (!std::isfinite(options.time_limit_s) || options.time_limit_s <= 0 || options.time_limit_s > kMaxTimeLimitS) {
+    return sched::Error{fmt::format("the time limit must be above 0 and at most {} s, got {}", kMaxTimeLimitS,
+                                    options.time_limit_s)};
+  }
+  const double first_s = 5.0 * static_cast<double>(lowered_actions_estimate(problem.num_stages, problem.num_microbatches)) /
+                         kEvaluatedActionsPerSecond;
+  if (first_s > options.time_limit_s) {
+    return sched::Error{fmt::format("{} stages x {} micro-batches: the first evaluations alone take about {:.1f} s, more "
+                                    "than the time limit of {} s",
+                                    problem.num_stages, problem.num_microbatches, first_s, options.time_limit_s)};
+  }
+  if (options.max_evaluations < -1) {
+    return sched::Error{fmt::format("the evaluations must be at least 0, got {}", options.max_evaluations)};
+  }
+  return sched::Ok{};
+}
+
+std::int64_t lowered_actions_estimate(int num_stages, int num_microbatches) {
+  return (3 * std::int64_t{num_stages} + 4 * std::int64_t{std::max(0, num_stages - 1)}) * num_microbatches;
+}
+
+std::vector<Bytes> device_caps_bytes(const SynthesisProblem& problem) {
+  std::vector<Bytes> caps(static_cast<std::size_t>(problem.costs.num_devices), problem.memory_cap_bytes);
+  for (std::size_t d = 0; d < caps.size() && d < problem.costs.device_memory_bytes.size(); ++d) {
+    const Bytes own = problem.costs.device_memory_bytes[d];
+    if (own > 0) caps[d] = std::min(caps[d], own);
+  }
+  return caps;
+}
+
+}  // namespace pipeworks::sim

@@ -1,0 +1,78 @@
+// The synthesis report as JSON (synthesis_report.h).
+#include "sim/synth/synthesis_report.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+namespace pipeworks::sim {
+namespace {
+
+nlohmann::json devices_json(const SynthesisResult& r) {
+  nlohmann::json devices = nlohmann::json::array();
+  for (const DeviceResult& d : r.best.simulated.devices) {
+    const auto i = static_cast<std::size_t>(d.device);
+    const Bytes cap = i < r.caps_bytes.size() ? r.caps_bytes[i] : 0;
+    devices.push_back({{"device", d.device},
+                       {"peak_bytes", d.memory.peak_bytes},
+                       {"cap_bytes", cap},
+                       {"fits", d.memory.peak_bytes <= cap},
+                       {"in_flight_limit", i < r.in_flight_limits.size() ? r.in_flight_limits[i] : 0},
+                       {"bubble_fraction", d.bubble_fraction}});
+  }
+  return devices;
+}
+
+nlohmann::json families_json(const SynthesisResult& r) {
+  nlohmann::json families = nlohmann::json::array();
+  for (const HandWritten& h : r.hand_written) {
+    families.push_back({{"schedule", std::string(sched::schedule_kind_name(h.kind))},
+                        {"step_ns", h.evaluation.step_ns()},
+                        {"bubble_fraction", h.evaluation.simulated.bubble_fraction},
+                        {"largest_peak_bytes", largest_peak_bytes(h.evaluation)},
+                        {"fits", h.evaluation.fits}});
+  }
+  return families;
+}
+
+}  // namespace
+
+Bytes largest_peak_bytes(const Evaluation& evaluation) {
+  Bytes peak = 0;
+  for (const DeviceResult& d : evaluation.simulated.devices) peak = std::max(peak, d.memory.peak_bytes);
+  return peak;
+}
+
+std::string synthesis_report_json(const SynthesisResult& r, const SynthesisInputs& in) {
+  const HandWritten* best = best_fitting(r.hand_written);
+  nlohmann::json j = {
+      {"schema", "pipeworks.synthesis_report/1"},
+      {"model", in.model},
+      {"cluster", in.cluster},
+      {"num_stages", r.best.schedule.num_stages},
+      {"num_microbatches", r.best.schedule.num_microbatches},
+      {"microbatch_size", in.microbatch_size},
+      {"step_ns", r.best.step_ns()},
+      {"makespan_ns", r.best.simulated.makespan_ns},
+      {"bubble_fraction", r.best.simulated.bubble_fraction},
+      {"lower_bound_ns", r.bound.step_ns},
+      {"lower_bound_device", r.bound.device},
+      {"lower_bound_is_chain", r.bound.chain},
+      {"gap_to_lower_bound", r.gap()},
+      {"devices", devices_json(r)},
+      {"hand_written", families_json(r)},
+      {"best_hand_written",
+       best == nullptr ? nlohmann::json() : nlohmann::json(std::string(sched::schedule_kind_name(best->kind)))},
+      {"search",
+       {{"start", r.origin},
+        {"list_schedules", r.list_schedules},
+        {"evaluations", r.search.evaluations},
+        {"evaluation_budget", r.evaluation_budget},
+        {"improvements", r.search.improvements},
+        {"stopped_by_clock", r.search.stopped_by_clock},
+        {"time_limit_s", in.time_limit_s},
+        {"seed", in.seed}}}};
+  return j.dump(2) + "\n";
+}
+
+}  // namespace pipeworks::sim
