@@ -377,6 +377,32 @@ sched::Result<std::vector<sim::StageTemporaries>> stage_temporaries(
   return out;
 }
 
+// The layers at every size (with tp > 1, rank 0's shard alone, each layer's all-reduces counted).
+sched::Result<std::vector<LayerProfile>> profiled_layers(const ProfileOptions& options, const ComputeDevices& where) {
+  if (options.tensor_parallel > 1 && options.measure_stage_temporaries) {
+    return sched::Error{"profile: stage temporaries are measured on the unsharded model, not on a tensor-parallel rank"};
+  }
+  auto layers = profile_layers(options.model, options.microbatch_sizes, options.warmup, options.repetitions,
+                               options.threads, options.rounds, options.round_gap_s, where, options.tensor_parallel);
+  if (!layers || options.tensor_parallel == 1) return layers;
+  auto counted = add_layer_collectives(options.model, options.tensor_parallel, options.microbatch_sizes, *layers);
+  if (!counted) return counted.error();
+  return layers;
+}
+
+std::string spec_description(const ProfileOptions& options, const ComputeDevices& where) {
+  std::string text = fmt::format(
+      "profiled on {} with {}, micro-batch sizes {}",
+      where.kind() == DeviceKind::kCpu ? std::string("this CPU")
+                                       : fmt::format("this machine's GPU ({})", device_kind_name(where.kind())),
+      sched::counted(options.threads, "intra-op thread"), fmt::join(options.microbatch_sizes, ","));
+  if (options.tensor_parallel > 1) {
+    text += fmt::format("; one rank of {} tensor-parallel ranks (its all-reduces counted, not timed)",
+                        options.tensor_parallel);
+  }
+  return text;
+}
+
 }  // namespace
 
 sched::Result<Profile> profile_model(const ProfileOptions& options,
@@ -391,32 +417,16 @@ sched::Result<Profile> profile_model(const ProfileOptions& options,
   if (!where_or) return sched::Error{"profile: " + where_or.error().message};
   const ComputeDevices& where = **where_or;
   const auto t0 = ProfileClock::now();
-  if (options.tensor_parallel > 1 && options.measure_stage_temporaries) {
-    return sched::Error{"profile: stage temporaries are measured on the unsharded model, not on a tensor-parallel rank"};
-  }
-  auto layers = profile_layers(options.model, options.microbatch_sizes, options.warmup, options.repetitions,
-                               options.threads, options.rounds, options.round_gap_s, where, options.tensor_parallel);
+  auto layers = profiled_layers(options, where);
   if (!layers) return layers.error();
   profile.layers = std::move(layers).value();
-  if (options.tensor_parallel > 1) {
-    auto counted = add_layer_collectives(options.model, options.tensor_parallel, options.microbatch_sizes, profile.layers);
-    if (!counted) return counted.error();
-    profile.spec.tensor_parallel = options.tensor_parallel;
-  }
+  profile.spec.tensor_parallel = options.tensor_parallel;
   say(fmt::format("layers: {} layers x {} sizes in {:.1f} s", profile.layers.size(), options.microbatch_sizes.size(),
                   static_cast<double>(elapsed_ns_since(t0)) / 1e9));
 
   sim::ModelSpec& spec = profile.spec;
   spec.name = model_display_name(options.model);
-  spec.description = fmt::format("profiled on {} with {}, micro-batch sizes {}",
-                                 where.kind() == DeviceKind::kCpu ? std::string("this CPU")
-                                                                   : fmt::format("this machine's GPU ({})", device_kind_name(where.kind())),
-                                 sched::counted(options.threads, "intra-op thread"),
-                                 fmt::join(options.microbatch_sizes, ","));
-  if (options.tensor_parallel > 1) {
-    spec.description += fmt::format("; one rank of {} tensor-parallel ranks (its all-reduces counted, not timed)",
-                                    options.tensor_parallel);
-  }
+  spec.description = spec_description(options, where);
   std::vector<FitPoint> input_points;
   for (int size : options.microbatch_sizes) {
     const Batch batch = make_batch(options.model, size, options.model.seed);
