@@ -176,7 +176,11 @@ TEST_CASE("a module used twice inside one child is one layer: it loads, its shar
   CHECK(c.scripted.layer_names == std::vector<std::string>{"block", "head"});
   CHECK(c.scripted.parameters == 8 * 8 + 8 + 8 * 4 + 4);
   const TensorDiff grads = pipelined_against_reference(c, lowered(sched::ScheduleKind::kGPipe, 2, 4, false));
-  CHECK(grads.exactly_equal);
+  // Equal to the last bit on most CPUs; on a Xeon with AVX-512 (Sapphire Rapids) MKL's GEMM rounds
+  // the shared weight's gradient differently for the stage's received input than for the
+  // reference's (bit-identical under MKL_CBWR=COMPATIBLE), so: within float rounding. Sharing lost
+  // would leave half the gradient.
+  CHECK(grads.all_close);
 }
 
 TEST_CASE("a data file supplies the samples: shape and dtype from it, batches drawn from its rows by the seed") {
