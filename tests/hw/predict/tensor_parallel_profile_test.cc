@@ -1,12 +1,22 @@
 // A tensor-parallel rank's profile (hw/predict/tensor_parallel_profile.h): its layers' all-reduces
 // counted as the shard runs them, and a profile of rank 0's shard whose spec carries them, so the
 // simulator can time them on a link.
+#include "hw/hw_test_support.h"
+
 #include <catch2/catch.hpp>
+
+#include <ostream>
 
 #include "hw/predict/profiler.h"
 #include "hw/predict/tensor_parallel_profile.h"
 
 namespace pipeworks::hw {
+
+// How a failed comparison prints a layer's counts: {forward, backward, bytes}.
+std::ostream& operator<<(std::ostream& out, const LayerCollectives& c) {
+  return out << "{" << c.forward << ", " << c.backward << ", " << c.bytes << "}";
+}
+
 namespace {
 
 ModelConfig small_mlp() {
@@ -28,14 +38,7 @@ TEST_CASE("tensor-parallel collectives: the mlp's pairs, g forward on a row, f b
 }
 
 TEST_CASE("tensor-parallel collectives: a transformer encoder layer all-reduces twice each way") {
-  ModelConfig m;
-  m.kind = ModelKind::kTransformer;
-  m.layers = 2;
-  m.seq_len = 8;
-  m.model_width = 16;
-  m.heads = 2;
-  m.ff_width = 32;
-  m.vocab = 32;
+  ModelConfig m = testing::tiny_transformer();  // 3 encoder layers, 4 tokens of width 8
   auto counted = count_layer_collectives(m, 2, 2);
   REQUIRE(counted.ok());
   int encoders = 0;
@@ -44,11 +47,11 @@ TEST_CASE("tensor-parallel collectives: a transformer encoder layer all-reduces 
     ++encoders;
     CHECK(c.forward == 2);
     CHECK(c.backward == 2);
-    CHECK(c.bytes == 2 * 8 * 16 * 4);  // (b, s, h) floats
+    CHECK(c.bytes == 2 * 4 * 8 * 4);  // (b, s, h) floats
   }
-  CHECK(encoders == 2);
+  CHECK(encoders == 3);
   CHECK_THAT(count_layer_collectives(m, 1, 2).error().message, Catch::Contains("tp 1"));
-  m.ff_width = 33;
+  m.ff_width = 17;
   CHECK_FALSE(count_layer_collectives(m, 2, 2).ok());
 }
 
