@@ -1,6 +1,10 @@
 // `pipeworks plan`: the fastest pipeline configuration that fits, for a model, a cluster, a
-// batch and a number of devices, with a verdict for each runner-up family.
+// batch and a number of devices, with a verdict for each runner-up family; with --synthesize, a
+// schedule searched by sim/synth joins them (sim/synth/plan_synthesis.h decides which row).
+#include <cstdint>
 #include <iostream>
+#include <limits>
+#include <optional>
 #include <memory>
 #include <string>
 
@@ -12,12 +16,15 @@
 #include "cli/layout_flags.h"
 #include "cli/planning_args.h"
 #include "cli/progress_bar.h"
+#include "sched/schedule_file.h"
 #include "sched/text_file.h"
 #include "sim/engine/cost_model.h"
 #include "sim/plan/planner.h"
 #include "sim/plan/sweep_table.h"
 #include "sim/report/plan_report.h"
 #include "sim/spec/int_ranges.h"
+#include "sim/synth/plan_synthesis.h"
+#include "sim/synth/synthesis_problem.h"  // kMaxTimeLimitS
 
 namespace pipeworks::cli {
 namespace {
@@ -29,18 +36,52 @@ struct PlanArgs {
   ScheduleSearchArgs search;
   LayoutSearchArgs layouts{.dp = "1", .tp = "", .sequence_parallel = false, .tp_comm_overlap = false, .zero = "0,1", .replicas = {}};
   std::string output;
+  bool synthesize = false;
+  sim::PlanSynthesisOptions synthesis;
+  std::string synthesized_output;
 };
 
 int fail(int code, const std::string& message) { return report_error("plan", code, message); }
 
-int run(const PlanArgs& args) {
-  const bool json = args.output.ends_with(".json");
-  if (!args.output.empty() && !json && !args.output.ends_with(".csv")) {
+// The output files' formats and paths; a usage error's exit code, or nullopt.
+std::optional<int> check_outputs(const PlanArgs& args) {
+  if (!args.output.empty() && !args.output.ends_with(".json") && !args.output.ends_with(".csv")) {
     return fail(kExitUsage, fmt::format("-o {}: the file must end in .csv or .json", args.output));
   }
-  if (auto writable = check_output_paths({{"--output", args.output}}); !writable) {
+  if (!args.synthesized_output.empty()) {
+    if (!args.synthesize) return fail(kExitUsage, "--synthesized-output needs --synthesize");
+    if (auto format = sched::format_from_extension(args.synthesized_output); !format) {
+      return fail(kExitUsage, fmt::format("--synthesized-output: {}", format.error().message));
+    }
+  }
+  if (auto writable = check_output_paths({{"--output", args.output}, {"--synthesized-output", args.synthesized_output}});
+      !writable) {
     return fail(kExitInvalid, writable.error().message);
   }
+  return std::nullopt;
+}
+
+// The rows to -o, and the synthesized schedule to --synthesized-output when one was found.
+int write_outputs(const PlanArgs& args, const sim::Plan& plan) {
+  if (!args.output.empty()) {
+    const bool json = args.output.ends_with(".json");
+    const std::string text = json ? sim::sweep_json(plan.sweep) : sim::sweep_csv(plan.sweep.rows);
+    if (auto written = sched::write_text_file(args.output, text); !written) return fail(kExitInvalid, written.error().message);
+    fmt::print("\nwrote {} rows to {}\n", plan.sweep.rows.size(), args.output);
+  }
+  if (!args.synthesized_output.empty()) {
+    if (!plan.synthesis || !plan.synthesis->found()) return fail(kExitInvalid, "--synthesized-output: no schedule was synthesized (see above)");
+    if (auto saved = sched::save_schedule(plan.synthesis->schedule, args.synthesized_output); !saved) {
+      return fail(kExitInvalid, saved.error().message);
+    }
+    fmt::print("\nwrote the synthesized schedule to {} (`pipeworks simulate --schedule-file {}` reads it back)\n",
+               args.synthesized_output, args.synthesized_output);
+  }
+  return plan.best ? kExitOk : kExitInvalid;
+}
+
+int run(const PlanArgs& args) {
+  if (auto failed = check_outputs(args)) return *failed;
   auto batch = sim::parse_single_int(args.batch);
   if (!batch) return fail(kExitUsage, fmt::format("--batch: {}", batch.error().message));
   auto devices = sim::parse_single_int(args.devices);
@@ -79,17 +120,27 @@ int run(const PlanArgs& args) {
   sim::SweepOptions options;
   options.threads = args.planning.threads;
   options.on_progress = [&bar](std::size_t done, std::size_t) { bar.update(done); };
-  auto plan = sim::make_plan(request, options);
+  auto plan = args.synthesize ? sim::make_plan_with_synthesis(request, args.synthesis, options)
+                               : sim::make_plan(request, options);
   bar.finish();
   if (!plan) return fail(kExitInvalid, plan.error().message);
-
   std::cout << sim::plan_report(*plan);
-  if (!args.output.empty()) {
-    const std::string text = json ? sim::sweep_json(plan->sweep) : sim::sweep_csv(plan->sweep.rows);
-    if (auto written = sched::write_text_file(args.output, text); !written) return fail(kExitInvalid, written.error().message);
-    fmt::print("\nwrote {} rows to {}\n", plan->sweep.rows.size(), args.output);
-  }
-  return plan->best ? kExitOk : kExitInvalid;
+  return write_outputs(args, *plan);
+}
+
+void add_synthesis_options(CLI::App& command, PlanArgs& args) {
+  command.add_flag("--synthesize", args.synthesize,
+                   "Also search a schedule (as `pipeworks synthesize`) from the fastest fitting row with tp 1, dp 1 "
+                   "and one stage per device");
+  command.add_option("--synthesis-time-limit", args.synthesis.time_limit_s, "Seconds that search may take")
+      ->check(number_from(0, sim::kMaxTimeLimitS, Ends::kAboveLow))->capture_default_str();
+  command.add_option("--synthesis-seed", args.synthesis.seed, "Seed of that search's random moves")
+      ->check(unsigned_64())->capture_default_str();
+  command.add_option("--synthesis-max-evaluations", args.synthesis.max_evaluations,
+                     "Stop that search's local search after N evaluations (default: what the time limit buys)")
+      ->check(integer_from(0, std::numeric_limits<std::int32_t>::max()));
+  command.add_option("--synthesized-output", args.synthesized_output,
+                     "Write the synthesized schedule to FILE.csv or FILE.json");
 }
 
 }  // namespace
@@ -105,6 +156,7 @@ void add_plan_command(CLI::App& app, CommandContext& context) {
   add_schedule_search_options(*command, args->search);
   add_layout_search_flags(*command, args->layouts, false);
   command->add_option("-o,--output", args->output, "Also write every swept row to FILE.csv or FILE.json");
+  add_synthesis_options(*command, *args);
   command->callback([args, &context] { context.exit_code = run(*args); });
 }
 

@@ -8,12 +8,18 @@
 namespace pipeworks::cli {
 namespace {
 
+// The in-flight limits, "8" or "2 (7 with R)" where re-materialization is searched.
+std::string in_flight_text(const sim::SynthesisResult& r, std::size_t i) {
+  if (r.recompute_in_flight_limits.empty()) return std::to_string(r.in_flight_limits.at(i));
+  return fmt::format("{} ({} with R)", r.in_flight_limits.at(i), r.recompute_in_flight_limits.at(i));
+}
+
 std::string devices_text(const sim::SynthesisResult& r) {
-  std::string out = fmt::format("  {:>6}  {:>12}  {:>12}  {:>9}  {}\n", "device", "peak", "cap", "in flight", "fits");
+  std::string out = fmt::format("  {:>6}  {:>12}  {:>12}  {:>14}  {}\n", "device", "peak", "cap", "in flight", "fits");
   for (const sim::DeviceResult& d : r.best.simulated.devices) {
     const auto i = static_cast<std::size_t>(d.device);
-    out += fmt::format("  {:>6}  {:>12}  {:>12}  {:>9}  {}\n", d.device, sim::format_bytes(d.memory.peak_bytes),
-                       sim::format_bytes(r.caps_bytes.at(i)), r.in_flight_limits.at(i),
+    out += fmt::format("  {:>6}  {:>12}  {:>12}  {:>14}  {}\n", d.device, sim::format_bytes(d.memory.peak_bytes),
+                       sim::format_bytes(r.caps_bytes.at(i)), in_flight_text(r, i),
                        d.memory.peak_bytes <= r.caps_bytes.at(i) ? "yes" : "NO");
   }
   return out;
@@ -21,10 +27,10 @@ std::string devices_text(const sim::SynthesisResult& r) {
 
 std::string families_text(const sim::SynthesisResult& r) {
   const sim::HandWritten* best = sim::best_fitting(r.hand_written);
-  std::string out = fmt::format("  {:<8}  {:>12}  {:>7}  {:>12}  {}\n", "schedule", "step", "bubble", "largest peak",
+  std::string out = fmt::format("  {:<18}  {:>12}  {:>7}  {:>12}  {}\n", "schedule", "step", "bubble", "largest peak",
                                 "fits the cap");
   for (const sim::HandWritten& h : r.hand_written) {
-    out += fmt::format("  {:<8}  {:>12}  {:>7}  {:>12}  {}{}\n", sched::schedule_kind_name(h.kind),
+    out += fmt::format("  {:<18}  {:>12}  {:>7}  {:>12}  {}{}\n", h.label(),
                        sim::format_duration(h.evaluation.step_ns()),
                        sim::format_percent(h.evaluation.simulated.bubble_fraction),
                        sim::format_bytes(sim::largest_peak_bytes(h.evaluation)), h.evaluation.fits ? "yes" : "no",
@@ -33,7 +39,7 @@ std::string families_text(const sim::SynthesisResult& r) {
   if (best == nullptr) return out + "best hand-written under the cap: none fits\n";
   const double faster = 1.0 - static_cast<double>(r.best.step_ns()) / static_cast<double>(best->evaluation.step_ns());
   return out + fmt::format("best hand-written under the cap: {}, {} (synthesized: {} shorter)\n",
-                           sched::schedule_kind_name(best->kind), sim::format_duration(best->evaluation.step_ns()),
+                           best->label(), sim::format_duration(best->evaluation.step_ns()),
                            sim::format_percent(faster));
 }
 
@@ -55,6 +61,10 @@ std::string synthesis_summary(const sim::SynthesisResult& r, const sim::Synthesi
                                 in.microbatch_size);
   out += fmt::format("step            {}\n", sim::format_duration(s.step_ns));
   out += fmt::format("bubble          {}\n", sim::format_percent(s.bubble_fraction));
+  if (const std::int64_t r_count = sim::recomputed_backwards(r.best.schedule); r_count > 0) {
+    out += fmt::format("re-materialized {} of {} backwards (an R before each)\n", r_count,
+                       static_cast<std::int64_t>(r.best.schedule.num_stages) * r.best.schedule.num_microbatches);
+  }
   out += fmt::format("lower bound     {} ({})\n", sim::format_duration(r.bound.step_ns),
                      r.bound.chain ? "the last micro-batch's way down every stage and back, then device 0's W"
                                    : fmt::format("device {}: earliest start + its work + its optimizer step", r.bound.device));

@@ -19,10 +19,8 @@
 #include "sched/limits.h"
 #include "sched/schedule_file.h"
 #include "sched/text_file.h"
-#include "sim/plan/cost_model_builder.h"
-#include "sim/plan/partition.h"
-#include "sim/spec/batch_split.h"
 #include "sim/spec/units.h"
+#include "sim/synth/problem_from_specs.h"
 #include "sim/synth/synthesize.h"
 
 namespace pipeworks::cli {
@@ -38,38 +36,37 @@ struct SynthesizeOptions {
   double time_limit_s = 10;
   std::uint64_t seed = 1;
   std::int64_t max_evaluations = -1;
+  bool no_recompute = false;
   std::string output;
   std::string json;
 };
 
 struct Failure { int exit_code; std::string message; };
 
-// The problem the options describe: the specs, a uniform partition, one stage per device.
-std::optional<Failure> build_problem(const SynthesizeOptions& o, sim::SynthesisProblem& problem,
-                                     sim::SynthesisInputs& inputs) {
+static_assert(kDefaultSamplesPerMicrobatch == sim::kSynthesisSamplesPerMicrobatch,
+              "--batch's default in the help is the one the library applies");
+
+sim::SearchOptions search_options(const SynthesizeOptions& o) {
+  return sim::SearchOptions{o.time_limit_s, o.seed, o.max_evaluations, !o.no_recompute};
+}
+
+// The problem the options describe (sim/synth/problem_from_specs.h decides its partition,
+// placement, micro-batch size and costs); the specs are resolved here.
+std::optional<Failure> build_problem(const SynthesizeOptions& o, sim::SpecSynthesis& out) {
   if (auto size = check_preset_size_args(o.specs); !size) return Failure{kExitUsage, size.error().message};
   auto optimizer = sim::parse_optimizer(o.optimizer);
   if (!optimizer) return Failure{kExitUsage, optimizer.error().message};
-  const int batch = o.batch.value_or(o.microbatches * kDefaultSamplesPerMicrobatch);
-  auto split = sim::microbatch_size(batch, o.microbatches);
-  if (!split) {
-    return Failure{kExitUsage,
-                   fmt::format("--batch {} and {} micro-batches: {}", batch, o.microbatches, split.error().message)};
+  const sim::SynthesisSetup setup{o.stages, o.microbatches, o.batch, *optimizer, out.problem.memory_cap_bytes, {}};
+  if (auto split = sim::synthesis_microbatch_size(setup); !split) {
+    return Failure{kExitUsage, "--" + split.error().message};
   }
   auto cluster = resolve_cluster(o.specs, "synthesize");
   if (!cluster) return Failure{kExitInvalid, cluster.error().message};
   auto model = resolve_model(o.specs, "synthesize", &*cluster);
   if (!model) return Failure{kExitInvalid, model.error().message};
-  auto placement = sim::default_placement(o.stages, *cluster);
-  if (!placement) return Failure{kExitInvalid, placement.error().message};
-  auto partition = sim::uniform_partition(static_cast<int>(model->layers.size()), o.stages);
-  if (!partition) return Failure{kExitInvalid, fmt::format("model '{}': {}", model->name, partition.error().message)};
-  auto costs = sim::build_cost_model(*model, *cluster, *partition, *placement, *split, *optimizer);
-  if (!costs) return Failure{kExitInvalid, costs.error().message};
-  problem.num_stages = o.stages;
-  problem.num_microbatches = o.microbatches;
-  problem.costs = std::move(costs).value();
-  inputs = sim::SynthesisInputs{model->name, cluster->name, *split, o.time_limit_s, o.seed};
+  auto built = sim::problem_from_specs(*model, *cluster, setup, search_options(o));
+  if (!built) return Failure{kExitInvalid, built.error().message};
+  out = std::move(built).value();
   return std::nullopt;
 }
 
@@ -94,11 +91,11 @@ std::optional<Failure> check_edge(const SynthesizeOptions& o, sim::Bytes& cap) {
 }
 
 std::optional<Failure> run(const SynthesizeOptions& o) {
-  sim::SynthesisProblem problem;
-  sim::SynthesisInputs inputs;
-  if (auto failure = check_edge(o, problem.memory_cap_bytes)) return failure;
-  if (auto failure = build_problem(o, problem, inputs)) return failure;
-  auto result = sim::synthesize(problem, sim::SearchOptions{o.time_limit_s, o.seed, o.max_evaluations});
+  sim::SpecSynthesis built;
+  if (auto failure = check_edge(o, built.problem.memory_cap_bytes)) return failure;
+  if (auto failure = build_problem(o, built)) return failure;
+  const sim::SynthesisInputs& inputs = built.inputs;
+  auto result = sim::synthesize(built.problem, search_options(o));
   if (!result) return Failure{kExitInvalid, result.error().message};
   std::cout << synthesis_summary(*result, inputs);
   if (!o.output.empty()) {
@@ -138,6 +135,8 @@ void add_options(CLI::App& command, SynthesizeOptions& o) {
   command.add_option("--max-evaluations", o.max_evaluations,
                      "Stop the local search after N evaluations (default: what the time limit buys)")
       ->check(integer_from(0, std::numeric_limits<std::int32_t>::max()));
+  command.add_flag("--no-recompute", o.no_recompute,
+                   "Never re-materialize (by default R is searched where the cap holds fewer than M micro-batches)");
   command.add_option("-o,--output", o.output,
                      "Write the schedule to FILE.csv (torch.distributed.pipelining's layout) or FILE.json");
   command.add_option("--json", o.json, "Write the synthesis report as JSON");

@@ -1,5 +1,6 @@
 // Python bindings for sweeps and the planner: run_sweep returns a SweepResult whose columns()
 // is a dict of numpy arrays / str lists, so `pandas.DataFrame(result.columns())` is one call.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "sim/plan/sweep_fields.h"
 #include "sim/plan/sweep_table.h"
 #include "sim/report/plan_report.h"
+#include "sim/synth/plan_synthesis.h"
 
 namespace py = pybind11;
 
@@ -113,7 +115,23 @@ void bind_rows(py::module_& m) {
       }, "Every row as the aligned table `pipeworks sweep` prints.");
 }
 
-void bind_planner(py::module_& m) {
+// The synthesized family as a dict (None when the plan was not asked for one).
+py::object synthesis_dict(const sim::Plan& p) {
+  if (!p.synthesis) return py::none();
+  const sim::PlanSynthesis& s = *p.synthesis;
+  py::dict d;
+  d["found"] = s.found();
+  d["source"] = s.source;
+  d["why_not"] = s.why_not;
+  d["unsearchable"] = s.unsearchable;
+  d["row"] = s.found() ? py::cast(s.row) : py::none();
+  d["schedule"] = s.found() ? py::cast(s.schedule) : py::none();
+  d["beats_best"] = s.beats_best;
+  d["report_json"] = s.report_json;
+  return d;
+}
+
+void bind_plan_class(py::module_& m) {
   py::class_<sim::Plan>(m, "Plan", "The planner's answer: the sweep, the best fitting row and runners-up.")
       .def_readonly("sweep", &sim::Plan::sweep)
       .def_readonly("best", &sim::Plan::best, "index into sweep.rows of the fastest fitting row, or None")
@@ -125,40 +143,69 @@ void bind_planner(py::module_& m) {
         }
         return out;
       }, "One dict per runner-up family: family, row, contains_best, reason.")
+      .def_property_readonly("synthesis", &synthesis_dict,
+                             "With plan(synthesize=True), the synthesized family as a dict: found, source (the row\n"
+                             "searched from, or None), why_not, unsearchable (faster rows synthesis cannot express, and\n"
+                             "why), row (a SweepRow of its figures), schedule (a Schedule), beats_best, report_json;\n"
+                             "else None.")
       .def("report", &sim::plan_report, "The plan as `pipeworks plan` prints it.");
+}
+
+sim::PlanRequest plan_request(const sim::ModelSpec& model, const sim::ClusterSpec& cluster, int batch_size,
+                              int num_devices, std::optional<sim::Bytes> memory_cap_bytes, const std::string& optimizer,
+                              const std::vector<std::string>& schedules, std::vector<int> virtual_stages,
+                              const std::vector<std::string>& zero, std::vector<int> tp) {
+  sim::PlanRequest request;
+  request.tp_counts = std::move(tp);
+  request.model = model;
+  request.cluster = cluster;
+  request.batch_size = batch_size;
+  request.num_devices = num_devices;
+  request.memory_cap_bytes = memory_cap_bytes;
+  request.optimizer = unwrap(sim::parse_optimizer(optimizer));
+  request.virtual_stage_counts = std::move(virtual_stages);
+  request.zero_stages.clear();
+  for (const std::string& name : zero) request.zero_stages.push_back(unwrap(sim::parse_zero_stage(name)));
+  for (const std::string& name : schedules) request.schedules.push_back(unwrap(sched::parse_schedule_kind(name)));
+  return request;
+}
+
+void bind_planner(py::module_& m) {
+  bind_plan_class(m);
   m.def("plan",
         [](const sim::ModelSpec& model, const sim::ClusterSpec& cluster, int batch_size, int num_devices,
            std::optional<sim::Bytes> memory_cap_bytes, const std::string& optimizer, int threads,
            const std::vector<std::string>& schedules, std::vector<int> virtual_stages,
-           const std::vector<std::string>& zero, std::vector<int> tp, bool sequence_parallel, bool tp_comm_overlap) {
-          sim::PlanRequest request;
-          request.tp_comm_overlap = tp_comm_overlap;
-          request.tp_counts = std::move(tp);
+           const std::vector<std::string>& zero, std::vector<int> tp, bool sequence_parallel, bool tp_comm_overlap,
+           bool synthesize, double synthesis_time_limit, std::uint64_t synthesis_seed,
+           std::int64_t synthesis_max_evaluations) {
+          sim::PlanRequest request = plan_request(model, cluster, batch_size, num_devices, memory_cap_bytes, optimizer,
+                                                  schedules, std::move(virtual_stages), zero, std::move(tp));
           request.sequence_parallel = sequence_parallel;
-          request.model = model;
-          request.cluster = cluster;
-          request.batch_size = batch_size;
-          request.num_devices = num_devices;
-          request.memory_cap_bytes = memory_cap_bytes;
-          request.optimizer = unwrap(sim::parse_optimizer(optimizer));
-          request.virtual_stage_counts = std::move(virtual_stages);
-          request.zero_stages.clear();
-          for (const std::string& name : zero) request.zero_stages.push_back(unwrap(sim::parse_zero_stage(name)));
-          for (const std::string& name : schedules) request.schedules.push_back(unwrap(sched::parse_schedule_kind(name)));
-          return without_gil([](const sim::PlanRequest& r, int sweep_threads) {
-            return unwrap(sim::make_plan(r, sim::SweepOptions{sweep_threads, {}}));
-          }, std::move(request), threads);
+          request.tp_comm_overlap = tp_comm_overlap;
+          const std::optional<sim::PlanSynthesisOptions> synthesis =
+              synthesize ? std::optional(sim::PlanSynthesisOptions{synthesis_time_limit, synthesis_seed,
+                                                                   synthesis_max_evaluations})
+                         : std::nullopt;
+          return without_gil([](const sim::PlanRequest& r, int sweep_threads,
+                                const std::optional<sim::PlanSynthesisOptions>& searched) {
+            const sim::SweepOptions options{sweep_threads, {}};
+            return unwrap(searched ? sim::make_plan_with_synthesis(r, *searched, options) : sim::make_plan(r, options));
+          }, std::move(request), threads, synthesis);
         },
         py::arg("model"), py::arg("cluster"), py::kw_only(), py::arg("batch"), py::arg("devices"),
         py::arg("memory_cap_bytes") = py::none(), py::arg("optimizer") = "adam", py::arg("sweep_threads") = 0,
         py::arg("schedules") = std::vector<std::string>{}, py::arg("virtual_stages") = std::vector<int>{2},
         py::arg("zero") = std::vector<std::string>{"0", "1"}, py::arg("tp") = std::vector<int>{},
-        py::arg("sequence_parallel") = false, py::arg("tp_comm_overlap") = false,
+        py::arg("sequence_parallel") = false, py::arg("tp_comm_overlap") = false, py::arg("synthesize") = false,
+        py::arg("synthesis_time_limit") = 5.0, py::arg("synthesis_seed") = 1, py::arg("synthesis_max_evaluations") = -1,
         "Sweeps every layout tp x pp x dp = devices, divisors of batch (micro-batches, dp x M dividing it), the\n"
         "schedules (default: gpipe, 1f1b, zb-h1, zb-h2; any kind by name, virtual_stages= giving v), the\n"
         "ZeRO stages zero= for dp > 1 (default 0 and 1), recompute off/on, and returns the fastest fitting\n"
         "configuration with runners-up. tp: the tensor-parallel counts (default: those dividing a node's\n"
-        "devices and `devices` when the model's layers split, else 1).");
+        "devices and `devices` when the model's layers split, else 1). synthesize: also search a schedule\n"
+        "(as synthesize() does, for synthesis_time_limit seconds) from the fastest fitting row with tp 1, dp 1\n"
+        "and one stage per device; it joins the runners-up and Plan.synthesis holds it.");
 }
 
 }  // namespace

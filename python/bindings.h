@@ -13,6 +13,7 @@ void bind_specs(pybind11::module_& m);  // calls bind_spec_classes first
 void bind_spec_classes(pybind11::module_& m);
 void bind_sim(pybind11::module_& m);
 void bind_sweep(pybind11::module_& m);
+void bind_synth(pybind11::module_& m);
 void bind_viz(pybind11::module_& m);
 void bind_reprs(pybind11::module_& m);  // after every class is bound
 

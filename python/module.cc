@@ -32,6 +32,7 @@ PYBIND11_MODULE(_pipeworks, m) {
   pipeworks::python::bind_specs(m);
   pipeworks::python::bind_sim(m);
   pipeworks::python::bind_sweep(m);
+  pipeworks::python::bind_synth(m);
   pipeworks::python::bind_viz(m);
   pipeworks::python::bind_reprs(m);
 }

@@ -234,6 +234,13 @@ std::string explain_loss(const SweepRow& loser, const SweepRow& best) {
   return cause + explain_slower(loser, best);
 }
 
+std::string config_label(const SweepConfig& c) {
+  std::string label = c.tp > 1 ? fmt::format("tp={} ", c.tp) : std::string();
+  label += fmt::format("K={} M={} {} rc={}", c.num_stages, c.num_microbatches, schedule_text(c), recompute_name(c.recompute));
+  if (c.dp > 1) label += fmt::format(" dp={} z{}", c.dp, zero_stage_name(c.zero));
+  return label;
+}
+
 std::optional<std::size_t> least_overflowing_row(const std::vector<SweepRow>& rows) {
   std::optional<std::size_t> least;
   for (std::size_t i = 0; i < rows.size(); ++i) {

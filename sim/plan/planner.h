@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "sched/schedule.h"
 #include "sim/plan/sweep.h"
 
 namespace pipeworks::sim {
@@ -63,13 +64,30 @@ struct RunnerUp {
   std::optional<std::size_t> row;  // its best fitting row, else its least overflowing row
   bool contains_best = false;      // the winner belongs to this family
   std::string reason;              // "the best (shown above)", "does not fit: ...", "slower by ..."
+  std::string label;               // the configuration of a family without a row (the synthesized one)
+};
+
+// The synthesized family (sim/synth/plan_synthesis.h): a schedule searched by sim/synth from the
+// fastest fitting row it can express, on that row's K, M, partition and micro-batch size.
+struct PlanSynthesis {
+  std::optional<std::size_t> source;  // the row searched from; nullopt: not searched (`why_not`)
+  std::string why_not;                // why nothing was searched ("" when it was)
+  // The fitting rows faster than the source (all of them when there is none) that synthesis
+  // cannot express, and why: "K=2 M=8 1f1b rc=off dp=2 z1 (dp 2: ...)"; "" when none.
+  std::string unsearchable;
+  SweepRow row;                       // the synthesized schedule's figures on the source's configuration
+  sched::Schedule schedule;           // compute only, as sched::save_schedule writes it
+  bool beats_best = false;            // a shorter step than the plan's best row
+  std::string report_json;            // the synthesis report (`pipeworks synthesize --json`)
+  bool found() const { return source && why_not.empty(); }  // `row`, `schedule` and the report hold a result
 };
 
 struct Plan {
   SweepSpec spec;                    // what was swept
   SweepResult sweep;
   std::optional<std::size_t> best;   // the fastest fitting row; nullopt when nothing fits
-  std::vector<RunnerUp> runners_up;  // schedule x recompute families, then layouts, then shardings
+  std::vector<RunnerUp> runners_up;  // schedule x recompute families, then layouts, then shardings (then synthesized)
+  std::optional<PlanSynthesis> synthesis;  // when the plan was asked to search a schedule
 };
 
 // The sweep the planner runs: every layout tp x pp x dp = num_devices (pp at most the number of
@@ -81,6 +99,10 @@ sched::Result<Plan> make_plan(const PlanRequest& request, const SweepOptions& op
 
 // Why `loser` lost to `best` (both simulated, `best` fits): see the file comment.
 std::string explain_loss(const SweepRow& loser, const SweepRow& best);
+
+// "K=16 M=64 1f1b rc=off", with " dp=4 z1" when replicated, "tp=2 " before it with tensor
+// parallelism: a row as the plan's runner-up lines name it.
+std::string config_label(const SweepConfig& config);
 
 // When nothing fits: the row that overflows its cap least, with its note.
 std::optional<std::size_t> least_overflowing_row(const std::vector<SweepRow>& rows);

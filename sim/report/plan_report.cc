@@ -18,14 +18,6 @@ std::string skipped_line(const SkipCounts& s) {
   return s.total() == 0 ? std::string("none skipped") : fmt::format("{} skipped as impossible", s.total());
 }
 
-// "K=16 M=64 1f1b rc=off", with " dp=4 z1" when replicated, "tp=2 " before it with tensor parallelism.
-std::string config_label(const SweepConfig& c) {
-  std::string label = c.tp > 1 ? fmt::format("tp={} ", c.tp) : std::string();
-  label += fmt::format("K={} M={} {} rc={}", c.num_stages, c.num_microbatches, schedule_text(c), recompute_name(c.recompute));
-  if (c.dp > 1) label += fmt::format(" dp={} z{}", c.dp, zero_stage_name(c.zero));
-  return label;
-}
-
 // "412.3 samples/s (51.5 per device), 843,366 tokens/s, MFU 31.2%": MFU and tokens when known.
 std::string throughput_text(const SweepRow& r) {
   std::string text = fmt::format("{} samples/s ({} per device)", format_samples_per_s(r.samples_per_s),
@@ -61,6 +53,31 @@ std::string summary(const SweepRow& r, const ModelSpec& model) {
   return out;
 }
 
+// The synthesized family's note: the row it was searched from (or why none was), the faster
+// fitting rows synthesis cannot search and why, and whether it beats the best row.
+std::string synthesis_text(const Plan& plan) {
+  const PlanSynthesis& s = *plan.synthesis;
+  std::string out = "\nsynthesized schedule: ";
+  if (!s.source) {
+    out += fmt::format("not searched: {}\n", s.why_not);
+  } else if (!s.why_not.empty()) {
+    out += fmt::format("searched from {}, nothing found: {}\n", config_label(plan.sweep.rows[*s.source].config), s.why_not);
+  } else {
+    out += fmt::format("searched from {}, the fastest fitting row synthesis can express: step {}\n",
+                       config_label(plan.sweep.rows[*s.source].config), format_duration(s.row.makespan_ns));
+  }
+  if (!s.unsearchable.empty()) {
+    out += fmt::format("  {} it cannot search: {}\n", s.source ? "faster fitting rows" : "fitting rows", s.unsearchable);
+  }
+  if (s.beats_best && plan.best) {
+    const Nanoseconds best = plan.sweep.rows[*plan.best].makespan_ns;
+    out += fmt::format("  faster than the best row: step {} vs {}, {} ({}) shorter\n", format_duration(s.row.makespan_ns),
+                       format_duration(best), format_duration(best - s.row.makespan_ns),
+                       format_percent(1 - static_cast<double>(s.row.makespan_ns) / static_cast<double>(best)));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string plan_report(const Plan& plan) {
@@ -90,7 +107,7 @@ std::string plan_report(const Plan& plan) {
   std::vector<std::string> labels;
   for (const RunnerUp& up : plan.runners_up) {
     width = std::max(width, up.family.size());
-    labels.push_back(up.row ? config_label(rows[*up.row].config) : std::string("-"));
+    labels.push_back(up.row ? config_label(rows[*up.row].config) : up.label.empty() ? std::string("-") : up.label);
     if (up.row && size_extrapolation(plan.spec.model, rows[*up.row].config.microbatch_size())) {
       labels.back() += " (extrapolated)";
     }
@@ -101,6 +118,7 @@ std::string plan_report(const Plan& plan) {
     const RunnerUp& up = plan.runners_up[i];
     out += fmt::format("  {:<{}}  {:<{}}  {}\n", up.family, width, labels[i], label_width, up.reason);
   }
+  if (plan.synthesis) out += synthesis_text(plan);
   return out;
 }
 

@@ -1,8 +1,10 @@
 // The hand-written families a synthesized schedule is measured against, on the same costs and
 // cap: gpipe, 1f1b, zb-h1 and zb-h2 (its rule run on the stage times, sim/engine/timed_orders.h),
-// one stage per device, evaluated as the search evaluates its own candidates.
+// one stage per device, evaluated as the search evaluates its own candidates; where the search
+// re-materializes, each of them with an R before every backward too (sched::add_recompute).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "sched/generators.h"
@@ -12,13 +14,17 @@ namespace pipeworks::sim {
 
 struct HandWritten {
   sched::ScheduleKind kind = sched::ScheduleKind::kGPipe;
+  bool recompute = false;  // an R before every backward
   Evaluation evaluation;
+  std::string label() const;  // "1f1b", "1f1b + recompute"
 };
 
-// The four families in the order above; an error when one cannot be generated or simulated.
+// The four families in the order above, then (with `recompute`) the four re-materialized; an
+// error when one cannot be generated or simulated.
 sched::Result<std::vector<HandWritten>> hand_written_families(int num_stages, int num_microbatches,
                                                               const CostModel& costs,
-                                                              const std::vector<Bytes>& caps_bytes);
+                                                              const std::vector<Bytes>& caps_bytes,
+                                                              bool recompute = false);
 
 // The family that fits with the shortest step (the first on ties); nullptr when none fits.
 const HandWritten* best_fitting(const std::vector<HandWritten>& families);

@@ -3,7 +3,13 @@
 // adds its stage's stash, the W (or B) of that micro-batch gives it back, the static state is
 // held throughout).
 //
-//   limit(s) = min(M, floor((cap(s) - params - grads - optimizer state) / stash(s)))   (M when stash is 0)
+//   limit(s)   = min(M, floor((cap(s) - params - grads - optimizer state) / stash(s)))   (M when stash is 0)
+//
+// Under re-materialization (an R before each backward) a micro-batch holds only its stage input
+// from its F to its R, and its stash from its R to its W (or B); with each W right after its I at
+// most one stash is held at a time:
+//
+//   limit_R(s) = min(M, floor((cap(s) - static - stash(s)) / input(s)))                   (M when input is 0)
 #pragma once
 
 #include <vector>
@@ -17,5 +23,11 @@ namespace pipeworks::sim {
 // where not even one micro-batch fits beside the static state: no schedule fits the cap there.
 sched::Result<std::vector<int>> in_flight_limits(const CostModel& costs, const std::vector<Bytes>& caps_bytes,
                                                  int num_microbatches);
+
+// The same under re-materialization; an error naming the first device where the static state,
+// one stash and one stage input do not fit.
+sched::Result<std::vector<int>> recompute_in_flight_limits(const CostModel& costs,
+                                                           const std::vector<Bytes>& caps_bytes,
+                                                           int num_microbatches);
 
 }  // namespace pipeworks::sim

@@ -25,8 +25,10 @@ struct LocalSearchStats {
   bool stopped_by_clock = false;  // the deadline came before the evaluations were spent
 };
 
-// `start` must fit; the result fits and its step is at most start's.
+// `start` must fit; the result fits and its step is at most start's. `recompute`: R toggles are
+// among the moves (moves.h).
 Evaluation local_search(Evaluation start, const CostModel& costs, const std::vector<Bytes>& caps_bytes,
-                        Nanoseconds bound_ns, SearchRng& rng, const SearchBudget& budget, LocalSearchStats& stats);
+                        Nanoseconds bound_ns, SearchRng& rng, const SearchBudget& budget, bool recompute,
+                        LocalSearchStats& stats);
 
 }  // namespace pipeworks::sim

@@ -75,6 +75,28 @@ bool merge_or_split(sched::Program& program, SearchRng& rng) {
   return true;
 }
 
+// Puts an R before a random backward (I or B) that has none, right before it, or takes a
+// random backward's R away: that micro-batch keeps its stage input instead of its stash until
+// the R, and pays a forward again.
+bool toggle_recompute(sched::Program& program, SearchRng& rng) {
+  std::vector<std::size_t> backwards;
+  for (std::size_t p = 0; p < program.size(); ++p) {
+    const ActionKind k = program[p].kind;
+    if (k == ActionKind::kBackwardInput || k == ActionKind::kBackward) backwards.push_back(p);
+  }
+  if (backwards.empty()) return false;
+  const auto pick = uniform_index(rng, 0, static_cast<std::int64_t>(backwards.size()) - 1);
+  const std::size_t at = backwards[static_cast<std::size_t>(pick)];
+  const Action r{program[at].stage, ActionKind::kRecompute, program[at].microbatch};
+  const auto existing = std::find(program.begin(), program.end(), r);
+  if (existing != program.end()) {
+    program.erase(existing);
+  } else {
+    program.insert(program.begin() + static_cast<std::ptrdiff_t>(at), r);
+  }
+  return true;
+}
+
 }  // namespace
 
 std::int64_t uniform_index(SearchRng& rng, std::int64_t low, std::int64_t high) {
@@ -82,14 +104,15 @@ std::int64_t uniform_index(SearchRng& rng, std::int64_t low, std::int64_t high) 
   return low + static_cast<std::int64_t>(rng() % span);
 }
 
-bool random_move(sched::Schedule& schedule, SearchRng& rng) {
+bool random_move(sched::Schedule& schedule, SearchRng& rng, bool recompute) {
   if (schedule.programs.empty()) return false;
   const auto d = static_cast<std::size_t>(uniform_index(rng, 0, static_cast<std::int64_t>(schedule.programs.size()) - 1));
   sched::Program& program = schedule.programs[d];
   // W shifts 8 times in 10: on gpt x dgx-h100, K = 8, M = 64 under 5 and 6 GiB they found
   // shorter steps than an even mix with swaps for the same evaluations (docs/schedules.md).
-  const std::int64_t kind = uniform_index(rng, 0, 9);
+  const std::int64_t kind = uniform_index(rng, 0, recompute ? 10 : 9);
   if (kind < 8) return shift_weight(program, rng);
+  if (kind == 10) return toggle_recompute(program, rng);
   return kind == 8 ? swap_adjacent(program, rng) : merge_or_split(program, rng);
 }
 

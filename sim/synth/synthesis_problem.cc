@@ -10,6 +10,17 @@
 
 namespace pipeworks::sim {
 
+sched::Status check_search_options(const SearchOptions& options) {
+  if (!std::isfinite(options.time_limit_s) || options.time_limit_s <= 0 || options.time_limit_s > kMaxTimeLimitS) {
+    return sched::Error{fmt::format("the time limit must be above 0 and at most {} s, got {}", kMaxTimeLimitS,
+                                    options.time_limit_s)};
+  }
+  if (options.max_evaluations < -1) {
+    return sched::Error{fmt::format("the evaluations must be at least 0, got {}", options.max_evaluations)};
+  }
+  return sched::Ok{};
+}
+
 sched::Status check_problem(const SynthesisProblem& problem, const SearchOptions& options) {
   if (auto size = sched::check_schedule_size(problem.num_stages, problem.num_microbatches); !size) return size;
   const CostModel& costs = problem.costs;
@@ -22,19 +33,13 @@ sched::Status check_problem(const SynthesisProblem& problem, const SearchOptions
   if (problem.memory_cap_bytes <= 0) {
     return sched::Error{fmt::format("the memory cap must be positive, got {} bytes", problem.memory_cap_bytes)};
   }
-  if (!std::isfinite(options.time_limit_s) || options.time_limit_s <= 0 || options.time_limit_s > kMaxTimeLimitS) {
-    return sched::Error{fmt::format("the time limit must be above 0 and at most {} s, got {}", kMaxTimeLimitS,
-                                    options.time_limit_s)};
-  }
+  if (auto search = check_search_options(options); !search) return search;
   const double first_s = 5.0 * static_cast<double>(lowered_actions_estimate(problem.num_stages, problem.num_microbatches)) /
                          kEvaluatedActionsPerSecond;
   if (first_s > options.time_limit_s) {
     return sched::Error{fmt::format("{} stages x {} micro-batches: the first evaluations alone take about {:.1f} s, more "
                                     "than the time limit of {} s",
                                     problem.num_stages, problem.num_microbatches, first_s, options.time_limit_s)};
-  }
-  if (options.max_evaluations < -1) {
-    return sched::Error{fmt::format("the evaluations must be at least 0, got {}", options.max_evaluations)};
   }
   return sched::Ok{};
 }

@@ -24,6 +24,9 @@ struct SearchOptions {
   // The local search's evaluations; -1: what the time limit buys (synthesize.h). Either way the
   // time limit still stops the search.
   std::int64_t max_evaluations = -1;
+  // Re-materialization searched too (R before a backward, in_flight_limits.h): where the cap holds
+  // fewer than M micro-batches' activations on some stage, or none.
+  bool recompute = true;
 };
 
 // The simulator's pace the evaluation budget assumes: lowered actions lowered and simulated per
@@ -42,6 +45,10 @@ inline constexpr double kMaxTimeLimitS = 3600;
 // evaluations -1 or at least 0, and the time limit holds the first five evaluations (the four
 // hand-written families and one list-rule setting) at kEvaluatedActionsPerSecond.
 sched::Status check_problem(const SynthesisProblem& problem, const SearchOptions& options);
+
+// The part of check_problem on the options alone: the time limit in (0, kMaxTimeLimitS], the
+// evaluations -1 or at least 0 (the planner checks them before its sweep).
+sched::Status check_search_options(const SearchOptions& options);
 
 // Per device, the cap the schedule must fit: memory_cap_bytes, or the device's own memory where
 // the cost model gives a smaller one.

@@ -18,6 +18,9 @@ nlohmann::json devices_json(const SynthesisResult& r) {
                        {"cap_bytes", cap},
                        {"fits", d.memory.peak_bytes <= cap},
                        {"in_flight_limit", i < r.in_flight_limits.size() ? r.in_flight_limits[i] : 0},
+                       {"in_flight_limit_recompute", i < r.recompute_in_flight_limits.size()
+                                                         ? nlohmann::json(r.recompute_in_flight_limits[i])
+                                                         : nlohmann::json()},
                        {"bubble_fraction", d.bubble_fraction}});
   }
   return devices;
@@ -27,6 +30,7 @@ nlohmann::json families_json(const SynthesisResult& r) {
   nlohmann::json families = nlohmann::json::array();
   for (const HandWritten& h : r.hand_written) {
     families.push_back({{"schedule", std::string(sched::schedule_kind_name(h.kind))},
+                        {"recompute", h.recompute},
                         {"step_ns", h.evaluation.step_ns()},
                         {"bubble_fraction", h.evaluation.simulated.bubble_fraction},
                         {"largest_peak_bytes", largest_peak_bytes(h.evaluation)},
@@ -36,6 +40,15 @@ nlohmann::json families_json(const SynthesisResult& r) {
 }
 
 }  // namespace
+
+std::int64_t recomputed_backwards(const sched::Schedule& schedule) {
+  std::int64_t count = 0;
+  for (const sched::Program& program : schedule.programs) {
+    count += std::count_if(program.begin(), program.end(),
+                           [](const sched::Action& a) { return a.kind == sched::ActionKind::kRecompute; });
+  }
+  return count;
+}
 
 Bytes largest_peak_bytes(const Evaluation& evaluation) {
   Bytes peak = 0;
@@ -61,8 +74,8 @@ std::string synthesis_report_json(const SynthesisResult& r, const SynthesisInput
       {"gap_to_lower_bound", r.gap()},
       {"devices", devices_json(r)},
       {"hand_written", families_json(r)},
-      {"best_hand_written",
-       best == nullptr ? nlohmann::json() : nlohmann::json(std::string(sched::schedule_kind_name(best->kind)))},
+      {"recomputed_backwards", recomputed_backwards(r.best.schedule)},
+      {"best_hand_written", best == nullptr ? nlohmann::json() : nlohmann::json(best->label())},
       {"search",
        {{"start", r.origin},
         {"list_schedules", r.list_schedules},

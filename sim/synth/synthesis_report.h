@@ -22,6 +22,9 @@ struct SynthesisInputs {
 // The report, pretty-printed with a final newline.
 std::string synthesis_report_json(const SynthesisResult& result, const SynthesisInputs& inputs);
 
+// The R actions of a compute-only schedule: backwards it re-materializes.
+std::int64_t recomputed_backwards(const sched::Schedule& schedule);
+
 // The largest peak over the devices of an evaluation (for the families' one-line figures).
 Bytes largest_peak_bytes(const Evaluation& evaluation);
 

@@ -45,22 +45,29 @@ std::optional<Start> best_family(const SynthesisResult& out) {
   return Start{best->evaluation, std::string(sched::schedule_kind_name(best->kind))};
 }
 
-// The best list-rule schedule that fits over every setting of policies.h; once the deadline has
-// passed no further setting is tried (past the first that fits).
+// The best list-rule schedule that fits over every setting of policies.h (on the plain limits
+// where some micro-batch fits, then with an R before every backward on the re-materializing
+// limits where those are searched); once the deadline has passed no further setting is tried
+// (past the first that fits).
 std::optional<Start> best_list_schedule(const std::vector<SynthStageTimes>& times, const SynthesisProblem& problem,
                                         std::chrono::steady_clock::time_point deadline, SynthesisResult& out) {
   std::optional<Start> best;
-  for (const ListPolicy& policy : list_policies(out.in_flight_limits, problem.num_microbatches)) {
-    if (best && std::chrono::steady_clock::now() >= deadline) {
-      out.search.stopped_by_clock = true;
-      break;
+  for (const bool recompute : {false, true}) {
+    const std::vector<int>& limits = recompute ? out.recompute_in_flight_limits : out.in_flight_limits;
+    if (limits.empty()) continue;
+    for (const ListPolicy& policy : list_policies(limits, problem.num_microbatches)) {
+      if (best && std::chrono::steady_clock::now() >= deadline) {
+        out.search.stopped_by_clock = true;
+        return best;
+      }
+      auto schedule = list_schedule(times, problem.num_microbatches, policy);
+      if (schedule && recompute) schedule = sched::add_recompute(*schedule);
+      if (!schedule) continue;
+      auto judged = evaluate(std::move(schedule).value(), problem.costs, out.caps_bytes);
+      ++out.list_schedules;
+      if (!judged || !judged->fits || (best && !better(*judged, best->evaluation))) continue;
+      best = Start{std::move(judged).value(), policy_text(policy) + (recompute ? "; re-materialized" : "")};
     }
-    auto schedule = list_schedule(times, problem.num_microbatches, policy);
-    if (!schedule) continue;
-    auto judged = evaluate(std::move(schedule).value(), problem.costs, out.caps_bytes);
-    ++out.list_schedules;
-    if (!judged || !judged->fits || (best && !better(*judged, best->evaluation))) continue;
-    best = Start{std::move(judged).value(), policy_text(policy)};
   }
   return best;
 }
@@ -110,7 +117,8 @@ Evaluation search_from(std::vector<Start> from, const SynthesisProblem& problem,
     const std::int64_t share = out.evaluation_budget / n + (i == 0 ? out.evaluation_budget % n : 0);
     LocalSearchStats stats;
     Evaluation found = local_search(std::move(from[static_cast<std::size_t>(i)].evaluation), problem.costs,
-                                    out.caps_bytes, out.bound.step_ns, rng, SearchBudget{share, deadline}, stats);
+                                    out.caps_bytes, out.bound.step_ns, rng, SearchBudget{share, deadline},
+                                    !out.recompute_in_flight_limits.empty(), stats);
     out.search.evaluations += stats.evaluations;
     out.search.improvements += stats.improvements;
     out.search.stopped_by_clock = out.search.stopped_by_clock || stats.stopped_by_clock;
@@ -122,6 +130,24 @@ Evaluation search_from(std::vector<Start> from, const SynthesisProblem& problem,
   return std::move(best).value();
 }
 
+// The in-flight limits of the result: the plain ones, and the re-materializing ones where they are
+// searched: the options allow it and the cap holds fewer than M micro-batches on some stage. (A
+// cap that holds no micro-batch plainly holds none re-materialized either: R keeps the stash from
+// R to W beside the stage input.)
+sched::Status set_limits(const SynthesisProblem& problem, const SearchOptions& options, SynthesisResult& out) {
+  const int m = problem.num_microbatches;
+  auto plain = in_flight_limits(problem.costs, out.caps_bytes, m);
+  if (!plain) return plain.error();
+  out.in_flight_limits = std::move(plain).value();
+  const auto& limits = out.in_flight_limits;
+  if (!options.recompute || std::all_of(limits.begin(), limits.end(), [m](int limit) { return limit >= m; })) {
+    return sched::Ok{};
+  }
+  auto with_r = recompute_in_flight_limits(problem.costs, out.caps_bytes, m);
+  if (with_r) out.recompute_in_flight_limits = std::move(with_r).value();
+  return sched::Ok{};
+}
+
 }  // namespace
 
 sched::Result<SynthesisResult> synthesize(const SynthesisProblem& problem, const SearchOptions& options) {
@@ -131,11 +157,10 @@ sched::Result<SynthesisResult> synthesize(const SynthesisProblem& problem, const
   out.caps_bytes = device_caps_bytes(problem);
   auto times = synth_stage_times(problem.costs);
   if (!times) return times.error();
-  auto limits = in_flight_limits(problem.costs, out.caps_bytes, problem.num_microbatches);
-  if (!limits) return limits.error();
-  out.in_flight_limits = std::move(limits).value();
+  if (auto limits = set_limits(problem, options, out); !limits) return limits.error();
   out.bound = step_lower_bound(*times, problem.num_microbatches);
-  auto families = hand_written_families(problem.num_stages, problem.num_microbatches, problem.costs, out.caps_bytes);
+  auto families = hand_written_families(problem.num_stages, problem.num_microbatches, problem.costs, out.caps_bytes,
+                                        !out.recompute_in_flight_limits.empty());
   if (!families) return families.error();
   out.hand_written = std::move(families).value();
   const auto deadline = started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(

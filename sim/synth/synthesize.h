@@ -2,13 +2,16 @@
 // micro-batches with the shortest simulated step whose peak fits the memory cap on every device,
 // how far it is from the lower bound, and the best hand-written family under the same cap.
 //
-//   1. the cap becomes per-stage in-flight limits (in_flight_limits.h); a cap that holds not one
-//      micro-batch somewhere is an error
-//   2. the list rule (list_rule.h) runs over every setting of policies.h; each schedule is
-//      lowered and simulated (evaluation.h), and so are gpipe, 1f1b, zb-h1, zb-h2 (hand_written.h)
+//   1. the cap becomes per-stage in-flight limits (in_flight_limits.h), and where it holds fewer
+//      than M micro-batches somewhere, limits under re-materialization too (unless the options
+//      forbid R); a cap that holds not one micro-batch somewhere is an error
+//   2. the list rule (list_rule.h) runs over every setting of policies.h (with an R before every
+//      backward on the re-materializing limits); each schedule is lowered and simulated
+//      (evaluation.h), and so are gpipe, 1f1b, zb-h1, zb-h2, each with R too (hand_written.h)
 //   3. the best list-rule schedule and the best family that fit are each improved by the seeded
-//      local search (local_search.h), half the evaluations each, until they are spent, the bound
-//      is reached or the time limit passes; the better result is the answer
+//      local search (local_search.h; R toggles among its moves where R is searched), half the
+//      evaluations each, until they are spent, the bound is reached or the time limit passes;
+//      the better result is the answer
 //   4. the result is lowered and checked by sched::validate before it is returned
 //
 // The evaluations are a fixed number derived from the time limit (kEvaluatedActionsPerSecond), so
@@ -30,8 +33,11 @@ struct SynthesisResult {
   Evaluation best;                     // the synthesized schedule (compute only) and its simulation
   std::vector<Bytes> caps_bytes;       // per device
   std::vector<int> in_flight_limits;   // per stage, what the cap allows
+  // Per stage, what the cap allows re-materializing; empty where R is not searched (not allowed,
+  // or the cap holds all M micro-batches on every stage)
+  std::vector<int> recompute_in_flight_limits;
   LowerBound bound;
-  std::vector<HandWritten> hand_written;  // gpipe, 1f1b, zb-h1, zb-h2
+  std::vector<HandWritten> hand_written;  // gpipe, 1f1b, zb-h1, zb-h2 (then each with R, where searched)
   std::string origin;                  // the start the answer was searched from ("list rule ..." or a family)
   int list_schedules = 0;              // list-rule settings evaluated
   std::int64_t evaluation_budget = 0;  // the local search's evaluations allowed

@@ -35,6 +35,24 @@ TEST_CASE("synthesize prints the step the bound the gap and the best hand-writte
   }
 }
 
+TEST_CASE("synthesize searches re-materialization under a binding cap unless told not to", "[synthesize]") {
+  // uniform on cpu2, K 2, M 8: 128 MiB of static state and 32 MiB a micro-batch on each device;
+  // 200 MiB hold 2 micro-batches plainly and 8 with R (4 MiB of stage input each).
+  const std::string problem = "--model uniform --layers 4 --cluster cpu2 -K 2 -M 8 --max-evaluations 100 --memory-cap 200MiB";
+  const CliRun searched = run_pipeworks("synthesize " + problem + " --json " + kScratch + "r.json");
+  INFO(searched.output);
+  REQUIRE(searched.exit_code == 0);
+  CHECK_THAT(searched.output, Catch::Contains("2 (8 with R)") && Catch::Contains("zb-h1 + recompute"));
+  const nlohmann::json report = read_json(kScratch + "r.json");
+  CHECK(report["devices"][0]["in_flight_limit_recompute"] == 8);
+  CHECK(report["hand_written"].size() == 8);
+  const CliRun plain = run_pipeworks("synthesize " + problem + " --no-recompute");
+  INFO(plain.output);
+  REQUIRE(plain.exit_code == 0);
+  CHECK_THAT(plain.output, !Catch::Contains("with R") && !Catch::Contains("+ recompute"));
+  std::remove((kScratch + "r.json").c_str());
+}
+
 TEST_CASE("synthesize writes a CSV and a JSON schedule that validate and simulate to its step", "[synthesize]") {
   for (const std::string ext : {"csv", "json"}) {
     const std::string schedule = kScratch + "schedule." + ext;

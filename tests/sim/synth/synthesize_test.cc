@@ -7,11 +7,13 @@
 #include <cmath>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "sched/generators.h"
 #include "sched/passes.h"
 #include "sched/validate.h"
 #include "sim/synth/in_flight_limits.h"
+#include "sim/synth/synthesis_report.h"
 #include "sim/synth/synthesize.h"
 #include "sim/synth/synth_test_costs.h"
 
@@ -144,4 +146,43 @@ TEST_CASE("synthesize on issue 39 costs is within 2 percent of the bound and bea
   REQUIRE(tight.ok());
   CHECK(tight->best.step_ns() <= family(pipeworks::sched::ScheduleKind::kZbH1, k, m, costs).step_ns);
   CHECK(tight->best.step_ns() < family(pipeworks::sched::ScheduleKind::kOneFOneB, k, m, costs).step_ns);
+}
+
+TEST_CASE("synthesize re-materializes where the cap holds fewer micro-batches than the pipeline needs", "[synth]") {
+  // Stash 4 B, stage input 1 B a micro-batch: a cap of 8 B holds 2 micro-batches plainly, 4 with
+  // an R before each backward (one stash from R to W beside the inputs, in_flight_limits.h).
+  const int k = 4, m = 8;
+  pipeworks::sim::CostModel costs = pipeworks::test::synth_costs(k, 2, 2, 1);
+  for (pipeworks::sim::StageCost& c : costs.stages) {
+    c.stash_bytes = 4;
+    c.input_bytes = 1;
+  }
+  const SynthesisProblem problem{k, m, costs, 8};
+  auto with_r = pipeworks::sim::synthesize(problem, fixed_budget(300));
+  SearchOptions plain_only = fixed_budget(300);
+  plain_only.recompute = false;
+  auto without_r = pipeworks::sim::synthesize(problem, plain_only);
+  REQUIRE(with_r.ok());
+  REQUIRE(without_r.ok());
+  CHECK(with_r->in_flight_limits == std::vector<int>{2, 2, 2, 2});
+  CHECK(with_r->recompute_in_flight_limits == std::vector<int>{4, 4, 4, 4});
+  CHECK(without_r->recompute_in_flight_limits.empty());
+  CHECK(pipeworks::sim::recomputed_backwards(without_r->best.schedule) == 0);
+  CHECK(pipeworks::sim::recomputed_backwards(with_r->best.schedule) > 0);
+  CHECK(with_r->best.fits);
+  CHECK(with_r->best.step_ns() < without_r->best.step_ns());
+  CHECK(with_r->hand_written.size() == 8);  // the four families, then each with R
+  CHECK(with_r->hand_written[5].label() == "1f1b + recompute");
+  const auto simulated = pipeworks::test::simulate_lowered(with_r->best.schedule, costs);
+  for (const auto& d : simulated.devices) CHECK(d.memory.peak_bytes <= 8);
+  CHECK(pipeworks::sched::validate(with_r->best.schedule).empty());
+}
+
+TEST_CASE("synthesize leaves R out where the cap holds every micro-batch", "[synth]") {
+  pipeworks::sim::CostModel costs = pipeworks::test::synth_costs(3, 2, 2, 1);
+  auto r = pipeworks::sim::synthesize(SynthesisProblem{3, 6, costs, 6}, fixed_budget(100));
+  REQUIRE(r.ok());
+  CHECK(r->recompute_in_flight_limits.empty());
+  CHECK(r->hand_written.size() == 4);
+  CHECK(pipeworks::sim::recomputed_backwards(r->best.schedule) == 0);
 }

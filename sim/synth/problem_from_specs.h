@@ -1,0 +1,47 @@
+// The one place a synthesis problem is built from specs, so that `pipeworks synthesize`, Python's
+// synthesize() and the planner's synthesized family ask the search the same question: K stages
+// of a partition (uniform unless given), stage s on device s, the micro-batch size the batch
+// splits into, and the cost model sim/plan builds from them.
+#pragma once
+
+#include <optional>
+
+#include "sched/result.h"
+#include "sim/plan/partition.h"
+#include "sim/spec/cluster_spec.h"
+#include "sim/spec/model_spec.h"
+#include "sim/spec/optimizer.h"
+#include "sim/synth/synthesis_report.h"
+
+namespace pipeworks::sim {
+
+// Samples per micro-batch when no batch is given: the commands' shared default
+// (cli/shared_defaults.h's kDefaultSamplesPerMicrobatch, which `synthesize` asserts equal).
+inline constexpr int kSynthesisSamplesPerMicrobatch = 4;
+
+struct SynthesisSetup {
+  int num_stages = 4;
+  int num_microbatches = 8;
+  std::optional<int> batch;              // samples per mini-batch; nullopt: kSynthesisSamplesPerMicrobatch x M
+  OptimizerKind optimizer = OptimizerKind::kAdam;
+  Bytes memory_cap_bytes = 0;            // on every device (synthesis_problem.h)
+  std::optional<Partition> partition;    // nullopt: uniform over the K stages
+};
+
+// The search's problem and what its report says about the inputs.
+struct SpecSynthesis {
+  SynthesisProblem problem;
+  SynthesisInputs inputs;
+};
+
+// The batch's micro-batch size; the error reads "batch 12 and 8 micro-batches: ...".
+sched::Result<int> synthesis_microbatch_size(const SynthesisSetup& setup);
+
+// Errors, in this order: K x M beyond sched/limits.h, a batch that does not split, more stages
+// than the cluster's devices, a model with fewer layers than stages, a partition of another
+// model or another K, a cost model that cannot be built. The search's own checks (the cap, the
+// time limit) stay with sim::synthesize.
+sched::Result<SpecSynthesis> problem_from_specs(const ModelSpec& model, const ClusterSpec& cluster,
+                                                const SynthesisSetup& setup, const SearchOptions& options);
+
+}  // namespace pipeworks::sim
