@@ -52,6 +52,32 @@ TEST_CASE("run --schedule-file trains any valid file and its gradients equal the
   fs::remove_all(dir);
 }
 
+TEST_CASE("run --schedule-file trains a schedule `synthesize` searched on the model's own profile") {
+  const fs::path dir = fresh_dir();
+  const std::string spec = (dir / "mlp.json").string();
+  const test::CliRun profiled = test::run_pipeworks(
+      "profile --model mlp --depth 4 --width 8 --intra-op-threads 1 --microbatch-sizes 2 --repetitions 2 --no-machine -o " +
+      spec);
+  INFO(profiled.output);
+  REQUIRE(profiled.exit_code == 0);
+  const std::string file = (dir / "synthesized.csv").string();
+  const test::CliRun synthesized = test::run_pipeworks("synthesize --model-spec " + spec +
+                                                       " --cluster cpu2 -K 2 -M 4 --batch 8 --memory-cap 1GiB "
+                                                       "--max-evaluations 200 -o " + file);
+  INFO(synthesized.output);
+  REQUIRE(synthesized.exit_code == 0);
+  const test::CliRun threads = test::run_pipeworks("run " + kMlp + "-K 2 -M 4 --check --schedule-file " + file);
+  INFO(threads.output);
+  CHECK(threads.exit_code == 0);
+  CHECK_THAT(threads.output, Catch::Contains("PASS"));
+  const test::CliRun launched = test::run_pipeworks("launch -n 2 --kill-after 120 -- " + PIPEWORKS_EXE + " run " + kMlp +
+                                                    "-K 2 -M 4 --check --distributed --schedule-file " + file);
+  INFO(launched.output);
+  CHECK(launched.exit_code == 0);
+  CHECK_THAT(launched.output, Catch::Contains("PASS"));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("run --schedule-file: a bad file is exit 1, a contradicting option exit 2, each named") {
   const fs::path dir = fresh_dir();
   const std::string file = schedule_file(dir, "1f1b.csv", "--schedule 1f1b -K 2 -M 4 --format csv");
