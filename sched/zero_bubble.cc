@@ -43,12 +43,27 @@ Program zb_h1_stage_order(int num_stages, int num_microbatches, int stage) {
   return order;
 }
 
+// Whether a free stage with a W pending leaves it for a result already on its way: a W started
+// now would hold up a result that arrives before the W ends. It waits for its next F or I while
+// that is on the link (arrives within the hand-off: the neighbour ended it, the stage would not
+// have waited had the hand-off been 0), and for its last micro-batch's I whenever it arrives
+// before the W would end, since that I's chain up to stage 0 decides the makespan. In unit time
+// without a hand-off every result arrives on a whole step, so no stage waits and the order is
+// the plain rule's (the pictures in zero_bubble.h). The arrivals are kNever where not yet known.
+bool waits_for_result(std::int64_t t, std::int64_t w_time, std::int64_t handoff, std::int64_t f_arrives,
+                      std::int64_t i_arrives, bool last_i) {
+  const bool f_on_link = t < f_arrives && f_arrives - t <= handoff;
+  const bool i_before_w_ends = t < i_arrives && i_arrives - t < w_time;
+  return f_on_link || (i_before_w_ends && (i_arrives - t <= handoff || last_i));
+}
+
 // The ZB-H2 list schedule: whenever a stage is free, it runs its next I if ready, else its next F
-// if ready and under the in-flight limit, else its oldest pending W (zero_bubble.h), each taking
-// its stage's time; a result reaches the neighbouring stage `handoff` after its action ends. A
-// stage decides only at the times something changes for it (its own action ends, a neighbour's
-// result arrives), kept in a queue of wake-ups: time proportional to the 3KM actions. Actions take
-// at least one tick, so decisions at one time never see each other's results.
+// if ready and under the in-flight limit, else its oldest pending W unless waits_for_result
+// (zero_bubble.h), each taking its stage's time; a result reaches the neighbouring stage
+// `handoff` after its action ends. A stage decides only at the times something changes for it
+// (its own action ends, a neighbour's result arrives), kept in a queue of wake-ups: time
+// proportional to the 3KM actions. Actions take at least one tick, so decisions at one time never
+// see each other's results.
 Result<std::vector<Program>> zb_h2_stage_orders(int num_stages, int num_microbatches,
                                                  const std::vector<StageTimes>& times, std::int64_t handoff) {
   constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
@@ -72,7 +87,11 @@ Result<std::vector<Program>> zb_h2_stage_orders(int num_stages, int num_microbat
     const auto i = static_cast<std::size_t>(ni[s]);
     const auto f = static_cast<std::size_t>(nf[s]);
     const bool can_i = ni[s] < num_microbatches && f_done[s * m + i] <= t && (s + 1 == k || i_arrives[(s + 1) * m + i] <= t);
-    const bool can_f = nf[s] < num_microbatches && nf[s] - nw[s] < limit && (s == 0 || f_arrives[(s - 1) * m + f] <= t);
+    const bool may_f = nf[s] < num_microbatches && nf[s] - nw[s] < limit;
+    const std::int64_t next_f = may_f && s > 0 ? f_arrives[(s - 1) * m + f] : kNever;  // when it can run
+    const bool can_f = may_f && (s == 0 || next_f <= t);
+    const bool i_waits = ni[s] < num_microbatches && s + 1 < k && f_done[s * m + i] <= t;
+    const std::int64_t next_i = i_waits ? i_arrives[(s + 1) * m + i] : kNever;  // when it can run
     const int stage = static_cast<int>(s);
     const StageTimes& cost = times[s];
     std::int64_t end = 0;
@@ -87,11 +106,12 @@ Result<std::vector<Program>> zb_h2_stage_orders(int num_stages, int num_microbat
       f_arrives[s * m + f] = end + handoff;
       if (s + 1 < k) wake_ups.emplace(end + handoff, s + 1);
       orders[s].push_back(forward(stage, nf[s]++));
-    } else if (nw[s] < ni[s]) {
+    } else if (nw[s] < ni[s] &&
+               !waits_for_result(t, cost.weight_grad, handoff, next_f, next_i, ni[s] + 1 == num_microbatches)) {
       end = t + cost.weight_grad;
       orders[s].push_back(weight_grad(stage, nw[s]++));
     } else {
-      continue;  // nothing to do until a neighbour's result arrives (it wakes this stage)
+      continue;  // nothing to do, or waiting, until a neighbour's result arrives (it wakes this stage)
     }
     free_at[s] = end;
     wake_ups.emplace(end, s);

@@ -18,9 +18,11 @@
 // ZB-H2: more warm-up forwards and W's moved to the tail, up to 2K-1 micro-batches in flight on
 // every stage. Written down as the list schedule that, whenever a stage is free, runs its next I
 // if ready, else its next F if ready and fewer than 2K-1 micro-batches are in flight, else its
-// oldest pending W; in unit time by default, on given stage times with zb_h2_timed. With F = I = W and M >= 2K-1 every device is busy without a gap from
-// its first action to its last (a parallelogram): the makespan M(F+I+W) + (K-1)F is the least
-// any schedule can have, and the only idle time is the forward ramp of the first micro-batch.
+// oldest pending W; in unit time by default, on given stage times with zb_h2_timed (which, with a
+// hand-off, leaves a W for a result on its way: see there). With F = I = W and M >= 2K-1 every
+// device is busy without a gap from its first action to its last (a parallelogram): the makespan
+// M(F+I+W) + (K-1)F is the least any schedule can have, and the only idle time is the forward
+// ramp of the first micro-batch.
 //
 //   t:   0  1  2  3  4  5  6  7  8  9 10 11 12 13 14 15 16 17 18 19
 //   d0: F0 F1 F2 F3 F4 I0 W0 I1 F5 I2 W1 I3 W2 I4 W3 W4 I5 W5  .  .
@@ -74,7 +76,10 @@ struct StageTimes {
 inline constexpr std::int64_t kMaxStageTime = 100'000'000'000;
 // ZB-H2's rule run on these times and a hand-off of `handoff` between neighbouring stages (one
 // entry per stage): with F, I and W unequal, the unit-time order leaves gaps the rule fills when
-// it decides on the real clock. zb_h2(shape) is this with unit times and no hand-off.
+// it decides on the real clock. A free stage does not start a W while its next F or I is on the
+// link to it (it arrives within the hand-off), nor while its last micro-batch's I arrives before
+// the W would end: that I's chain up to stage 0 sets the makespan. zb_h2(shape) is this with
+// unit times and no hand-off, where every result arrives on a whole step and no stage waits.
 Result<Schedule> zb_h2_timed(const ScheduleShape& shape, const std::vector<StageTimes>& times, std::int64_t handoff);
 
 // shape.num_stages = 2p; shape.placement empty or the V placement.

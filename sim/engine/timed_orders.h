@@ -1,8 +1,7 @@
 // Schedules whose rule decides on the clock, regenerated on a cost model's stage times: ZB-H2's
 // list rule (sched/zero_bubble.h) written for unit time leaves gaps when F, I and W differ (W
 // cheaper than F and I, the first stage's I given to its W); run on the real times it fills them
-// (tests/sim/engine/timed_orders_test.cc: within 2% of its bound where the unit-time order
-// is 5% over). `simulate`, `sweep` and `plan` time these kinds so; `run --schedule zb-h2` runs
+// (tests/sim/engine/timed_orders_test.cc: on its bound where the unit-time order is 5% over). `simulate`, `sweep` and `plan` time these kinds so; `run --schedule zb-h2` runs
 // the unit-time order (it has no cost model before it runs).
 #pragma once
 

@@ -63,6 +63,21 @@ TEST_CASE("ZB-H2 K=3 M=6 matches the picture", "[zero_bubble]") {
         "d2:  .  . F0 I0 F1 I1 F2 I2 F3 I3 F4 I4 W0 F5 I5 W1 W2 W3 W4 W5\n");
 }
 
+TEST_CASE("ZB-H2 on real times: a stage leaves a W for the last micro-batch's I on its way", "[zero_bubble]") {
+  // F 185, I 181, W 93, c 6 (issue 39's costs / 100), K = 4, M = 7. Stage 2 runs I5 and W3 and
+  // is free at 3135, when stage 3's I6 ends; I6 reaches it at 3141. Running W4 first (the plain
+  // rule) delays I6, and with it stage 0's end, by 87; the rule waits the 6 and runs W4 after I6.
+  const std::vector<StageTimes> times(4, {185, 181, 93});
+  const Schedule timed = zb_h2_timed({4, 7, {}}, times, 6).value();
+  const std::vector<Action> tail = {{2, ActionKind::kBackwardInput, 5},  {2, ActionKind::kBackwardWeight, 3},
+                                    {2, ActionKind::kBackwardInput, 6},  {2, ActionKind::kBackwardWeight, 4},
+                                    {2, ActionKind::kBackwardWeight, 5}, {2, ActionKind::kBackwardWeight, 6}};
+  const Program& stage2 = timed.programs[2];
+  CHECK(std::vector<Action>(stage2.end() - 6, stage2.end()) == tail);
+  // Without a hand-off nothing is in flight: the plain rule, whatever the times.
+  CHECK(zb_h2_timed({3, 6, {}}, std::vector<StageTimes>(3), 0).value() == generated(ScheduleKind::kZbH2, 3, 6));
+}
+
 TEST_CASE("ZB-V p=2 M=4 matches the picture", "[zero_bubble]") {
   CHECK(grid_of(ScheduleKind::kZbV, 4, 4) ==
         "t:    0   1   2   3   4   5   6   7   8   9  10  11  12  13  14  15  16  17  18  19  20  21  22  23  24\n"
