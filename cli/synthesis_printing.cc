@@ -66,8 +66,10 @@ std::string synthesis_summary(const sim::SynthesisResult& r, const sim::Synthesi
                        static_cast<std::int64_t>(r.best.schedule.num_stages) * r.best.schedule.num_microbatches);
   }
   out += fmt::format("lower bound     {} ({})\n", sim::format_duration(r.bound.step_ns),
-                     r.bound.chain ? "the last micro-batch's way down every stage and back, then device 0's W"
-                                   : fmt::format("device {}: earliest start + its work + its optimizer step", r.bound.device));
+                     r.bound.chain   ? std::string("the last micro-batch's way down every stage and back, then device 0's W")
+                     : r.bound.drain ? fmt::format("device {}: earliest start + its forwards and backwards, then the last "
+                                                   "one's way back to device 0", r.bound.device)
+                                     : fmt::format("device {}: earliest start + its work + its optimizer step", r.bound.device));
   out += fmt::format("gap to bound    {}\n\n", sim::format_percent(r.gap()));
   out += "memory against the cap\n" + devices_text(r) + "\n";
   out += "hand-written families, one stage per device, same costs and cap\n" + families_text(r) + "\n";

@@ -2,6 +2,7 @@
 #include "sim/synth/lower_bound.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace pipeworks::sim {
 namespace {
@@ -41,14 +42,44 @@ Nanoseconds chain_ns(const std::vector<SynthStageTimes>& times, int num_microbat
   return t + least_backward_work_ns(times.front()) + times.front().tail_ns;
 }
 
+// From stage s's backward of a micro-batch to the end of device 0's: the hand-offs and the
+// backwards (I or B) of the stages between, then stage 0's I + W (or B) and its tail.
+Nanoseconds way_back_ns(const std::vector<SynthStageTimes>& times, std::size_t s) {
+  Nanoseconds t = times[s - 1].handoff_backward_ns;
+  for (std::size_t j = s - 1; j >= 1; --j) t += least_backward_ns(times[j]) + times[j - 1].handoff_backward_ns;
+  return t + least_backward_work_ns(times.front()) + times.front().tail_ns;
+}
+
+// Device s >= 1 runs k of its M backwards as a whole B and M - k as I + W, for the k the schedule
+// picks. Its last backward on the chain (I or B) follows its M F's, its k B's and M - k I's, and
+// that micro-batch's gradient then goes back to device 0 (its W's may wait); and all its work
+// ends before its tail. Both hold for the schedule's k, so the bound is the least over k of the
+// later of the two; `drain` says whether the way back decides it there.
+LowerBound device_bound(const std::vector<SynthStageTimes>& times, std::size_t s, Nanoseconds start, int num_microbatches) {
+  const auto m = static_cast<Nanoseconds>(num_microbatches);
+  const SynthStageTimes& t = times[s];
+  const Nanoseconds forwards = t.first_forward_ns + (m - 1) * t.forward_ns;
+  const Nanoseconds back = way_back_ns(times, s);
+  LowerBound best{std::numeric_limits<Nanoseconds>::max(), static_cast<int>(s)};
+  for (Nanoseconds k = 0; k <= m; ++k) {
+    const Nanoseconds chain = k * least_whole_backward_ns(t) + (m - k) * t.input_grad_ns + back;
+    const Nanoseconds work = (k > 0 ? t.first_backward_ns + (k - 1) * t.backward_ns : 0) +
+                             (m - k) * (t.input_grad_ns + t.weight_grad_ns) + t.tail_ns;
+    const Nanoseconds end = start + forwards + std::max(chain, work);
+    if (end < best.step_ns) best = LowerBound{end, static_cast<int>(s), false, chain > work};
+  }
+  return best;
+}
+
 }  // namespace
 
 LowerBound step_lower_bound(const std::vector<SynthStageTimes>& times, int num_microbatches) {
   LowerBound bound;
   Nanoseconds start = 0;
   for (std::size_t s = 0; s < times.size(); ++s) {
-    const Nanoseconds end = start + stage_work_ns(times[s], num_microbatches) + times[s].tail_ns;
-    if (end > bound.step_ns) bound = LowerBound{end, static_cast<int>(s)};
+    const LowerBound device = s > 0 ? device_bound(times, s, start, num_microbatches)
+                                    : LowerBound{start + stage_work_ns(times[s], num_microbatches) + times[s].tail_ns, 0};
+    if (device.step_ns > bound.step_ns) bound = device;
     start += least_forward_ns(times[s]) + times[s].handoff_forward_ns;
   }
   if (times.empty()) return bound;

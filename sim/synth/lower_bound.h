@@ -2,11 +2,18 @@
 // cost model, so that a synthesized schedule can say how far it is from the best possible.
 //
 // Device s cannot start before micro-batch 0's forwards and hand-offs reach it, and then has all
-// of its own work to do, one action at a time, and its optimizer tail after it:
+// of its own work to do, one action at a time, and its optimizer tail after it. A device s >= 1
+// also has a drain: its last backward on the chain (I, or B) follows all its F's and backwards,
+// and that micro-batch's gradient then goes back up to device 0 and its W; its own W's may wait
+// after it. With k of its M backwards run as whole B's (the schedule picks k):
 //
-//   start(s) = sum_{j < s} (min(F_first(j), F(j)) + handoff(j -> j+1))
-//   work(s)  = F_first(s) + (M-1) F(s) + min(M (I+W), B_first + (M-1)(I+W), B_first + (M-1) B)
-//   devices  = max_s start(s) + work(s) + tail(s)
+//   start(s)   = sum_{j < s} (min(F_first(j), F(j)) + handoff(j -> j+1))
+//   fwd(s)     = F_first(s) + (M-1) F(s)
+//   work_k(s)  = B_first + (k-1) B + (M-k)(I+W)     (0 B's: M (I+W))
+//   drain_k(s) = k min(B_first, B) + (M-k) I + sum_{0<j<s} (h'(j) + min(I(j), B(j))) + h'(0)
+//                + min(I(0) + W(0), B(0)) + tail(0)
+//   device(s)  = start(s) + fwd(s) + min_k max(work_k(s) + tail(s), drain_k(s))     (s >= 1)
+//   device(0)  = fwd(0) + min(M (I+W), B_first + (M-1)(I+W), B_first + (M-1) B) + tail(0)
 //
 // and the last micro-batch's chain: device 0 runs M forwards, the last one's F goes down every
 // stage and its backward (I, or B) comes back up, then device 0 runs its W and its tail:
@@ -15,7 +22,7 @@
 //              + min(I(0) + W(0), B(0)) + tail(0)
 //
 // (every stage may run I + W or a whole B for any micro-batch, whichever the list rule uses)
-//   bound    = max(devices, chain)
+//   bound    = max(max_s device(s), chain)
 //
 // Times as stage_times.h reads them (each with the per-action overhead, so a whole B, one action,
 // can be less than I + W, two); each F and B of one micro-batch at the lesser of its first and
@@ -35,8 +42,9 @@ namespace pipeworks::sim {
 
 struct LowerBound {
   Nanoseconds step_ns = 0;
-  int device = 0;  // the device whose start + work + tail gives it (the first such), 0 for the chain
+  int device = 0;  // the device whose term gives it (the first such), 0 for the chain
   bool chain = false;  // the last micro-batch's chain gives it
+  bool drain = false;  // the device's drain (its last backward's way back to device 0) gives it
 };
 
 LowerBound step_lower_bound(const std::vector<SynthStageTimes>& times, int num_microbatches);

@@ -71,6 +71,7 @@ std::string synthesis_report_json(const SynthesisResult& r, const SynthesisInput
       {"lower_bound_ns", r.bound.step_ns},
       {"lower_bound_device", r.bound.device},
       {"lower_bound_is_chain", r.bound.chain},
+      {"lower_bound_is_drain", r.bound.drain},
       {"gap_to_lower_bound", r.gap()},
       {"devices", devices_json(r)},
       {"hand_written", families_json(r)},

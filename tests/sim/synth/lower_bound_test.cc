@@ -33,13 +33,32 @@ TEST_CASE("synth lower bound counts hand-offs first passes and the optimizer tai
 }
 
 TEST_CASE("synth lower bound takes the last micro-batch's chain where M is small against K", "[synth]") {
-  // K = 4, M = 1, F = I = W = 1, hand-offs of 2 both ways: the chain is F 1 + 3 x (2 + 1) down,
-  // I 4 x 1 + 3 x 2 back up, W 1 on device 0 = 21; the last device only 3 x 3 + 3 = 12.
-  const std::vector<SynthStageTimes> times(4, SynthStageTimes{true, 1, 1, 1, 2, 1, 2, 2, 2, 0});
-  const auto bound = pipeworks::sim::step_lower_bound(times, 1);
-  CHECK(bound.step_ns == 21);
+  // K = 4, M = 2, F = I = W = 1, hand-offs of 2 both ways, stage 0's later F's 3 (its first 1):
+  // the chain is device 0's two F's 1 + 3, then 3 x (2 + 1) down, 3 x (1 + 2) back up and device
+  // 0's I + W 2 = 24; the last device's drain starts at 3 x (1 + 2) = 9 (micro-batch 0 may be
+  // stage 0's first F) and is 9 + 2 F + 2 I + (2 + 3 + 3) back + 2 = 23; its work 9 + 2 x 3 = 15.
+  std::vector<SynthStageTimes> times(4, SynthStageTimes{true, 1, 1, 1, 2, 1, 2, 2, 2, 0});
+  times[0].forward_ns = 3;
+  const auto bound = pipeworks::sim::step_lower_bound(times, 2);
+  CHECK(bound.step_ns == 24);
   CHECK(bound.chain);
   CHECK(bound.device == 0);
+}
+
+TEST_CASE("synth lower bound takes a device's drain where its W's are short and device 0's backward long", "[synth]") {
+  // M = 2; stage 0: F 1, I 2, W 2; stage 1: F 3, I 3, W 1, no hand-off cost. Device 1 starts at 1
+  // and works 2 x 3 + 2 x (3 + 1) = 14 (15 in all), but its last I ends no sooner than 1 + 6 + 6,
+  // and device 0 then runs that micro-batch's I + W, 4: 17. Device 0: 2 x 5 = 10; the chain 12.
+  //
+  //   d0: F0 F1 .  .  .  .  .  .  I0 I0 W0 W0 .  .  I1 I1 W1 W1        ends 17
+  //   d1: .  F0 F0 F0 I0 I0 I0 F1 F1 F1 I1 I1 I1 W0 W1
+  const SynthStageTimes s0{true, 1, 2, 2, 4, 1, 4, 0, 0, 0};
+  const SynthStageTimes s1{true, 3, 3, 1, 4, 3, 4, 0, 0, 0};
+  const auto bound = pipeworks::sim::step_lower_bound({s0, s1}, 2);
+  CHECK(bound.step_ns == 17);
+  CHECK(bound.drain);
+  CHECK_FALSE(bound.chain);
+  CHECK(bound.device == 1);
 }
 
 TEST_CASE("synth lower bound holds every hand-written family and the search on varied costs", "[synth]") {
