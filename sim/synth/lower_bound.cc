@@ -7,8 +7,34 @@
 namespace pipeworks::sim {
 namespace {
 
-// One micro-batch's F on a stage at the least: the stage's first F of the step or another one.
-Nanoseconds least_forward_ns(const SynthStageTimes& t) { return std::min(t.first_forward_ns, t.forward_ns); }
+// A re-materialized micro-batch's F (no graph), where the times give one.
+Nanoseconds no_grad_forward_ns(const SynthStageTimes& t) {
+  return t.forward_no_grad_ns > 0 ? t.forward_no_grad_ns : t.forward_ns;
+}
+
+// One micro-batch's F on a stage at the least: the stage's first F of the step, another one, or
+// one without the graph (its micro-batch re-materialized): what its neighbour waits for.
+Nanoseconds least_forward_ns(const SynthStageTimes& t) {
+  return std::min({t.first_forward_ns, t.forward_ns, no_grad_forward_ns(t)});
+}
+
+// One micro-batch's forward work on its stage at the least: an F, or an F without the graph and
+// its R (both before that micro-batch's backward).
+Nanoseconds forward_work_ns(const SynthStageTimes& t) {
+  return std::min(t.forward_ns, no_grad_forward_ns(t) + t.recompute_ns);
+}
+
+// The last micro-batch's forward on a stage of the chain at the least: an F with the graph, or one
+// without it and its R before the backward on the way back.
+Nanoseconds path_forward_ns(const SynthStageTimes& t) {
+  return std::min(std::min(t.first_forward_ns, t.forward_ns), no_grad_forward_ns(t) + t.recompute_ns);
+}
+
+// A stage's M forwards' work at the least (the first F of the step at its own cost or less).
+Nanoseconds forwards_ns(const SynthStageTimes& t, int num_microbatches) {
+  const Nanoseconds each = forward_work_ns(t);
+  return std::min(t.first_forward_ns, each) + (static_cast<Nanoseconds>(num_microbatches) - 1) * each;
+}
 
 // One micro-batch's whole B at the least (first or not).
 Nanoseconds least_whole_backward_ns(const SynthStageTimes& t) { return std::min(t.first_backward_ns, t.backward_ns); }
@@ -30,14 +56,16 @@ Nanoseconds stage_work_ns(const SynthStageTimes& t, int num_microbatches) {
   const Nanoseconds split = t.input_grad_ns + t.weight_grad_ns;
   const Nanoseconds backwards =
       std::min({m * split, t.first_backward_ns + (m - 1) * split, t.first_backward_ns + (m - 1) * t.backward_ns});
-  return t.first_forward_ns + (m - 1) * t.forward_ns + backwards;
+  return forwards_ns(t, num_microbatches) + backwards;
 }
 
 // The last micro-batch's chain through every stage and back to device 0's W and tail.
 Nanoseconds chain_ns(const std::vector<SynthStageTimes>& times, int num_microbatches) {
   const auto m = static_cast<Nanoseconds>(num_microbatches);
-  Nanoseconds t = times.front().first_forward_ns + (m - 1) * times.front().forward_ns;
-  for (std::size_t s = 1; s < times.size(); ++s) t += times[s - 1].handoff_forward_ns + least_forward_ns(times[s]);
+  const SynthStageTimes& first = times.front();
+  Nanoseconds t = std::min(first.first_forward_ns, no_grad_forward_ns(first)) +
+                  (m - 1) * std::min(first.forward_ns, no_grad_forward_ns(first));
+  for (std::size_t s = 1; s < times.size(); ++s) t += times[s - 1].handoff_forward_ns + path_forward_ns(times[s]);
   for (std::size_t s = times.size(); s-- > 1;) t += least_backward_ns(times[s]) + times[s - 1].handoff_backward_ns;
   return t + least_backward_work_ns(times.front()) + times.front().tail_ns;
 }
@@ -58,7 +86,7 @@ Nanoseconds way_back_ns(const std::vector<SynthStageTimes>& times, std::size_t s
 LowerBound device_bound(const std::vector<SynthStageTimes>& times, std::size_t s, Nanoseconds start, int num_microbatches) {
   const auto m = static_cast<Nanoseconds>(num_microbatches);
   const SynthStageTimes& t = times[s];
-  const Nanoseconds forwards = t.first_forward_ns + (m - 1) * t.forward_ns;
+  const Nanoseconds forwards = forwards_ns(t, num_microbatches);
   const Nanoseconds back = way_back_ns(times, s);
   LowerBound best{std::numeric_limits<Nanoseconds>::max(), static_cast<int>(s)};
   for (Nanoseconds k = 0; k <= m; ++k) {

@@ -7,8 +7,8 @@
 // and that micro-batch's gradient then goes back up to device 0 and its W; its own W's may wait
 // after it. With k of its M backwards run as whole B's (the schedule picks k):
 //
-//   start(s)   = sum_{j < s} (min(F_first(j), F(j)) + handoff(j -> j+1))
-//   fwd(s)     = F_first(s) + (M-1) F(s)
+//   start(s)   = sum_{j < s} (min(F_first(j), F(j), F_ng(j)) + handoff(j -> j+1))
+//   fwd(s)     = min(F_first(s), f(s)) + (M-1) f(s),   f = min(F, F_ng + R)
 //   work_k(s)  = B_first + (k-1) B + (M-k)(I+W)     (0 B's: M (I+W))
 //   drain_k(s) = k min(B_first, B) + (M-k) I + sum_{0<j<s} (h'(j) + min(I(j), B(j))) + h'(0)
 //                + min(I(0) + W(0), B(0)) + tail(0)
@@ -18,11 +18,17 @@
 // and the last micro-batch's chain: device 0 runs M forwards, the last one's F goes down every
 // stage and its backward (I, or B) comes back up, then device 0 runs its W and its tail:
 //
-//   chain    = F_first(0) + (M-1) F(0) + sum_{s>0} (h(s-1) + F(s) + min(I(s), B(s)) + h'(s-1))
+//   chain    = min(F_first(0), F_ng(0)) + (M-1) min(F(0), F_ng(0))
+//              + sum_{s>0} (h(s-1) + min(F(s), F_ng(s) + R(s)) + min(I(s), B(s)) + h'(s-1))
 //              + min(I(0) + W(0), B(0)) + tail(0)
 //
 // (every stage may run I + W or a whole B for any micro-batch, whichever the list rule uses)
 //   bound    = max(max_s device(s), chain)
+//
+// A re-materialized micro-batch's F keeps no graph and may cost less (F_ng), and its R comes before
+// its backward: start(s) and device 0's forwards on the chain take the least F of either kind, a
+// stage's forward work per micro-batch min(F, F_ng + R), and the chain's F on each later stage the
+// same (its R on the way back).
 //
 // Times as stage_times.h reads them (each with the per-action overhead, so a whole B, one action,
 // can be less than I + W, two); each F and B of one micro-batch at the lesser of its first and

@@ -1,6 +1,8 @@
 // Stage times and hand-offs for the synthesis, from the simulator's own cost rules (stage_times.h).
 #include "sim/synth/stage_times.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "sched/zero_bubble.h"
@@ -51,6 +53,9 @@ sched::Result<std::vector<SynthStageTimes>> synth_stage_times(const CostModel& c
     t.weight_grad_ns = c.backward_weight_ns + o;
     t.backward_ns = c.backward_ns + o;
     t.tail_ns = c.optimizer_step_ns + c.param_gather_ns;
+    t.forward_no_grad_ns = (c.forward_no_grad_ns > 0 ? c.forward_no_grad_ns : c.forward_ns) + o;
+    const Nanoseconds first_r = c.first_recompute_ns > 0 ? c.first_recompute_ns : c.recompute_ns;
+    t.recompute_ns = std::min(c.recompute_ns, first_r) + o;
     if (s + 1 < k) {
       auto forward = handoff_ns(costs, s, s + 1, c.output_bytes);
       if (!forward) return forward.error();

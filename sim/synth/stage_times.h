@@ -23,6 +23,10 @@ struct SynthStageTimes {
   Nanoseconds handoff_forward_ns = 0;
   Nanoseconds handoff_backward_ns = 0;
   Nanoseconds tail_ns = 0;  // after the device's program: optimizer step + parameter all-gather
+  // A re-materialized micro-batch's F (no graph kept) and its R, + overhead; 0: no such cost
+  // known (the F is an ordinary F, there is no R)
+  Nanoseconds forward_no_grad_ns = 0;
+  Nanoseconds recompute_ns = 0;
 };
 
 // A stage splits its backward where its W costs something: a stage without weights (W = 0) runs B.
