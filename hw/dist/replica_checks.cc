@@ -32,16 +32,21 @@ std::string bytes_digest(const std::vector<at::Tensor>& tensors) {
   return fmt::format("{:016x}", hash);
 }
 
+int first_disagreeing_rank(const std::vector<std::string>& digests, const std::vector<int>& group) {
+  const std::string& first = digests.at(static_cast<std::size_t>(group.front()));
+  for (const int r : group) {
+    if (digests.at(static_cast<std::size_t>(r)) != first) return r;
+  }
+  return -1;
+}
+
 sched::Status check_replicas_agree(C10dGroup& group, const RankPlace& place, const std::string& digest, int step) {
   auto all = exchange_all(group, fmt::format("replica-digest{}", step), digest);
   if (!all) return all.error();
-  const int first = place.replica_group.front();
-  for (const int r : place.replica_group) {
-    if ((*all)[static_cast<std::size_t>(r)] != (*all)[static_cast<std::size_t>(first)]) {
-      return sched::Error{fmt::format("rank {}: after step {} the parameters of rank {} differ from rank {}'s, "
-                                      "replicas of the same pipeline rank (data-parallel group {})",
-                                      place.rank, step, r, first, place.device)};
-    }
+  if (const int r = first_disagreeing_rank(*all, place.replica_group); r >= 0) {
+    return sched::Error{fmt::format("rank {}: after step {} the parameters of rank {} differ from rank {}'s, "
+                                    "replicas of the same pipeline rank (data-parallel group {})",
+                                    place.rank, step, r, place.replica_group.front(), place.device)};
   }
   return sched::Ok{};
 }

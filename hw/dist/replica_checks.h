@@ -30,6 +30,10 @@ std::string bytes_digest(const std::vector<at::Tensor>& tensors);
 // rank whose digest differs from another replica's of the same pipeline rank.
 sched::Status check_replicas_agree(C10dGroup& group, const RankPlace& place, const std::string& digest, int step);
 
+// The first rank of `group` whose digest (indexed by rank) differs from the group's first rank's;
+// -1 when they all agree.
+int first_disagreeing_rank(const std::vector<std::string>& digests, const std::vector<int>& group);
+
 // This rank's stages' reduced gradients after a step against the reference's on the whole
 // mini-batch (its accumulate() half, kMicrobatchMagnitudes), within the summation bound of
 // n = M x dp micro-batches summed M a replica, then over the replicas.

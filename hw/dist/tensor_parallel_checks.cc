@@ -124,13 +124,10 @@ sched::Status check_tensor_group_agrees(const TensorParallelCheckInputs& in, con
   auto all = exchange_all(*in.group, fmt::format("tensor-digest{}", step), bytes_digest(replicated));
   if (!all) return all.error();
   const RankPlace& place = *in.place;
-  const int first = place.tensor_group.front();
-  for (const int r : place.tensor_group) {
-    if ((*all)[static_cast<std::size_t>(r)] != (*all)[static_cast<std::size_t>(first)]) {
-      return sched::Error{fmt::format("rank {}: after step {} the replicated parameters of rank {} differ from rank "
-                                      "{}'s, tensor-parallel ranks of the same pipeline rank {}",
-                                      place.rank, step, r, first, place.device)};
-    }
+  if (const int r = first_disagreeing_rank(*all, place.tensor_group); r >= 0) {
+    return sched::Error{fmt::format("rank {}: after step {} the replicated parameters of rank {} differ from rank "
+                                    "{}'s, tensor-parallel ranks of the same pipeline rank {}",
+                                    place.rank, step, r, place.tensor_group.front(), place.device)};
   }
   return sched::Ok{};
 }
