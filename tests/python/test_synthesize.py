@@ -42,6 +42,17 @@ class SynthesizeTest(unittest.TestCase):
         self.assertEqual(a.evaluations, 300)
         self.assertRegex(repr(a), r"^<SynthesisResult 4 stages, 8 micro-batches: step .*, .*% above the bound>$")
 
+    def test_recompute_false_never_searches_r(self):
+        # uniform on cpu2, K 2, M 8: 200 MiB hold 2 micro-batches plainly, 8 re-materialized.
+        args = dict(stages=2, microbatches=8, max_evaluations=100, memory_cap_bytes=200 << 20)
+        searched = pw.synthesize(pw.model_preset("uniform", layers=4), pw.cluster_preset("cpu2"), **args)
+        plain = pw.synthesize(pw.model_preset("uniform", layers=4), pw.cluster_preset("cpu2"), recompute=False, **args)
+        self.assertEqual(searched.recompute_in_flight_limits, [8, 8])
+        self.assertEqual(len(searched.hand_written), 8)
+        self.assertEqual(plain.recompute_in_flight_limits, [])
+        self.assertEqual(len(plain.hand_written), 4)
+        self.assertEqual(plain.recomputed_backwards, 0)
+
     def test_fits_the_cap_and_simulates_to_its_step(self):
         cap = 2 * GIB
         r = pw.synthesize(model(), cluster(), memory_cap_bytes=cap, **PROBLEM)
