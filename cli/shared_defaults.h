@@ -3,13 +3,15 @@
 // (a ctest test) fails when two commands' --help show different defaults for one flag.
 #pragma once
 
+#include "sim/spec/batch_split.h"
+
 namespace pipeworks::cli {
 
 inline constexpr const char* kDefaultSchedule = "1f1b";
 inline constexpr int kDefaultStages = 4;
 inline constexpr int kDefaultMicrobatches = 8;
-// --batch when not given: this many samples per micro-batch (32 at the default 8 micro-batches).
-inline constexpr int kDefaultSamplesPerMicrobatch = 4;
+// --batch when not given: this many samples per micro-batch (sim/spec/batch_split.h).
+using sim::kDefaultSamplesPerMicrobatch;
 inline constexpr const char* kDefaultOptimizer = "adam";
 inline constexpr const char* kDefaultPartition = "uniform";
 

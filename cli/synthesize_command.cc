@@ -43,8 +43,6 @@ struct SynthesizeOptions {
 
 struct Failure { int exit_code; std::string message; };
 
-static_assert(kDefaultSamplesPerMicrobatch == sim::kSynthesisSamplesPerMicrobatch,
-              "--batch's default in the help is the one the library applies");
 
 sim::SearchOptions search_options(const SynthesizeOptions& o) {
   return sim::SearchOptions{o.time_limit_s, o.seed, o.max_evaluations, !o.no_recompute};

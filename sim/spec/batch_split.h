@@ -6,6 +6,10 @@
 
 namespace pipeworks::sim {
 
+// A batch not given: this many samples per micro-batch (32 at 8 micro-batches), in every command
+// and in Python.
+inline constexpr int kDefaultSamplesPerMicrobatch = 4;
+
 // B / M, or an error when either is below 1 or M does not divide B.
 sched::Result<int> microbatch_size(int batch_size, int num_microbatches);
 

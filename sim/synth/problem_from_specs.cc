@@ -32,7 +32,7 @@ sched::Result<Partition> stage_partition(const ModelSpec& model, const Synthesis
 }  // namespace
 
 sched::Result<int> synthesis_microbatch_size(const SynthesisSetup& setup) {
-  const int batch = setup.batch.value_or(setup.num_microbatches * kSynthesisSamplesPerMicrobatch);
+  const int batch = setup.batch.value_or(setup.num_microbatches * kDefaultSamplesPerMicrobatch);
   auto split = microbatch_size(batch, setup.num_microbatches);
   if (!split) {
     return sched::Error{fmt::format("batch {} and {} micro-batches: {}", batch, setup.num_microbatches,

@@ -8,6 +8,7 @@
 
 #include "sched/result.h"
 #include "sim/plan/partition.h"
+#include "sim/spec/batch_split.h"
 #include "sim/spec/cluster_spec.h"
 #include "sim/spec/model_spec.h"
 #include "sim/spec/optimizer.h"
@@ -15,14 +16,10 @@
 
 namespace pipeworks::sim {
 
-// Samples per micro-batch when no batch is given: the commands' shared default
-// (cli/shared_defaults.h's kDefaultSamplesPerMicrobatch, which `synthesize` asserts equal).
-inline constexpr int kSynthesisSamplesPerMicrobatch = 4;
-
 struct SynthesisSetup {
   int num_stages = 4;
   int num_microbatches = 8;
-  std::optional<int> batch;              // samples per mini-batch; nullopt: kSynthesisSamplesPerMicrobatch x M
+  std::optional<int> batch;              // samples per mini-batch; nullopt: kDefaultSamplesPerMicrobatch x M (batch_split.h)
   OptimizerKind optimizer = OptimizerKind::kAdam;
   Bytes memory_cap_bytes = 0;            // on every device (synthesis_problem.h)
   std::optional<Partition> partition;    // nullopt: uniform over the K stages

@@ -199,7 +199,7 @@ TEST_CASE("the synthesis problem takes the partition it is given, else a uniform
   setup.memory_cap_bytes = 40 * kGiB;
   const auto uniform = sim::problem_from_specs(request.model, request.cluster, setup, {});
   REQUIRE(uniform);
-  CHECK(uniform->inputs.microbatch_size == sim::kSynthesisSamplesPerMicrobatch);
+  CHECK(uniform->inputs.microbatch_size == sim::kDefaultSamplesPerMicrobatch);
   CHECK(uniform->problem.costs.stages.size() == 4);
   setup.partition = sim::Partition{{0, 5, 6, 7, 8}};
   setup.batch = 8;
