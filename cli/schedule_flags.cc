@@ -10,6 +10,12 @@
 
 namespace pipeworks::cli {
 
+CLI::Option* add_placement_flag(CLI::App& command, std::vector<int>& placement, int max_device) {
+  return command.add_option("--placement", placement, "Device of each stage, e.g. 0,1,1,0 (default: stage i on device i)")
+      ->delimiter(',')
+      ->check(integer_from(0, max_device));
+}
+
 ScheduleFlags add_schedule_flags(CLI::App& command, const ScheduleFlagTargets& to, const ScheduleFlagRules& rules) {
   ScheduleFlags flags;
   const char* kind_help = "Schedule kind (zb-v and dualpipe-v: K stages in a V on K/2 devices)";
@@ -31,9 +37,7 @@ ScheduleFlags add_schedule_flags(CLI::App& command, const ScheduleFlagTargets& t
       shape->capture_default_str();
     }
   }
-  command.add_option("--placement", *to.placement, "Device of each stage, e.g. 0,1,1,0 (default: stage i on device i)")
-      ->delimiter(',')
-      ->check(integer_from(0, rules.max_device));
+  add_placement_flag(command, *to.placement, rules.max_device);
   command
       .add_option("--virtual-stages,-v", *to.virtual_stages,
                   "Stages per device for interleaved-1f1b, looped-bfs and interleaved-zb (K/v devices, stage s on "

@@ -40,6 +40,10 @@ struct ScheduleFlags {
 
 ScheduleFlags add_schedule_flags(CLI::App& command, const ScheduleFlagTargets& to, const ScheduleFlagRules& rules);
 
+// --placement alone, as add_schedule_flags declares it (for a command with no schedule kind to
+// name, `synthesize`): devices 0..max_device, comma-separated, one per stage.
+CLI::Option* add_placement_flag(CLI::App& command, std::vector<int>& placement, int max_device);
+
 // After parsing: --pp N turned into the stages (sched::stages_on_devices of the parsed kind and
 // virtual stages), written to *to.stages. A usage error when --pp contradicts --stages or comes
 // with --placement (which places the stages itself). Nothing when --pp was not given.

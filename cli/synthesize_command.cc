@@ -1,12 +1,13 @@
-// `pipeworks synthesize`: model + cluster + K + M + a per-device memory cap -> the schedule with
-// the shortest simulated step that fits the cap (sim/synth/synthesize.h decides everything);
-// this file parses, checks the edge, prints and writes.
+// `pipeworks synthesize`: model + cluster + K + M (+ a placement) + a per-device memory cap -> the
+// schedule with the shortest simulated step that fits the cap (sim/synth/synthesize.h decides
+// everything); this file parses, checks the edge, prints and writes.
 #include <cstdint>
 #include <iostream>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "cli/arg_checks.h"
 #include "cli/command_list.h"
 #include "cli/planning_args.h"
+#include "cli/schedule_flags.h"
 #include "cli/shared_defaults.h"
 #include "cli/synthesis_printing.h"
 #include "sched/limits.h"
@@ -30,6 +32,7 @@ struct SynthesizeOptions {
   SpecArgs specs;
   int stages = kDefaultStages;
   int microbatches = kDefaultMicrobatches;
+  std::vector<int> placement;  // empty: stage s on device s
   std::string memory_cap;
   std::optional<int> batch;  // default: 4 samples per micro-batch
   std::string optimizer = kDefaultOptimizer;
@@ -54,7 +57,8 @@ std::optional<Failure> build_problem(const SynthesizeOptions& o, sim::SpecSynthe
   if (auto size = check_preset_size_args(o.specs); !size) return Failure{kExitUsage, size.error().message};
   auto optimizer = sim::parse_optimizer(o.optimizer);
   if (!optimizer) return Failure{kExitUsage, optimizer.error().message};
-  const sim::SynthesisSetup setup{o.stages, o.microbatches, o.batch, *optimizer, out.problem.memory_cap_bytes, {}};
+  const sim::SynthesisSetup setup{o.stages, o.microbatches, o.batch, *optimizer, out.problem.memory_cap_bytes, {},
+                                  o.placement};
   if (auto split = sim::synthesis_microbatch_size(setup); !split) {
     return Failure{kExitUsage, "--" + split.error().message};
   }
@@ -112,10 +116,17 @@ std::optional<Failure> run(const SynthesizeOptions& o) {
   return std::nullopt;
 }
 
+// --placement without --stages: K is its length.
+void stages_from_placement(CLI::App& command, SynthesizeOptions& o) {
+  if (command.count("--stages") == 0 && !o.placement.empty()) o.stages = static_cast<int>(o.placement.size());
+}
+
 void add_options(CLI::App& command, SynthesizeOptions& o) {
   add_spec_options(command, o.specs);
-  command.add_option("--stages,-k,-K", o.stages, "Number of pipeline stages K (one per device)")
+  command.add_option("--stages,-k,-K", o.stages,
+                     "Number of pipeline stages K (one per device unless --placement; default with it: its length)")
       ->check(integer_from(1, sched::kMaxStages))->capture_default_str();
+  add_placement_flag(command, o.placement, sched::kMaxStages - 1);
   command.add_option("--microbatches,-m,-M", o.microbatches, "Number of micro-batches M")
       ->check(integer_from(1, sched::kMaxScheduleCells))->capture_default_str();
   command.add_option("--memory-cap", o.memory_cap,
@@ -149,7 +160,8 @@ void add_synthesize_command(CLI::App& app, CommandContext& context) {
   CLI::App* command = app.add_subcommand(
       "synthesize", "Search for the schedule with the shortest predicted step that fits a per-device memory cap");
   add_options(*command, *o);
-  command->callback([o, &context] {
+  command->callback([o, command, &context] {
+    stages_from_placement(*command, *o);
     if (auto failure = run(*o)) {
       context.exit_code = report_error("synthesize", failure->exit_code, failure->message);
     } else {

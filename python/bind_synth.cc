@@ -86,8 +86,8 @@ void bind_result(py::module_& m) {
                              "R actions in the schedule.")
       .def_property_readonly("fits", [](const Synthesized& s) { return s.result.best.fits; })
       .def_property_readonly("hand_written", &hand_written_list,
-                             "gpipe, 1f1b, zb-h1 and zb-h2 under the same cap (then each with R where R is\n"
-                             "searched), one dict each: schedule, recompute, label, step_ns, bubble_fraction,\n"
+                             "gpipe, 1f1b, zb-h1 and zb-h2 (or the placement's families: interleaved, zb-v,\n"
+                             "dualpipe-v) under the same cap (then each with R where R is searched), one dict each: schedule, recompute, label, step_ns, bubble_fraction,\n"
                              "largest_peak_bytes, fits.")
       .def_property_readonly("best_hand_written", &best_hand_written, "The label of the fastest family that fits ('1f1b', '1f1b + recompute'), or None.")
       .def_property_readonly("origin", [](const Synthesized& s) { return s.result.origin; },
@@ -114,22 +114,25 @@ void bind_synth(py::module_& m) {
   m.def("synthesize",
         [](const sim::ModelSpec& model, const sim::ClusterSpec& cluster, int stages, int microbatches,
            sim::Bytes memory_cap_bytes, std::optional<int> batch, const std::string& optimizer, double time_limit,
-           std::uint64_t seed, std::int64_t max_evaluations, bool recompute) {
+           std::uint64_t seed, std::int64_t max_evaluations, bool recompute, const std::vector<int>& placement) {
           const sim::SynthesisSetup setup{stages, microbatches, batch, unwrap(sim::parse_optimizer(optimizer)),
-                                          memory_cap_bytes, {}};
+                                          memory_cap_bytes, {}, placement};
           return without_gil(&run_synthesis, model, cluster, setup,
                              sim::SearchOptions{time_limit, seed, max_evaluations, recompute});
         },
         py::arg("model"), py::arg("cluster"), py::kw_only(), py::arg("stages"), py::arg("microbatches"),
         py::arg("memory_cap_bytes"), py::arg("batch") = py::none(), py::arg("optimizer") = "adam",
         py::arg("time_limit") = 10.0, py::arg("seed") = 1, py::arg("max_evaluations") = -1, py::arg("recompute") = true,
+        py::arg("placement") = std::vector<int>{},
         "The schedule of `stages` stages (stage s on device s, a uniform partition) and `microbatches`\n"
         "micro-batches with the shortest simulated step whose peak fits memory_cap_bytes on every device,\n"
         "as `pipeworks synthesize` searches it (docs/schedules.md). batch: samples per mini-batch, a multiple\n"
         "of microbatches (default 4 per micro-batch); time_limit: seconds the search may take; the same seed\n"
         "gives the same schedule unless the time limit stops the search first (stopped_by_clock).\n"
         "max_evaluations: stop the local search after that many evaluations (-1: what the time limit buys).\n"
-        "recompute: search re-materialization (R) too where the cap holds fewer than M micro-batches.");
+        "recompute: search re-materialization (R) too where the cap holds fewer than M micro-batches.\n"
+        "placement: the device of each stage, as `synthesize --placement` (e.g. [0, 1, 1, 0], a V: several\n"
+        "stages share a device and its cap); empty: stage s on device s.");
 }
 
 }  // namespace pipeworks::python

@@ -4,13 +4,13 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "sched/schedule.h"
 #include "sim/spec/units.h"
 
 namespace pipeworks::sim {
 namespace {
-
-Bytes static_bytes(const StageCost& c) { return c.param_bytes + c.grad_bytes + c.optimizer_bytes; }
 
 // min(M, floor(room / each)) per micro-batch, M when each is 0; room >= each was checked.
 int limit(Bytes room, Bytes each, int num_microbatches) {
@@ -18,44 +18,82 @@ int limit(Bytes room, Bytes each, int num_microbatches) {
   return static_cast<int>(std::min<Bytes>(fit, num_microbatches));
 }
 
+// "its stage holds" on a device of one stage, "its stages 0, 7 hold" on a shared one.
+std::string holders(const std::vector<int>& placement, int device) {
+  const std::vector<int> stages = stages_on_device(placement, device);
+  if (stages.size() == 1) return "its stage holds";
+  return fmt::format("its stages {} hold", fmt::join(stages, ", "));
+}
+
+// One micro-batch's bytes on every stage of the device (its stash, or with R its input).
+Bytes one_of_each(const CostModel& costs, const std::vector<int>& placement, int device, bool recompute) {
+  Bytes sum = 0;
+  for (const int s : stages_on_device(placement, device)) {
+    const StageCost& c = costs.stages[static_cast<std::size_t>(s)];
+    sum += recompute ? c.input_bytes : c.stash_bytes;
+  }
+  return sum;
+}
+
+// The error for device d where not one micro-batch fits (the first such device).
+sched::Error no_fit(const CostModel& costs, const DeviceMemory& memory, const std::vector<Bytes>& caps_bytes,
+                    int d, bool recompute) {
+  const auto i = static_cast<std::size_t>(d);
+  const std::vector<int>& placement = memory.device_of;
+  Bytes stash = 0;
+  for (const int s : stages_on_device(placement, d)) {
+    stash = std::max(stash, costs.stages[static_cast<std::size_t>(s)].stash_bytes);
+  }
+  if (!recompute) {
+    return sched::Error{fmt::format(
+        "no schedule fits a memory cap of {} on device {}: {} {} of parameters, gradients and optimizer state, and "
+        "one micro-batch's activations take {} more",
+        format_bytes(caps_bytes.at(i)), d, holders(placement, d), format_bytes(memory.static_bytes[i]),
+        format_bytes(one_of_each(costs, placement, d, false)))};
+  }
+  return sched::Error{fmt::format(
+      "no schedule fits a memory cap of {} on device {}, even re-materializing: {} {} of parameters, gradients and "
+      "optimizer state, one micro-batch's activations take {} and its stage input {}",
+      format_bytes(caps_bytes.at(i)), d, holders(placement, d), format_bytes(memory.static_bytes[i]),
+      format_bytes(stash), format_bytes(one_of_each(costs, placement, d, true)))};
+}
+
+sched::Result<std::vector<int>> limits_of(const CostModel& costs, const std::vector<Bytes>& caps_bytes,
+                                          int num_microbatches, const std::vector<int>& placement, bool recompute) {
+  const DeviceMemory memory = device_memory(costs, caps_bytes, placement, recompute);
+  std::vector<int> limits;
+  for (std::size_t s = 0; s < placement.size(); ++s) {
+    const auto d = static_cast<std::size_t>(placement[s]);
+    const Bytes room = memory.room_bytes[d] - memory.reserve_bytes[s];
+    if (room < memory.hold_bytes[s] || memory.room_bytes[d] < 0) {
+      return no_fit(costs, memory, caps_bytes, placement[s], recompute);
+    }
+    limits.push_back(limit(room, memory.hold_bytes[s], num_microbatches));
+  }
+  return limits;
+}
+
+std::vector<int> stage_on_own_device(const CostModel& costs) {
+  return sched::identity_placement(static_cast<int>(costs.stages.size()));
+}
+
 }  // namespace
 
 sched::Result<std::vector<int>> in_flight_limits(const CostModel& costs, const std::vector<Bytes>& caps_bytes,
                                                  int num_microbatches) {
-  std::vector<int> limits;
-  for (std::size_t s = 0; s < costs.stages.size(); ++s) {
-    const StageCost& c = costs.stages[s];
-    const Bytes cap = caps_bytes.at(s);
-    const Bytes room = cap - static_bytes(c);
-    if (room < c.stash_bytes || room < 0) {
-      return sched::Error{fmt::format(
-          "no schedule fits a memory cap of {} on device {}: its stage holds {} of parameters, gradients and "
-          "optimizer state, and one micro-batch's activations take {} more",
-          format_bytes(cap), s, format_bytes(static_bytes(c)), format_bytes(c.stash_bytes))};
-    }
-    limits.push_back(limit(room, c.stash_bytes, num_microbatches));
-  }
-  return limits;
+  return limits_of(costs, caps_bytes, num_microbatches, stage_on_own_device(costs), false);
 }
 
 sched::Result<std::vector<int>> recompute_in_flight_limits(const CostModel& costs,
                                                            const std::vector<Bytes>& caps_bytes,
                                                            int num_microbatches) {
-  std::vector<int> limits;
-  for (std::size_t s = 0; s < costs.stages.size(); ++s) {
-    const StageCost& c = costs.stages[s];
-    const Bytes cap = caps_bytes.at(s);
-    const Bytes room = cap - static_bytes(c) - c.stash_bytes;
-    if (room < c.input_bytes || room < 0) {
-      return sched::Error{fmt::format(
-          "no schedule fits a memory cap of {} on device {}, even re-materializing: its stage holds {} of "
-          "parameters, gradients and optimizer state, one micro-batch's activations take {} and its stage input {}",
-          format_bytes(cap), s, format_bytes(static_bytes(c)), format_bytes(c.stash_bytes),
-          format_bytes(c.input_bytes))};
-    }
-    limits.push_back(limit(room, c.input_bytes, num_microbatches));
-  }
-  return limits;
+  return limits_of(costs, caps_bytes, num_microbatches, stage_on_own_device(costs), true);
+}
+
+sched::Result<std::vector<int>> in_flight_limits(const CostModel& costs, const std::vector<Bytes>& caps_bytes,
+                                                 int num_microbatches, const std::vector<int>& placement,
+                                                 bool recompute) {
+  return limits_of(costs, caps_bytes, num_microbatches, placement, recompute);
 }
 
 }  // namespace pipeworks::sim

@@ -10,12 +10,18 @@
 // most one stash is held at a time:
 //
 //   limit_R(s) = min(M, floor((cap(s) - static - stash(s)) / input(s)))                   (M when input is 0)
+//
+// Where stages share a device (a placement, device_memory.h) the cap and the static state are the
+// device's, and each stage's limit leaves one micro-batch's room to the device's later stages:
+// limit(s) = min(M, floor((room(device) - reserve(s)) / hold(s))); the list rule then keeps the
+// device's sum within the cap as well.
 #pragma once
 
 #include <vector>
 
 #include "sched/result.h"
 #include "sim/engine/cost_model.h"
+#include "sim/synth/device_memory.h"
 
 namespace pipeworks::sim {
 
@@ -29,5 +35,11 @@ sched::Result<std::vector<int>> in_flight_limits(const CostModel& costs, const s
 sched::Result<std::vector<int>> recompute_in_flight_limits(const CostModel& costs,
                                                            const std::vector<Bytes>& caps_bytes,
                                                            int num_microbatches);
+
+// Either of the above with stage s on device placement[s] (caps per device); the error names
+// the device and its stages.
+sched::Result<std::vector<int>> in_flight_limits(const CostModel& costs, const std::vector<Bytes>& caps_bytes,
+                                                 int num_microbatches, const std::vector<int>& placement,
+                                                 bool recompute);
 
 }  // namespace pipeworks::sim

@@ -11,6 +11,13 @@
 // unbounded deferral ZB-H2's (zero_bubble.h); the search tries settings between (policies.h).
 // Event-driven like sched::zb_h2_timed: a device decides only when its own action ends or a
 // neighbour's result arrives, so the time is proportional to the 3KM actions.
+//
+// Where a device holds several stages (a placement, device_memory.h) it decides among them by the
+// same rule: a forced W is the oldest owed W of its stages (the one whose I ended first), a
+// ready backward goes before a ready forward, and among its stages the one nearest the loss
+// (the highest) runs its backward or forward first, as ZB-V does with its later chunk; an F
+// must also keep the device's held activations and its later stages' reserve within the cap.
+// With one stage per device this is the rule above, action for action.
 #pragma once
 
 #include <compare>
@@ -18,6 +25,7 @@
 
 #include "sched/result.h"
 #include "sched/schedule.h"
+#include "sim/synth/device_memory.h"
 #include "sim/synth/stage_times.h"
 
 namespace pipeworks::sim {
@@ -33,5 +41,11 @@ struct ListPolicy {
 // below 1 or the sizes disagree.
 sched::Result<sched::Schedule> list_schedule(const std::vector<SynthStageTimes>& times, int num_microbatches,
                                              const ListPolicy& policy);
+
+// The same with stage s on device memory.device_of[s] and each F admitted against its device's
+// cap (device_memory.h); a memory with no placement is the call above. An error also when the
+// placement's size disagrees.
+sched::Result<sched::Schedule> list_schedule(const std::vector<SynthStageTimes>& times, int num_microbatches,
+                                             const ListPolicy& policy, const DeviceMemory& memory);
 
 }  // namespace pipeworks::sim

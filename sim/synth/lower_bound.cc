@@ -1,8 +1,11 @@
-// The step's lower bound: earliest start plus total work, device by device (lower_bound.h).
+// The step's lower bound: earliest start plus total work, stage by stage and device by device
+// (lower_bound.h).
 #include "sim/synth/lower_bound.h"
 
 #include <algorithm>
 #include <limits>
+
+#include "sim/synth/device_memory.h"
 
 namespace pipeworks::sim {
 namespace {
@@ -99,7 +102,56 @@ LowerBound device_bound(const std::vector<SynthStageTimes>& times, std::size_t s
   return best;
 }
 
+// Each stage's earliest start: micro-batch 0's least forwards and hand-offs before it.
+std::vector<Nanoseconds> stage_starts(const std::vector<SynthStageTimes>& times) {
+  std::vector<Nanoseconds> starts;
+  Nanoseconds start = 0;
+  for (const SynthStageTimes& t : times) {
+    starts.push_back(start);
+    start += least_forward_ns(t) + t.handoff_forward_ns;
+  }
+  return starts;
+}
+
+// A device holding `stages` (two or more, in stage order) starts no sooner than its lowest
+// stage, then runs every stage's work one action at a time and its tail (their optimizer steps);
+// and the last backward (I or B) of its lowest stage a follows every F and every backward on
+// the chain of the device's stages (each of a later stage's precedes a's of the same
+// micro-batch), then goes back to device 0 (a > 0).
+LowerBound shared_device_bound(const std::vector<SynthStageTimes>& times, const std::vector<int>& stages,
+                               const std::vector<Nanoseconds>& starts, int num_microbatches, int device) {
+  const auto m = static_cast<Nanoseconds>(num_microbatches);
+  const auto lowest = static_cast<std::size_t>(stages.front());
+  Nanoseconds work = 0, tail = 0, chain = 0;
+  for (const int stage : stages) {
+    const SynthStageTimes& t = times[static_cast<std::size_t>(stage)];
+    work += stage_work_ns(t, num_microbatches);
+    tail += t.tail_ns;
+    chain += forwards_ns(t, num_microbatches) + m * least_backward_ns(t);
+  }
+  const Nanoseconds start = starts[lowest];
+  const Nanoseconds drain = lowest > 0 ? start + chain + way_back_ns(times, lowest) : 0;
+  if (drain > start + work + tail) return LowerBound{drain, device, false, true};
+  return LowerBound{start + work + tail, device};
+}
+
 }  // namespace
+
+LowerBound step_lower_bound(const std::vector<SynthStageTimes>& times, int num_microbatches,
+                            const std::vector<int>& placement) {
+  LowerBound bound = step_lower_bound(times, num_microbatches);
+  if (times.empty()) return bound;
+  bound.device = placement.at(static_cast<std::size_t>(bound.device));
+  const std::vector<Nanoseconds> starts = stage_starts(times);
+  const int devices = *std::max_element(placement.begin(), placement.end()) + 1;
+  for (int d = 0; d < devices; ++d) {
+    const std::vector<int> stages = stages_on_device(placement, d);
+    if (stages.size() < 2) continue;  // its stage's own terms are the device's
+    const LowerBound device = shared_device_bound(times, stages, starts, num_microbatches, d);
+    if (device.step_ns > bound.step_ns) bound = device;
+  }
+  return bound;
+}
 
 LowerBound step_lower_bound(const std::vector<SynthStageTimes>& times, int num_microbatches) {
   LowerBound bound;

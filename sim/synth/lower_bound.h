@@ -1,5 +1,6 @@
-// The least step time any schedule of K stages (one per device) and M micro-batches can have on a
-// cost model, so that a synthesized schedule can say how far it is from the best possible.
+// The least step time any schedule of K stages (one per device, or placed, below) and M
+// micro-batches can have on a cost model, so that a synthesized schedule can say how far it is
+// from the best possible.
 //
 // Device s cannot start before micro-batch 0's forwards and hand-offs reach it, and then has all
 // of its own work to do, one action at a time, and its optimizer tail after it. A device s >= 1
@@ -38,6 +39,18 @@
 // (zero_bubble.h). The bound leaves out what only adds time (resume costs, contention, send
 // overheads on the sender's stream, waits beyond the one chain), so no simulated schedule is below
 // it (tests/sim/synth/lower_bound_test.cc holds every hand-written family to it).
+//
+// With several stages on a device (a placement; hand-offs between stages on one device cost
+// nothing in the times, stage_times.h) every term above still holds stage by stage (a stage's
+// actions run one at a time on its device, and its tail is part of its device's), and a device d
+// holding the stages S (lowest a) adds its own:
+//
+//   shared(d) = start(a) + max(sum_{s in S} work(s) + sum_{s in S} tail(s),
+//                              sum_{s in S} (fwd(s) + M min(I(s), B(s))) + way_back(a))   (way back: a > 0)
+//
+// work(s) as device(0)'s (the least over I + W and B), way_back(a) the drain's from a to device 0's W
+// and tail: a's last backward on the chain follows every F and backward (I or B) of the device's
+// stages, since a later stage's backward of a micro-batch precedes a's.
 #pragma once
 
 #include <vector>
@@ -54,6 +67,11 @@ struct LowerBound {
 };
 
 LowerBound step_lower_bound(const std::vector<SynthStageTimes>& times, int num_microbatches);
+
+// The same with stage s on device placement[s] (times from synth_stage_times with that placement):
+// the terms above and each shared device's; `device` names a device.
+LowerBound step_lower_bound(const std::vector<SynthStageTimes>& times, int num_microbatches,
+                            const std::vector<int>& placement);
 
 // (step - bound) / bound, 0 when the bound is 0.
 double gap_to_bound(Nanoseconds step_ns, Nanoseconds bound_ns);

@@ -42,14 +42,16 @@ bool same_pass(ActionKind a, ActionKind b) {
   return a == b || (chain(a) && chain(b));
 }
 
-// Swaps a random adjacent pair unless the second needs the first (same stage and micro-batch)
-// or both are the same pass on one stage (each stage keeps its micro-batches in order).
+// Swaps a random adjacent pair unless both are of one micro-batch (on one stage the second needs
+// the first; where a device holds several stages, as in a V, one micro-batch's actions on them
+// mostly need each other too: its F on stage 3 before its F on stage 4, their backwards the other
+// way) or both are the same pass on one stage (each stage keeps its micro-batches in order).
 bool swap_adjacent(sched::Program& program, SearchRng& rng) {
   if (program.size() < 2) return false;
   const auto p = static_cast<std::size_t>(uniform_index(rng, 0, static_cast<std::int64_t>(program.size()) - 2));
   const Action& a = program[p];
   const Action& b = program[p + 1];
-  if (a.stage == b.stage && (a.microbatch == b.microbatch || same_pass(a.kind, b.kind))) return false;
+  if (a.microbatch == b.microbatch || (a.stage == b.stage && same_pass(a.kind, b.kind))) return false;
   std::swap(program[p], program[p + 1]);
   return true;
 }

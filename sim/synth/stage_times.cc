@@ -39,6 +39,11 @@ sched::Status check_times(const SynthStageTimes& t, int stage) {
 bool stage_splits_backward(const StageCost& cost) { return cost.backward_weight_ns > 0; }
 
 sched::Result<std::vector<SynthStageTimes>> synth_stage_times(const CostModel& costs) {
+  return synth_stage_times(costs, sched::identity_placement(static_cast<int>(costs.stages.size())));
+}
+
+sched::Result<std::vector<SynthStageTimes>> synth_stage_times(const CostModel& costs,
+                                                             const std::vector<int>& placement) {
   std::vector<SynthStageTimes> times;
   const Nanoseconds o = costs.per_action_overhead_ns;
   const int k = static_cast<int>(costs.stages.size());
@@ -57,9 +62,11 @@ sched::Result<std::vector<SynthStageTimes>> synth_stage_times(const CostModel& c
     const Nanoseconds first_r = c.first_recompute_ns > 0 ? c.first_recompute_ns : c.recompute_ns;
     t.recompute_ns = std::min(c.recompute_ns, first_r) + o;
     if (s + 1 < k) {
-      auto forward = handoff_ns(costs, s, s + 1, c.output_bytes);
+      const int here = placement.at(static_cast<std::size_t>(s));
+      const int next = placement.at(static_cast<std::size_t>(s) + 1);
+      auto forward = handoff_ns(costs, here, next, c.output_bytes);
       if (!forward) return forward.error();
-      auto backward = handoff_ns(costs, s + 1, s, c.output_bytes);
+      auto backward = handoff_ns(costs, next, here, c.output_bytes);
       if (!backward) return backward.error();
       t.handoff_forward_ns = *forward;
       t.handoff_backward_ns = *backward;

@@ -37,4 +37,10 @@ bool stage_splits_backward(const StageCost& cost);
 // overhead o, then the transfer takes latency + bytes / bandwidth; blocking mode adds no o.
 sched::Result<std::vector<SynthStageTimes>> synth_stage_times(const CostModel& costs);
 
+// The same with stage s on device placement[s]: a hand-off between two stages on one device costs
+// nothing (the cost model has no link from a device to itself, and lower_comm sends nothing there:
+// the next stage reads the result where it is).
+sched::Result<std::vector<SynthStageTimes>> synth_stage_times(const CostModel& costs,
+                                                             const std::vector<int>& placement);
+
 }  // namespace pipeworks::sim

@@ -1,14 +1,41 @@
-// The checks on a synthesis problem and the cap each device gets (synthesis_problem.h).
+// The checks on a synthesis problem, its placement and the cap each device gets (synthesis_problem.h).
 #include "sim/synth/synthesis_problem.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sched/limits.h"
+#include "sched/placement.h"
 
 namespace pipeworks::sim {
+namespace {
+
+// Ok when the cost model has the problem's stages on the devices its placement names: K devices
+// where no placement is given (stage s on device s), else the placement's rule (sched/placement.h).
+sched::Status check_placement(const SynthesisProblem& problem) {
+  const CostModel& costs = problem.costs;
+  if (problem.placement.empty()) {
+    if (static_cast<int>(costs.stages.size()) == problem.num_stages && costs.num_devices == problem.num_stages) {
+      return sched::Ok{};
+    }
+    return sched::Error{fmt::format("synthesis places one stage on each device: {} stages, but the cost model has {} "
+                                    "stages on {} devices",
+                                    problem.num_stages, costs.stages.size(), costs.num_devices)};
+  }
+  if (static_cast<int>(costs.stages.size()) != problem.num_stages) {
+    return sched::Error{fmt::format("synthesis of {} stages, but the cost model has {} stages", problem.num_stages,
+                                    costs.stages.size())};
+  }
+  const auto problems = sched::placement_problems(problem.placement, problem.num_stages, costs.num_devices);
+  if (problems.empty()) return sched::Ok{};
+  return sched::Error{fmt::format("placement {} on the cost model's {} devices: {}",
+                                  fmt::join(problem.placement, ","), costs.num_devices, problems.front().message)};
+}
+
+}  // namespace
 
 sched::Status check_search_options(const SearchOptions& options) {
   if (!std::isfinite(options.time_limit_s) || options.time_limit_s <= 0 || options.time_limit_s > kMaxTimeLimitS) {
@@ -21,14 +48,20 @@ sched::Status check_search_options(const SearchOptions& options) {
   return sched::Ok{};
 }
 
+std::vector<int> problem_placement(const SynthesisProblem& problem) {
+  return problem.placement.empty() ? sched::identity_placement(problem.num_stages) : problem.placement;
+}
+
+bool shares_devices(const std::vector<int>& placement) {
+  std::vector<int> sorted = placement;
+  std::sort(sorted.begin(), sorted.end());
+  return std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end();
+}
+
 sched::Status check_problem(const SynthesisProblem& problem, const SearchOptions& options) {
   if (auto size = sched::check_schedule_size(problem.num_stages, problem.num_microbatches); !size) return size;
   const CostModel& costs = problem.costs;
-  if (static_cast<int>(costs.stages.size()) != problem.num_stages || costs.num_devices != problem.num_stages) {
-    return sched::Error{fmt::format("synthesis places one stage on each device: {} stages, but the cost model has {} "
-                                    "stages on {} devices",
-                                    problem.num_stages, costs.stages.size(), costs.num_devices)};
-  }
+  if (auto placed = check_placement(problem); !placed) return placed;
   if (auto valid = check_cost_model(costs); !valid) return valid;
   if (problem.memory_cap_bytes <= 0) {
     return sched::Error{fmt::format("the memory cap must be positive, got {} bytes", problem.memory_cap_bytes)};

@@ -1,4 +1,5 @@
-// What `pipeworks synthesize` is asked, as one value: K stages (stage s on device s), M
+// What `pipeworks synthesize` is asked, as one value: K stages on the devices of a placement
+// (stage s on device s unless given; several stages may share a device, e.g. a V 0,1,1,0), M
 // micro-batches, their cost model, a memory cap per device and the search's time and seed, with
 // the checks that turn hostile values into errors before any search starts.
 #pragma once
@@ -14,9 +15,19 @@ namespace pipeworks::sim {
 struct SynthesisProblem {
   int num_stages = 1;
   int num_microbatches = 1;
-  CostModel costs;              // one stage per device: stage s on device s
-  Bytes memory_cap_bytes = 0;   // on every device; a device's own smaller memory caps it further
+  CostModel costs;              // K stages on the placement's devices (costs.num_devices of them)
+  // On every device, shared by its stages; a device's own smaller memory caps it further.
+  Bytes memory_cap_bytes = 0;
+  // placement[stage] = its device (sched::Schedule's meaning); empty: stage s on device s
+  std::vector<int> placement{};
 };
+
+// The problem's placement: the given one, or stage s on device s where none is given.
+std::vector<int> problem_placement(const SynthesisProblem& problem);
+
+// True when some device holds more than one stage (the search then shares each device's cap
+// among its stages and decides among them, device_memory.h and list_rule.h).
+bool shares_devices(const std::vector<int>& placement);
 
 struct SearchOptions {
   double time_limit_s = 10;  // the whole search, hand-written families and local search included
@@ -40,10 +51,12 @@ std::int64_t lowered_actions_estimate(int num_stages, int num_microbatches);
 // The longest search accepted (an hour): a limit is for people waiting on a command.
 inline constexpr double kMaxTimeLimitS = 3600;
 
-// Ok when K and M are within sched/limits.h, the cost model is valid with one stage per device
-// (K stages, K devices), the cap is positive, the time limit in (0, kMaxTimeLimitS] and the
-// evaluations -1 or at least 0, and the time limit holds the first five evaluations (the four
-// hand-written families and one list-rule setting) at kEvaluatedActionsPerSecond.
+// Ok when K and M are within sched/limits.h, the cost model has K stages and (no placement given)
+// K devices, a given placement places K stages on the cost model's devices and leaves none idle
+// (sched::placement_problems' rule and words), the cost model is valid, the cap is positive, the
+// time limit in (0, kMaxTimeLimitS] and the evaluations -1 or at least 0, and the time limit
+// holds the first five evaluations (the four hand-written families and one list-rule setting) at
+// kEvaluatedActionsPerSecond.
 sched::Status check_problem(const SynthesisProblem& problem, const SearchOptions& options);
 
 // The part of check_problem on the options alone: the time limit in (0, kMaxTimeLimitS], the

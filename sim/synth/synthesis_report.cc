@@ -5,22 +5,32 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/synth/device_memory.h"
+
 namespace pipeworks::sim {
 namespace {
+
+// Entry `stage` of per-stage limits, null where there is none (R not searched).
+nlohmann::json limit_json(const std::vector<int>& limits, int stage) {
+  const auto s = static_cast<std::size_t>(stage);
+  return s < limits.size() ? nlohmann::json(limits[s]) : nlohmann::json();
+}
 
 nlohmann::json devices_json(const SynthesisResult& r) {
   nlohmann::json devices = nlohmann::json::array();
   for (const DeviceResult& d : r.best.simulated.devices) {
     const auto i = static_cast<std::size_t>(d.device);
     const Bytes cap = i < r.caps_bytes.size() ? r.caps_bytes[i] : 0;
+    const std::vector<int> stages = stages_on_device(r.best.schedule.placement, d.device);
+    // A device of one stage: that stage's limits; one of several: null (the per-stage lists say).
+    const int stage = stages.size() == 1 ? stages.front() : -1;
     devices.push_back({{"device", d.device},
+                       {"stages", stages},
                        {"peak_bytes", d.memory.peak_bytes},
                        {"cap_bytes", cap},
                        {"fits", d.memory.peak_bytes <= cap},
-                       {"in_flight_limit", i < r.in_flight_limits.size() ? r.in_flight_limits[i] : 0},
-                       {"in_flight_limit_recompute", i < r.recompute_in_flight_limits.size()
-                                                         ? nlohmann::json(r.recompute_in_flight_limits[i])
-                                                         : nlohmann::json()},
+                       {"in_flight_limit", limit_json(r.in_flight_limits, stage)},
+                       {"in_flight_limit_recompute", limit_json(r.recompute_in_flight_limits, stage)},
                        {"bubble_fraction", d.bubble_fraction}});
   }
   return devices;
@@ -64,6 +74,10 @@ std::string synthesis_report_json(const SynthesisResult& r, const SynthesisInput
       {"cluster", in.cluster},
       {"num_stages", r.best.schedule.num_stages},
       {"num_microbatches", r.best.schedule.num_microbatches},
+      {"placement", r.best.schedule.placement},
+      {"in_flight_limits", r.in_flight_limits},
+      {"in_flight_limits_recompute",
+       r.recompute_in_flight_limits.empty() ? nlohmann::json() : nlohmann::json(r.recompute_in_flight_limits)},
       {"microbatch_size", in.microbatch_size},
       {"step_ns", r.best.step_ns()},
       {"makespan_ns", r.best.simulated.makespan_ns},

@@ -38,11 +38,29 @@ struct Start {
   std::string origin;
 };
 
-// The best hand-written family that fits, if any.
-std::optional<Start> best_family(const SynthesisResult& out) {
+// The best hand-written family that fits, if any. A family that pairs actions into composites
+// (dualpipe-v's overlapped F and B, sched/composite.h) starts the search without them, its pairs
+// run back to back (the moves shift actions, which a composite's positions would not follow),
+// re-evaluated, and only where it still fits.
+std::optional<Start> best_family(const SynthesisProblem& problem, const SynthesisResult& out) {
   const HandWritten* best = best_fitting(out.hand_written);
   if (best == nullptr) return std::nullopt;
-  return Start{best->evaluation, std::string(sched::schedule_kind_name(best->kind))};
+  Start start{best->evaluation, std::string(sched::schedule_kind_name(best->kind))};
+  if (start.evaluation.schedule.composites.empty()) return start;
+  sched::Schedule plain = start.evaluation.schedule;
+  plain.composites.clear();
+  auto judged = evaluate(std::move(plain), problem.costs, out.caps_bytes);
+  if (!judged || !judged->fits) return std::nullopt;
+  start.evaluation = std::move(judged).value();
+  return start;
+}
+
+// What the list rule admits forwards against: nothing beyond the in-flight limits with stage s on
+// device s, else the placement and each device's cap shared by its stages (device_memory.h).
+DeviceMemory list_memory(const SynthesisProblem& problem, const std::vector<Bytes>& caps_bytes, bool recompute) {
+  const std::vector<int> placement = problem_placement(problem);
+  if (placement == sched::identity_placement(problem.num_stages)) return DeviceMemory{};
+  return device_memory(problem.costs, caps_bytes, placement, recompute);
 }
 
 // The best list-rule schedule that fits over every setting of policies.h (on the plain limits
@@ -55,12 +73,13 @@ std::optional<Start> best_list_schedule(const std::vector<SynthStageTimes>& time
   for (const bool recompute : {false, true}) {
     const std::vector<int>& limits = recompute ? out.recompute_in_flight_limits : out.in_flight_limits;
     if (limits.empty()) continue;
+    const DeviceMemory memory = list_memory(problem, out.caps_bytes, recompute);
     for (const ListPolicy& policy : list_policies(limits, problem.num_microbatches)) {
       if (best && std::chrono::steady_clock::now() >= deadline) {
         out.search.stopped_by_clock = true;
         return best;
       }
-      auto schedule = list_schedule(times, problem.num_microbatches, policy);
+      auto schedule = list_schedule(times, problem.num_microbatches, policy, memory);
       if (schedule && recompute) schedule = sched::add_recompute(*schedule);
       if (!schedule) continue;
       auto judged = evaluate(std::move(schedule).value(), problem.costs, out.caps_bytes);
@@ -78,7 +97,7 @@ std::optional<Start> best_list_schedule(const std::vector<SynthStageTimes>& time
 sched::Result<std::vector<Start>> starts(const std::vector<SynthStageTimes>& times, const SynthesisProblem& problem,
                                          std::chrono::steady_clock::time_point deadline, SynthesisResult& out) {
   std::vector<Start> found;
-  for (auto start : {best_list_schedule(times, problem, deadline, out), best_family(out)}) {
+  for (auto start : {best_list_schedule(times, problem, deadline, out), best_family(problem, out)}) {
     if (start) found.push_back(std::move(*start));
   }
   if (found.empty()) {
@@ -136,14 +155,15 @@ Evaluation search_from(std::vector<Start> from, const SynthesisProblem& problem,
 // R to W beside the stage input.)
 sched::Status set_limits(const SynthesisProblem& problem, const SearchOptions& options, SynthesisResult& out) {
   const int m = problem.num_microbatches;
-  auto plain = in_flight_limits(problem.costs, out.caps_bytes, m);
+  const std::vector<int> placement = problem_placement(problem);
+  auto plain = in_flight_limits(problem.costs, out.caps_bytes, m, placement, false);
   if (!plain) return plain.error();
   out.in_flight_limits = std::move(plain).value();
   const auto& limits = out.in_flight_limits;
   if (!options.recompute || std::all_of(limits.begin(), limits.end(), [m](int limit) { return limit >= m; })) {
     return sched::Ok{};
   }
-  auto with_r = recompute_in_flight_limits(problem.costs, out.caps_bytes, m);
+  auto with_r = in_flight_limits(problem.costs, out.caps_bytes, m, placement, true);
   if (with_r) out.recompute_in_flight_limits = std::move(with_r).value();
   return sched::Ok{};
 }
@@ -155,12 +175,13 @@ sched::Result<SynthesisResult> synthesize(const SynthesisProblem& problem, const
   if (auto ok = check_problem(problem, options); !ok) return ok.error();
   SynthesisResult out;
   out.caps_bytes = device_caps_bytes(problem);
-  auto times = synth_stage_times(problem.costs);
+  const std::vector<int> placement = problem_placement(problem);
+  auto times = synth_stage_times(problem.costs, placement);
   if (!times) return times.error();
   if (auto limits = set_limits(problem, options, out); !limits) return limits.error();
-  out.bound = step_lower_bound(*times, problem.num_microbatches);
+  out.bound = step_lower_bound(*times, problem.num_microbatches, placement);
   auto families = hand_written_families(problem.num_stages, problem.num_microbatches, problem.costs, out.caps_bytes,
-                                        !out.recompute_in_flight_limits.empty());
+                                        !out.recompute_in_flight_limits.empty(), placement);
   if (!families) return families.error();
   out.hand_written = std::move(families).value();
   const auto deadline = started + std::chrono::duration_cast<std::chrono::steady_clock::duration>(

@@ -1,6 +1,9 @@
-// `pipeworks synthesize`'s search in one call: the schedule of K stages (one per device) and M
-// micro-batches with the shortest simulated step whose peak fits the memory cap on every device,
-// how far it is from the lower bound, and the best hand-written family under the same cap.
+// `pipeworks synthesize`'s search in one call: the schedule of K stages (one per device, or on a
+// given placement) and M micro-batches with the shortest simulated step whose peak fits the
+// memory cap on every device, how far it is from the lower bound, and the best hand-written
+// family under the same cap. With a placement that shares devices the cap is each device's,
+// shared by its stages (device_memory.h), the list rule decides per device among its stages
+// (list_rule.h), and the families are those written for that placement (hand_written.h).
 //
 //   1. the cap becomes per-stage in-flight limits (in_flight_limits.h), and where it holds fewer
 //      than M micro-batches somewhere, limits under re-materialization too (unless the options
@@ -37,7 +40,8 @@ struct SynthesisResult {
   // or the cap holds all M micro-batches on every stage)
   std::vector<int> recompute_in_flight_limits;
   LowerBound bound;
-  std::vector<HandWritten> hand_written;  // gpipe, 1f1b, zb-h1, zb-h2 (then each with R, where searched)
+  // gpipe, 1f1b, zb-h1, zb-h2, or the placement's families (then each with R, where searched)
+  std::vector<HandWritten> hand_written;
   std::string origin;                  // the start the answer was searched from ("list rule ..." or a family)
   int list_schedules = 0;              // list-rule settings evaluated
   std::int64_t evaluation_budget = 0;  // the local search's evaluations allowed

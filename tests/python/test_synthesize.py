@@ -1,6 +1,6 @@
 """Tests of pipeworks.synthesize and plan(synthesize=True): one schedule for one seed, the same
 report as `pipeworks synthesize --json` for the same inputs, the cap held, the schedule simulating
-to its step, and hostile inputs refused with the CLI's messages.
+to its step, a V placement, and hostile inputs refused with the CLI's messages.
 
 Run with PYTHONPATH at the built package and PIPEWORKS_EXE at the built binary (ctest sets both).
 """
@@ -119,6 +119,23 @@ class SynthesizeTest(unittest.TestCase):
             run = cli("synthesize", "--model", "uniform", "--cluster", "dgx-h100", "-M", "8", *flags)
             self.assertNotEqual(run.returncode, 0)
             self.assertIn(message, run.stderr)
+
+    def test_placement_shares_devices_in_a_v(self):
+        v = [0, 1, 2, 3, 3, 2, 1, 0]
+        r = pw.synthesize(model(), cluster(), memory_cap_bytes=GIB, stages=8, microbatches=8, max_evaluations=100,
+                          placement=v)
+        self.assertEqual(list(r.schedule.placement), v)
+        self.assertEqual(r.caps_bytes, [GIB] * 4)
+        self.assertEqual(len(r.peak_bytes), 4)
+        self.assertTrue(r.fits)
+        self.assertEqual(len(r.in_flight_limits), 8)
+        self.assertEqual([h["label"] for h in r.hand_written if not h["recompute"]], ["zb-v", "dualpipe-v"])
+        report = json.loads(r.to_json())
+        self.assertEqual(report["placement"], v)
+        self.assertEqual(report["devices"][0]["stages"], [0, 7])
+        with self.assertRaisesRegex(pw.Error, "placement 0,1,0: placement names 3 stages but the schedule has 8"):
+            pw.synthesize(model(), cluster(), memory_cap_bytes=GIB, stages=8, microbatches=8, max_evaluations=10,
+                          placement=[0, 1, 0])
 
     def test_threads_search_at_once_with_equal_results(self):
         results = [None, None]
