@@ -75,6 +75,34 @@ TEST_CASE("synthesize writes a CSV and a JSON schedule that validate and simulat
   }
 }
 
+TEST_CASE("synthesize --placement shares devices: a V file names its placement and simulates to its step",
+          "[synthesize]") {
+  const std::string schedule = kScratch + "v.json";
+  const std::string report = kScratch + "v_report.json";
+  const CliRun made = run_pipeworks("synthesize --model uniform --cluster dgx-h100 --placement 0,1,1,0 -M 8 "
+                                    "--max-evaluations 100 --memory-cap 80GiB -o " + schedule + " --json " + report);
+  INFO(made.output);
+  REQUIRE(made.exit_code == 0);
+  for (const char* line : {"K=4 stages on 2 devices (placement 0,1,1,0)", "s0: ", "s3: ", "zb-v", "dualpipe-v"}) {
+    CHECK_THAT(made.output, Catch::Contains(line));
+  }
+  const auto j = read_json(report);
+  CHECK(j["placement"] == nlohmann::json::array({0, 1, 1, 0}));
+  CHECK(j["devices"][0]["stages"] == nlohmann::json::array({0, 3}));
+  const std::string simulated = kScratch + "v_simulated.json";
+  const CliRun sim =
+      run_pipeworks("simulate --model uniform --cluster dgx-h100 --schedule-file " + schedule + " --json " + simulated);
+  INFO(sim.output);
+  REQUIRE(sim.exit_code == 0);
+  CHECK(read_json(simulated)["step_ns"] == j["step_ns"]);
+  CHECK(read_json(schedule)["placement"] == nlohmann::json::array({0, 1, 1, 0}));
+  const std::string base = "synthesize --model uniform --cluster dgx-h100 -M 8 --memory-cap 80GiB ";
+  pipeworks::test::check_cli_cases({{base + "--placement 0,2", "placement 0,2: placement leaves device 1 without a stage"},
+                                    {base + "--placement 0,1,1,0 -K 3", "placement names 4 stages but the schedule has 3"}},
+                                   1);
+  for (const std::string& path : {schedule, report, simulated}) std::remove(path.c_str());
+}
+
 TEST_CASE("synthesize gives the same output twice for one seed", "[synthesize]") {
   const std::string args = "synthesize " + kProblem + "--memory-cap 1GiB --seed 5 -o ";
   const CliRun a = run_pipeworks(args + kScratch + "a.csv");

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <tuple>
 
 #include <catch2/catch.hpp>
 
@@ -60,21 +61,26 @@ TEST_CASE("run --schedule-file trains a schedule `synthesize` searched on the mo
       spec);
   INFO(profiled.output);
   REQUIRE(profiled.exit_code == 0);
-  const std::string file = (dir / "synthesized.csv").string();
-  const test::CliRun synthesized = test::run_pipeworks("synthesize --model-spec " + spec +
-                                                       " --cluster cpu2 -K 2 -M 4 --batch 8 --memory-cap 1GiB "
-                                                       "--max-evaluations 200 -o " + file);
-  INFO(synthesized.output);
-  REQUIRE(synthesized.exit_code == 0);
-  const test::CliRun threads = test::run_pipeworks("run " + kMlp + "-K 2 -M 4 --check --schedule-file " + file);
-  INFO(threads.output);
-  CHECK(threads.exit_code == 0);
-  CHECK_THAT(threads.output, Catch::Contains("PASS"));
-  const test::CliRun launched = test::run_pipeworks("launch -n 2 --kill-after 120 -- " + PIPEWORKS_EXE + " run " + kMlp +
-                                                    "-K 2 -M 4 --check --distributed --schedule-file " + file);
-  INFO(launched.output);
-  CHECK(launched.exit_code == 0);
-  CHECK_THAT(launched.output, Catch::Contains("PASS"));
+  // One stage per device, and a V: four stages on two devices, each device's two sharing its cap.
+  for (const auto& [name, shape, stages] : {std::tuple{"synthesized.csv", "-K 2", "-K 2"},
+                                            std::tuple{"synthesized_v.csv", "--placement 0,1,1,0", "-K 4"}}) {
+    const std::string file = (dir / name).string();
+    const test::CliRun synthesized =
+        test::run_pipeworks("synthesize --model-spec " + spec + " --cluster cpu2 " + shape +
+                            " -M 4 --batch 8 --memory-cap 1GiB --max-evaluations 200 -o " + file);
+    INFO(synthesized.output);
+    REQUIRE(synthesized.exit_code == 0);
+    const std::string options = kMlp + stages + " -M 4 --check --schedule-file " + file;
+    const test::CliRun threads = test::run_pipeworks("run " + options);
+    INFO(threads.output);
+    CHECK(threads.exit_code == 0);
+    CHECK_THAT(threads.output, Catch::Contains("PASS"));
+    const test::CliRun launched = test::run_pipeworks("launch -n 2 --kill-after 120 -- " + PIPEWORKS_EXE + " run " +
+                                                      options + " --distributed");
+    INFO(launched.output);
+    CHECK(launched.exit_code == 0);
+    CHECK_THAT(launched.output, Catch::Contains("PASS"));
+  }
   fs::remove_all(dir);
 }
 
