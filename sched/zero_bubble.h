@@ -78,12 +78,30 @@ inline constexpr std::int64_t kMaxStageTime = 100'000'000'000;
 // entry per stage): with F, I and W unequal, the unit-time order leaves gaps the rule fills when
 // it decides on the real clock. A free stage does not start a W while its next F or I is on the
 // link to it (it arrives within the hand-off), nor while its last micro-batch's I arrives before
-// the W would end: that I's chain up to stage 0 sets the makespan. zb_h2(shape) is this with
-// unit times and no hand-off, where every result arrives on a whole step and no stage waits.
-Result<Schedule> zb_h2_timed(const ScheduleShape& shape, const std::vector<StageTimes>& times, std::int64_t handoff);
+// the W would end: that I's chain up to stage 0 sets the makespan. A greedy rule still leaves
+// some shapes over the bound, so unless every stage has F = I = W and there is no hand-off, the
+// orders that depart from it (or from the rule without the wait) at up to three decisions are
+// searched, best first and with a cap on the work, for one that ends sooner, each timed as the
+// simulator times it; the rule's order stands unless beaten, and the search stops on the bound.
+// zb_h2(shape) is this with unit times and no hand-off, where every result arrives on a whole
+// step, no stage waits and nothing is searched.
+// The search's work, in the rule's wake-ups (about 0.1 s a million): a single schedule's
+// default. 0: the rule's order alone (one or two more runs of the rule), what sweep and plan
+// take, which time thousands of configurations (sim/engine/timed_orders.h).
+inline constexpr std::int64_t kOrderSearchWakeUps = 2'000'000;
+Result<Schedule> zb_h2_timed(const ScheduleShape& shape, const std::vector<StageTimes>& times, std::int64_t handoff,
+                             std::int64_t search_wake_ups = kOrderSearchWakeUps);
 
 // shape.num_stages = 2p; shape.placement empty or the V placement.
 Result<Schedule> zb_v(const ScheduleShape& shape);
+// ZB-V on these times and a hand-off between stages on different devices (one entry per stage; the
+// V's middle hand-off stays on device p-1): torch's order, unless a list rule on the real clock
+// (a ready I, its second stage's first; a ready F under the stage's limit K - s, torch's per-stage
+// in-flight counts; the oldest W) or an order departing from it at up to three decisions ends
+// sooner, searched as zb_h2_timed searches and stopping on the V bound. F = I = W on every stage
+// without a hand-off: torch's order unchanged.
+Result<Schedule> zb_v_timed(const ScheduleShape& shape, const std::vector<StageTimes>& times, std::int64_t handoff,
+                            std::int64_t search_wake_ups = kOrderSearchWakeUps);
 Result<Schedule> dualpipe_v(const ScheduleShape& shape);
 
 // The V placement of 2p stages: stage s on device s for s < p, on device 2p-1-s after.

@@ -78,10 +78,14 @@ std::optional<Nanoseconds> zb_h2_in_flight_bound(int stages, int microbatches, c
   return (k - 1) * (f + c) + m * (f + i + w) + (k - 1) * std::max<Nanoseconds>(0, i + c - 2 * w);
 }
 
-// zb_h2_in_flight_bound, which the timed rule reaches without a hand-off while I <= F + W (with
-// one it reaches it on most shapes, not all: closed_form_makespan.h).
+// zb_h2_in_flight_bound, which the timed order reaches without a hand-off while I <= F + W and
+// I <= 2F (with one it reaches it on most shapes, not all; with I > 2F no order reaches it:
+// closed_form_makespan.h).
 std::optional<Nanoseconds> zb_h2_makespan(int stages, int microbatches, const PassCosts& costs) {
-  if (costs.handoff != 0 || costs.input_grad > costs.forward + costs.weight_grad) return std::nullopt;
+  if (costs.handoff != 0 || costs.input_grad > costs.forward + costs.weight_grad ||
+      costs.input_grad > 2 * costs.forward) {
+    return std::nullopt;
+  }
   return zb_h2_in_flight_bound(stages, microbatches, costs);
 }
 

@@ -13,7 +13,7 @@
 //   1f1b              (M+K-1)(F+B) + 2c(K-1 + floor((M-1)(K-1)/K))             M >= 1, c <= min(F, B)
 //   interleaved-1f1b  (vM+p-1)(F+B) + 2(K-1)c, K = vp stages on p devices       M = p, 2p, ...; p >= 2; c <= min(F, B)
 //   zb-h1             M(F+I+W) + (K-1) max(F+I-W+4c, F+3c, I+2c)               M >= K+1 (M >= K if c = 0); 2c <= W; c <= min(F, I)
-//   zb-h2 (timed)     (K-1)F + M(F+I+W) + (K-1) max(0, I-2W)                   c = 0, M >= 2K-1, I <= F+W
+//   zb-h2 (timed)     (K-1)F + M(F+I+W) + (K-1) max(0, I-2W)                   c = 0, M >= 2K-1, I <= min(F+W, 2F)
 //   zb-v              (6M+p-1)F on 2p stages                                   F = I = W, c = 0, M >= 2p
 //   dualpipe-v        none derived
 //
@@ -22,11 +22,14 @@
 //   zb-h2, c > 0      (K-1)(F+c) + M(F+I+W) + (K-1) max(0, I+c-2W)             M >= 2K-1
 //   zb-v, dualpipe-v  (p-1)(F+c) + 2M(F+I+W) on 2p stages                      any order in the V
 //
-// ZB-H2's timed rule (sched::zb_h2_timed) reaches its bound on every c > 0 shape its test tries
-// (K up to 8) but a few such as F = I = 10, W = 5, c = 1 from K = 6 (one W over), though an order
-// within its in-flight limit reaches it there (an exhaustive search at K = 6, M = 11). ZB-V's
+// ZB-H2's timed order (sched::zb_h2_timed: its rule, then a search over departures from it)
+// reaches its bound on every c > 0 shape its tests try but a few with c near F/2 (K = 3, M = 6,
+// F = 10, I = W = 15, c = 5: 5 over, where an exhaustive search finds an order on it); on K = 2, 3
+// it ends on the bound wherever that search finds an order that does, but one in 762. With c = 0
+// and I > 2F no order reaches the bound (K = 2, 3: (K-1)(I-2F) over is the least). ZB-V's
 // torch order is above the V bound by a ramp that does not grow with M (issue 39's costs, p = 4:
-// 0.8 ms at c = 0, 5.9 ms at c = 0.6 ms); DualPipeV (its pairs back to back) adds
+// 0.8 ms at c = 0, 5.9 ms at c = 0.6 ms), its timed order (sched::zb_v_timed) by less, on it at
+// p = 2 on most costs tried (measured, not a form: its search is capped); DualPipeV (its pairs back to back) adds
 // (p-1) max(F, F+I-W) to the V bound at c = 0, I <= F: measured, not derived (docs/schedules.md).
 //
 // The derivations are in docs/schedules.md ("Makespans on real costs"); each form is asserted
@@ -59,7 +62,7 @@ std::optional<Nanoseconds> zb_h2_makespan(int stages, int microbatches, const Pa
 std::optional<Nanoseconds> zb_v_makespan(int stages, int microbatches, const PassCosts& costs);
 
 // ZB-H2's bound with a hand-off, M >= 2K-1: no order that keeps its in-flight limit (2K-1 on each
-// stage) ends sooner; (K-1)(F+c) + M(F+I+W) + (K-1) max(0, I+c-2W). Its timed rule reaches it on
+// stage) ends sooner; (K-1)(F+c) + M(F+I+W) + (K-1) max(0, I+c-2W). Its timed order reaches it on
 // most shapes with c > 0, not on all (docs/schedules.md).
 std::optional<Nanoseconds> zb_h2_in_flight_bound(int stages, int microbatches, const PassCosts& costs);
 

@@ -34,13 +34,17 @@ std::int64_t scaled(Nanoseconds ns, double scale) {
 
 }  // namespace
 
-bool decides_on_times(sched::ScheduleKind kind) { return kind == sched::ScheduleKind::kZbH2; }
+bool decides_on_times(sched::ScheduleKind kind) {
+  return kind == sched::ScheduleKind::kZbH2 || kind == sched::ScheduleKind::kZbV;
+}
 
 sched::Result<sched::Schedule> timed_schedule(sched::ScheduleKind kind, const sched::Schedule& generated,
-                                              const CostModel& costs) {
+                                              const CostModel& costs, std::int64_t search_wake_ups) {
   const std::set<int> devices(generated.placement.begin(), generated.placement.end());
   const bool one_per_device = static_cast<int>(devices.size()) == generated.num_stages;
-  if (!decides_on_times(kind) || !one_per_device || costs.stages.size() != generated.placement.size()) {
+  const bool v = kind == sched::ScheduleKind::kZbV && generated.placement == sched::v_placement(generated.num_stages);
+  if (!decides_on_times(kind) || (kind == sched::ScheduleKind::kZbH2 && !one_per_device) ||
+      (kind == sched::ScheduleKind::kZbV && !v) || costs.stages.size() != generated.placement.size()) {
     return generated;
   }
   auto handoff = slowest_handoff(generated, costs);
@@ -55,7 +59,8 @@ sched::Result<sched::Schedule> timed_schedule(sched::ScheduleKind kind, const sc
     times.push_back({scaled(c.forward_ns, scale), scaled(c.backward_input_ns, scale), scaled(c.backward_weight_ns, scale)});
   }
   const sched::ScheduleShape shape{generated.num_stages, generated.num_microbatches, generated.placement};
-  return sched::zb_h2_timed(shape, times, std::llround(static_cast<double>(*handoff) / scale));
+  const std::int64_t h = std::llround(static_cast<double>(*handoff) / scale);
+  return v ? sched::zb_v_timed(shape, times, h, search_wake_ups) : sched::zb_h2_timed(shape, times, h, search_wake_ups);
 }
 
 }  // namespace pipeworks::sim

@@ -126,7 +126,7 @@ SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config, Parti
   for (Bytes& device_bytes : costs->device_memory_bytes) device_bytes = effective_capacity(device_bytes, spec.memory_cap_bytes);
   row.stage_compute_ns = slowest_stage_compute_ns(*costs, config.recompute);
 
-  auto timed = timed_schedule(config.schedule, *generated, *costs);
+  auto timed = timed_schedule(config.schedule, *generated, *costs, kSweepOrderSearch);
   if (!timed) return fail("schedule", timed.error());
   auto schedule = lowered_schedule(std::move(timed).value(), config.recompute, layout);
   if (!schedule) return fail("schedule", schedule.error());

@@ -78,6 +78,47 @@ TEST_CASE("ZB-H2 on real times: a stage leaves a W for the last micro-batch's I 
   CHECK(zb_h2_timed({3, 6, {}}, std::vector<StageTimes>(3), 0).value() == generated(ScheduleKind::kZbH2, 3, 6));
 }
 
+TEST_CASE("ZB-H2 on real times: the search departs from the rule where the rule ends over its bound", "[zero_bubble]") {
+  // F = 5, I = 8, W = 6 without a hand-off, K = 2, M = 3: the rule's stage 0 waited for its last I
+  // (it arrives before a W would end) and ended at 64; nothing waits on stage 0's I, and running
+  // W1 first ends at 62, the bound (K-1)F + M(F+I+W).
+  const Schedule timed = zb_h2_timed({2, 3, {}}, std::vector<StageTimes>(2, {5, 8, 6}), 0).value();
+  const std::vector<Action> stage0_tail = {{0, ActionKind::kBackwardInput, 1}, {0, ActionKind::kBackwardWeight, 1},
+                                           {0, ActionKind::kBackwardInput, 2}, {0, ActionKind::kBackwardWeight, 2}};
+  CHECK(std::vector<Action>(timed.programs[0].end() - 4, timed.programs[0].end()) == stage0_tail);
+  // F = I = W without a hand-off is unit time scaled: the rule's order, nothing searched.
+  CHECK(zb_h2_timed({4, 9, {}}, std::vector<StageTimes>(4, {7, 7, 7}), 0).value() == generated(ScheduleKind::kZbH2, 4, 9));
+}
+
+TEST_CASE("ZB-V on real times: torch's in-flight counts, torch's order in unit time, valid", "[zero_bubble]") {
+  for (int p = 1; p <= 4; ++p) {
+    for (const int m : {1, 2 * p - 1, 2 * p, 3 * p + 1}) {
+      INFO("p=" << p << " M=" << m);
+      const int k = 2 * p;
+      CHECK(zb_v_timed({k, m, {}}, std::vector<StageTimes>(static_cast<std::size_t>(k), {3, 3, 3}), 0).value() ==
+            generated(ScheduleKind::kZbV, k, m));
+      for (const StageTimes& t : {StageTimes{10, 12, 20}, StageTimes{30, 5, 5}, StageTimes{185, 181, 93}}) {
+        const Schedule timed = zb_v_timed({k, m, {}}, std::vector<StageTimes>(static_cast<std::size_t>(k), t), 4).value();
+        CHECK(timed.placement == v_placement(k));
+        CHECK(validate(timed).empty());
+        // Per stage, the most micro-batches run forward whose W has not run: at most K - s (and M).
+        std::vector<int> held(static_cast<std::size_t>(k), 0), most(held);
+        for (const Program& program : timed.programs) {
+          for (const Action& a : program) {
+            int& h = held[static_cast<std::size_t>(a.stage)];
+            h += a.kind == ActionKind::kForward ? 1 : a.kind == ActionKind::kBackwardWeight ? -1 : 0;
+            most[static_cast<std::size_t>(a.stage)] = std::max(most[static_cast<std::size_t>(a.stage)], h);
+          }
+        }
+        for (int s = 0; s < k; ++s) CHECK(most[static_cast<std::size_t>(s)] <= std::min(m, k - s));
+      }
+    }
+  }
+  CHECK_FALSE(zb_v_timed({4, 4, {}}, std::vector<StageTimes>(3), 0).ok());
+  CHECK_FALSE(zb_v_timed({4, 4, {}}, std::vector<StageTimes>(4), -1).ok());
+  CHECK_FALSE(zb_v_timed({5, 4, {}}, std::vector<StageTimes>(5), 0).ok());
+}
+
 TEST_CASE("ZB-V p=2 M=4 matches the picture", "[zero_bubble]") {
   CHECK(grid_of(ScheduleKind::kZbV, 4, 4) ==
         "t:    0   1   2   3   4   5   6   7   8   9  10  11  12  13  14  15  16  17  18  19  20  21  22  23  24\n"

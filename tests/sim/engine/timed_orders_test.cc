@@ -53,8 +53,11 @@ TEST_CASE("timed orders: other kinds and stages sharing a device keep their gene
     const auto unit = sched::generate(kind, {4, 8, {}}).value();
     CHECK(sim::timed_schedule(kind, unit, costs).value() == unit);
   }
-  CHECK_FALSE(sim::decides_on_times(ScheduleKind::kZbV));
+  CHECK(sim::decides_on_times(ScheduleKind::kZbV));
   CHECK(sim::decides_on_times(ScheduleKind::kZbH2));
+  auto off_the_v = sched::generate(ScheduleKind::kZbV, {4, 8, {}}).value();  // zb-v generates on its V only
+  off_the_v.placement = {0, 1, 0, 1};
+  CHECK(sim::timed_schedule(ScheduleKind::kZbV, off_the_v, costs).value() == off_the_v);
   const auto shared = sched::generate(ScheduleKind::kZbH2, {4, 8, {0, 1, 1, 0}}).value();
   CHECK(sim::timed_schedule(ScheduleKind::kZbH2, shared, costs).value() == shared);
 }
