@@ -38,9 +38,10 @@ std::string devices_text(const sim::SynthesisResult& r) {
   std::string out = fmt::format("  {:>6}  {:>12}  {:>12}  {:>14}  {}\n", "device", "peak", "cap", "in flight", "fits");
   for (const sim::DeviceResult& d : r.best.simulated.devices) {
     const auto i = static_cast<std::size_t>(d.device);
-    out += fmt::format("  {:>6}  {:>12}  {:>12}  {:>14}  {}\n", d.device, sim::format_bytes(d.memory.peak_bytes),
+    const sim::Bytes peak = sim::peak_on(r.best, d.device);
+    out += fmt::format("  {:>6}  {:>12}  {:>12}  {:>14}  {}\n", d.device, sim::format_bytes(peak),
                        sim::format_bytes(r.caps_bytes.at(i)), in_flight_text(r, d.device),
-                       d.memory.peak_bytes <= r.caps_bytes.at(i) ? "yes" : "NO");
+                       peak <= r.caps_bytes.at(i) ? "yes" : "NO");
   }
   return out;
 }
@@ -96,6 +97,15 @@ std::string synthesis_summary(const sim::SynthesisResult& r, const sim::Synthesi
                                                         : "hand-written families, one stage per device, same costs and cap\n";
   out += families_text(r) + "\n";
   return out + search_text(r, in);
+}
+
+std::string placement_trials_text(const std::vector<sim::PlacementTrial>& trials) {
+  std::string out;
+  for (const sim::PlacementTrial& t : trials) {
+    out += fmt::format("placement {} ({}): {}\n", t.candidate.name, fmt::join(t.candidate.placement, ","),
+                       t.error.empty() ? "step " + sim::format_duration(t.step_ns) : t.error);
+  }
+  return out;
 }
 
 }  // namespace pipeworks::cli

@@ -22,6 +22,7 @@
 #include "sched/schedule_file.h"
 #include "sched/text_file.h"
 #include "sim/spec/units.h"
+#include "sim/synth/placement_search.h"
 #include "sim/synth/problem_from_specs.h"
 #include "sim/synth/synthesize.h"
 
@@ -33,6 +34,7 @@ struct SynthesizeOptions {
   int stages = kDefaultStages;
   int microbatches = kDefaultMicrobatches;
   std::vector<int> placement;  // empty: stage s on device s
+  int search_placement = 0;     // > 0: the devices whose placements are searched
   std::string memory_cap;
   std::optional<int> batch;  // default: 4 samples per micro-batch
   std::string optimizer = kDefaultOptimizer;
@@ -46,29 +48,49 @@ struct SynthesizeOptions {
 
 struct Failure { int exit_code; std::string message; };
 
+sim::SearchOptions search_options(const SynthesizeOptions& o) { return {o.time_limit_s, o.seed, o.max_evaluations, !o.no_recompute}; }
 
-sim::SearchOptions search_options(const SynthesizeOptions& o) {
-  return sim::SearchOptions{o.time_limit_s, o.seed, o.max_evaluations, !o.no_recompute};
-}
+// What the search is asked: the resolved specs and the setup (sim/synth/problem_from_specs.h builds the rest).
+struct Question {
+  sim::ModelSpec model;
+  sim::ClusterSpec cluster;
+  sim::SynthesisSetup setup;
+};
 
-// The problem the options describe (sim/synth/problem_from_specs.h decides its partition,
-// placement, micro-batch size and costs); the specs are resolved here.
-std::optional<Failure> build_problem(const SynthesizeOptions& o, sim::SpecSynthesis& out) {
+std::optional<Failure> resolve(const SynthesizeOptions& o, sim::Bytes cap, Question& out) {
   if (auto size = check_preset_size_args(o.specs); !size) return Failure{kExitUsage, size.error().message};
   auto optimizer = sim::parse_optimizer(o.optimizer);
   if (!optimizer) return Failure{kExitUsage, optimizer.error().message};
-  const sim::SynthesisSetup setup{o.stages, o.microbatches, o.batch, *optimizer, out.problem.memory_cap_bytes, {},
-                                  o.placement};
-  if (auto split = sim::synthesis_microbatch_size(setup); !split) {
+  out.setup = sim::SynthesisSetup{o.stages, o.microbatches, o.batch, *optimizer, cap, {}, o.placement};
+  if (auto split = sim::synthesis_microbatch_size(out.setup); !split) {
     return Failure{kExitUsage, "--" + split.error().message};
   }
   auto cluster = resolve_cluster(o.specs, "synthesize");
   if (!cluster) return Failure{kExitInvalid, cluster.error().message};
   auto model = resolve_model(o.specs, "synthesize", &*cluster);
   if (!model) return Failure{kExitInvalid, model.error().message};
-  auto built = sim::problem_from_specs(*model, *cluster, setup, search_options(o));
+  out.model = std::move(model).value();
+  out.cluster = std::move(cluster).value();
+  return std::nullopt;
+}
+
+// The search on the given placement, or over the candidates of --search-placement.
+std::optional<Failure> search(const SynthesizeOptions& o, const Question& q, sim::SynthesisResult& result,
+                              sim::SynthesisInputs& inputs) {
+  if (o.search_placement > 0) {
+    auto found = sim::synthesize_placements(q.model, q.cluster, q.setup, search_options(o), o.search_placement);
+    if (!found) return Failure{kExitInvalid, found.error().message};
+    result = std::move(found->result);
+    inputs = std::move(found->chosen.inputs);
+    std::cout << placement_trials_text(inputs.placements_tried);
+    return std::nullopt;
+  }
+  auto built = sim::problem_from_specs(q.model, q.cluster, q.setup, search_options(o));
   if (!built) return Failure{kExitInvalid, built.error().message};
-  out = std::move(built).value();
+  auto found = sim::synthesize(built->problem, search_options(o));
+  if (!found) return Failure{kExitInvalid, found.error().message};
+  result = std::move(found).value();
+  inputs = std::move(built->inputs);
   return std::nullopt;
 }
 
@@ -93,22 +115,23 @@ std::optional<Failure> check_edge(const SynthesizeOptions& o, sim::Bytes& cap) {
 }
 
 std::optional<Failure> run(const SynthesizeOptions& o) {
-  sim::SpecSynthesis built;
-  if (auto failure = check_edge(o, built.problem.memory_cap_bytes)) return failure;
-  if (auto failure = build_problem(o, built)) return failure;
-  const sim::SynthesisInputs& inputs = built.inputs;
-  auto result = sim::synthesize(built.problem, search_options(o));
-  if (!result) return Failure{kExitInvalid, result.error().message};
-  std::cout << synthesis_summary(*result, inputs);
+  sim::Bytes cap = 0;
+  if (auto failure = check_edge(o, cap)) return failure;
+  Question question;
+  if (auto failure = resolve(o, cap, question)) return failure;
+  sim::SynthesisResult result;
+  sim::SynthesisInputs inputs;
+  if (auto failure = search(o, question, result, inputs)) return failure;
+  std::cout << synthesis_summary(result, inputs);
   if (!o.output.empty()) {
-    if (auto saved = sched::save_schedule(result->best.schedule, o.output); !saved) {
+    if (auto saved = sched::save_schedule(result.best.schedule, o.output); !saved) {
       return Failure{kExitInvalid, saved.error().message};
     }
     std::cout << fmt::format("schedule        {} (`pipeworks simulate --schedule-file {}` reads it back)\n", o.output,
                              o.output);
   }
   if (!o.json.empty()) {
-    if (auto written = sched::write_text_file(o.json, sim::synthesis_report_json(*result, inputs)); !written) {
+    if (auto written = sched::write_text_file(o.json, sim::synthesis_report_json(result, inputs)); !written) {
       return Failure{kExitInvalid, written.error().message};
     }
   }
@@ -126,7 +149,11 @@ void add_options(CLI::App& command, SynthesizeOptions& o) {
   command.add_option("--stages,-k,-K", o.stages,
                      "Number of pipeline stages K (one per device unless --placement; default with it: its length)")
       ->check(integer_from(1, sched::kMaxStages))->capture_default_str();
-  add_placement_flag(command, o.placement, sched::kMaxStages - 1);
+  CLI::Option* placement = add_placement_flag(command, o.placement, sched::kMaxStages - 1);
+  command.add_option("--search-placement", o.search_placement,
+                     "Search the placement of the K stages on D devices too: one per device (K = D), a V (K = 2D), a "
+                     "loop (K a multiple of D); the fastest that fits wins")
+      ->check(integer_from(1, sched::kMaxStages))->excludes(placement);
   command.add_option("--microbatches,-m,-M", o.microbatches, "Number of micro-batches M")
       ->check(integer_from(1, sched::kMaxScheduleCells))->capture_default_str();
   command.add_option("--memory-cap", o.memory_cap,

@@ -13,6 +13,7 @@
 #include "python/convert.h"
 #include "python/without_gil.h"
 #include "sim/spec/units.h"
+#include "sim/synth/placement_search.h"
 #include "sim/synth/problem_from_specs.h"
 #include "sim/synth/synthesize.h"
 
@@ -27,10 +28,17 @@ struct Synthesized {
   sim::SynthesisInputs inputs;
 };
 
-std::vector<sim::Bytes> peaks_bytes(const Synthesized& s) {
-  std::vector<sim::Bytes> peaks;
-  for (const sim::DeviceResult& d : s.result.best.simulated.devices) peaks.push_back(d.memory.peak_bytes);
-  return peaks;
+std::vector<sim::Bytes> peaks_bytes(const Synthesized& s) { return s.result.best.peak_bytes; }
+
+py::list placements_tried(const Synthesized& s) {
+  py::list out;
+  for (const sim::PlacementTrial& t : s.inputs.placements_tried) {
+    const bool found = t.error.empty();
+    out.append(py::dict(py::arg("name") = t.candidate.name, py::arg("placement") = t.candidate.placement,
+                        py::arg("step_ns") = found ? py::object(py::int_(t.step_ns)) : py::object(py::none()),
+                        py::arg("error") = found ? py::object(py::none()) : py::object(py::str(t.error))));
+  }
+  return out;
 }
 
 py::list hand_written_list(const Synthesized& s) {
@@ -51,8 +59,14 @@ py::object best_hand_written(const Synthesized& s) {
   return py::str(best->label());
 }
 
+// On the setup's placement, or with `search_devices` > 0 over the placements of its stages on
+// that many devices (sim/synth/placement_search.h).
 Synthesized run_synthesis(const sim::ModelSpec& model, const sim::ClusterSpec& cluster, const sim::SynthesisSetup& setup,
-                          const sim::SearchOptions& options) {
+                          const sim::SearchOptions& options, int search_devices) {
+  if (search_devices > 0) {
+    sim::PlacementSearch found = unwrap(sim::synthesize_placements(model, cluster, setup, options, search_devices));
+    return Synthesized{std::move(found.result), std::move(found.chosen.inputs)};
+  }
   sim::SpecSynthesis built = unwrap(sim::problem_from_specs(model, cluster, setup, options));
   return Synthesized{unwrap(sim::synthesize(built.problem, options)), built.inputs};
 }
@@ -72,7 +86,8 @@ void bind_result(py::module_& m) {
                              "No schedule of these stages and micro-batches can have a shorter step.")
       .def_property_readonly("gap_to_lower_bound", [](const Synthesized& s) { return s.result.gap(); },
                              "(step - bound) / bound.")
-      .def_property_readonly("peak_bytes", &peaks_bytes, "Per device, the schedule's peak memory.")
+      .def_property_readonly("peak_bytes", &peaks_bytes, "Per device, what a run of the schedule holds at most: parameters, optimizer state, gradients, "
+                             "activations and the executor's temporaries.")
       .def_property_readonly("caps_bytes", [](const Synthesized& s) { return s.result.caps_bytes; },
                              "Per device, the cap it must fit: the memory cap or the device's own smaller memory.")
       .def_property_readonly("in_flight_limits", [](const Synthesized& s) { return s.result.in_flight_limits; },
@@ -97,6 +112,9 @@ void bind_result(py::module_& m) {
       .def_property_readonly("stopped_by_clock", [](const Synthesized& s) { return s.result.search.stopped_by_clock; },
                              "The time limit stopped the search before its evaluations: another run may differ.")
       .def_property_readonly("microbatch_size", [](const Synthesized& s) { return s.inputs.microbatch_size; })
+      .def_property_readonly("placements_tried", &placements_tried,
+                             "With search_placement: per placement tried, a dict of name, placement, step_ns (None\n"
+                             "where nothing fit) and error (None where something did); else empty.")
       .def("to_json", [](const Synthesized& s) { return sim::synthesis_report_json(s.result, s.inputs); },
            "The report as `pipeworks synthesize --json` writes it (schema pipeworks.synthesis_report/1).")
       .def("__repr__", [](const Synthesized& s) {
@@ -114,16 +132,20 @@ void bind_synth(py::module_& m) {
   m.def("synthesize",
         [](const sim::ModelSpec& model, const sim::ClusterSpec& cluster, int stages, int microbatches,
            sim::Bytes memory_cap_bytes, std::optional<int> batch, const std::string& optimizer, double time_limit,
-           std::uint64_t seed, std::int64_t max_evaluations, bool recompute, const std::vector<int>& placement) {
+           std::uint64_t seed, std::int64_t max_evaluations, bool recompute, const std::vector<int>& placement,
+           int search_placement) {
+          if (search_placement < 0 || (search_placement > 0 && !placement.empty())) {
+            throw py::value_error("search_placement: a number of devices > 0, and no placement beside it");
+          }
           const sim::SynthesisSetup setup{stages, microbatches, batch, unwrap(sim::parse_optimizer(optimizer)),
                                           memory_cap_bytes, {}, placement};
           return without_gil(&run_synthesis, model, cluster, setup,
-                             sim::SearchOptions{time_limit, seed, max_evaluations, recompute});
+                             sim::SearchOptions{time_limit, seed, max_evaluations, recompute}, search_placement);
         },
         py::arg("model"), py::arg("cluster"), py::kw_only(), py::arg("stages"), py::arg("microbatches"),
         py::arg("memory_cap_bytes"), py::arg("batch") = py::none(), py::arg("optimizer") = "adam",
         py::arg("time_limit") = 10.0, py::arg("seed") = 1, py::arg("max_evaluations") = -1, py::arg("recompute") = true,
-        py::arg("placement") = std::vector<int>{},
+        py::arg("placement") = std::vector<int>{}, py::arg("search_placement") = 0,
         "The schedule of `stages` stages (stage s on device s, a uniform partition) and `microbatches`\n"
         "micro-batches with the shortest simulated step whose peak fits memory_cap_bytes on every device,\n"
         "as `pipeworks synthesize` searches it (docs/schedules.md). batch: samples per mini-batch, a multiple\n"
@@ -132,7 +154,9 @@ void bind_synth(py::module_& m) {
         "max_evaluations: stop the local search after that many evaluations (-1: what the time limit buys).\n"
         "recompute: search re-materialization (R) too where the cap holds fewer than M micro-batches.\n"
         "placement: the device of each stage, as `synthesize --placement` (e.g. [0, 1, 1, 0], a V: several\n"
-        "stages share a device and its cap); empty: stage s on device s.");
+        "stages share a device and its cap); empty: stage s on device s. search_placement: a number of\n"
+        "devices D; the placements of the stages on D devices (one per device, a V, a loop) are searched\n"
+        "as `synthesize --search-placement D`, the fastest that fits kept (placements_tried lists them).");
 }
 
 }  // namespace pipeworks::python

@@ -7,8 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "hw/predict/peak_memory_walk.h"
+#include "sim/engine/executor_peak.h"
 #include "sim/plan/cost_model_builder.h"
+#include "sim/plan/stage_extra_bytes.h"
 #include "sim/spec/batch_split.h"
 #include "sim/spec/optimizer.h"
 
@@ -24,42 +25,6 @@ void apply_executor_memory(sim::CostModel& costs, bool recompute) {
 }
 
 namespace {
-
-// Bytes above the simulated stash while a stage's backward runs layers [begin, end) from the last
-// down: at layer l the stashes of the layers after it are already freed, the gradient of its
-// output (made by layer l+1, or received) is live, and its own temporaries come on top:
-//   later = max over l of  transient(l) + output(l) [l < end-1] - sum_{j > l} stash(j),  >= 0
-// In the step's first backward the parameter gradients of l and the layers after it are new:
-//   first = max over l of  later's term + sum_{j >= l} grad(j)
-// The transients come from the spec (0 where it states none).
-sched::Result<StageExtraBytes> composed_backward_bytes(const sim::ModelSpec& spec, int begin, int end, int size) {
-  StageExtraBytes extra;
-  sched::Bytes freed = 0;
-  sched::Bytes grads = 0;
-  for (int l = end - 1; l >= begin; --l) {
-    const auto i = static_cast<std::size_t>(l);
-    auto transient = spec.layers[i].backward_transient_bytes.at(size);
-    auto output = spec.layers[i].output_bytes.at(size);
-    auto stash = spec.layers[i].stash_bytes.at(size);
-    if (!transient || !output || !stash) return sched::Error{"predict: byte counts overflow"};
-    grads += sim::gradient_bytes(spec.layers[i].param_bytes);
-    const sched::Bytes term = *transient + (l + 1 < end ? *output : 0) - freed;
-    extra.later = std::max(extra.later, term);
-    extra.first = std::max(extra.first, term + grads);
-    freed += *stash;
-  }
-  return extra;
-}
-
-// The spec's measured temporaries of a stage's layer range at `size`.
-sched::Result<StageExtraBytes> range_bytes(const sim::StageTemporaries& t, int size) {
-  auto forward = t.forward.at(size);
-  auto no_grad = t.forward_no_grad.at(size);
-  auto first = t.first_backward.at(size);
-  auto later = t.later_backward.at(size);
-  if (!forward || !no_grad || !first || !later) return sched::Error{"predict: byte counts overflow"};
-  return StageExtraBytes{*first, *later, *forward, *no_grad};
-}
 
 sched::Status check_inputs(const sched::Schedule& schedule, const sim::Partition& partition,
                            const sim::ModelSpec& spec, const sim::ClusterSpec& cluster, const Profile* profile,
@@ -86,57 +51,18 @@ sched::Status check_inputs(const sched::Schedule& schedule, const sim::Partition
   return sched::Ok{};
 }
 
-// What a stage holds from I to W (hw/exec/stage_compute.h): on the first stage, whose I has
-// nothing to compute, its output's gradient (the last stage's is its loss's, a scalar, counted as
-// nothing); on the others, each layer's split_held_bytes (default: its output's gradient).
-sched::Result<sched::Bytes> split_held_bytes(const sim::ModelSpec& spec, int begin, int end, bool last, int size) {
-  if (begin == 0) {
-    if (last) return sched::Bytes{0};
-    return spec.layers[static_cast<std::size_t>(end - 1)].output_bytes.at(size);
-  }
-  sched::Bytes held = 0;
-  for (int l = begin; l < end; ++l) {
-    const sim::LayerSpec& layer = spec.layers[static_cast<std::size_t>(l)];
-    const bool loss_output = last && l + 1 == end && !layer.split_held_bytes;
-    auto bytes = loss_output ? sched::Result<sched::Bytes>{0} : layer.split_held_bytes.value_or(layer.output_bytes).at(size);
-    if (!bytes || __builtin_add_overflow(held, *bytes, &held)) return sched::Error{"predict: byte counts overflow"};
-  }
-  return held;
-}
-
-// Each stage's temporaries: measured on the stage as a whole when the profile has them for this
-// partition, else from the spec's measured temporaries of the stage's layer range, else composed
-// from its layers; what a split backward holds from I to W from the spec.
-sched::Result<std::vector<StageExtraBytes>> stage_temporaries(const Profile* profile, const sim::ModelSpec& spec,
-                                                              const sim::Partition& partition, int size);
-
+// Each stage's bytes beyond the stashes from the spec (sim/plan/stage_extra_bytes.h), with the
+// temporaries the profile measured on each stage as a whole where it has them for this partition.
 sched::Result<std::vector<StageExtraBytes>> stage_extra_bytes(const Profile* profile, const sim::ModelSpec& spec,
                                                               const sim::Partition& partition, int size) {
-  auto extra = stage_temporaries(profile, spec, partition, size);
-  if (!extra) return extra.error();
-  for (int s = 0; s < partition.num_stages(); ++s) {
-    auto held = split_held_bytes(spec, partition.begin(s), partition.end(s), s + 1 == partition.num_stages(), size);
-    if (!held) return held.error();
-    (*extra)[static_cast<std::size_t>(s)].split_held = *held;
-  }
-  return extra;
-}
-
-sched::Result<std::vector<StageExtraBytes>> stage_temporaries(const Profile* profile, const sim::ModelSpec& spec,
-                                                              const sim::Partition& partition, int size) {
-  const auto k = static_cast<std::size_t>(partition.num_stages());
-  if (profile != nullptr && profile->stage_boundaries == partition.boundaries &&
-      profile->stage_extra_bytes.size() == k) {
-    return profile->stage_extra_bytes;
-  }
-  std::vector<StageExtraBytes> extra(k);
-  for (std::size_t s = 0; s < k; ++s) {
-    const int stage = static_cast<int>(s);
-    const sim::StageTemporaries* measured = spec.temporaries_of(partition.begin(stage), partition.end(stage));
-    auto bytes = measured != nullptr ? range_bytes(*measured, size)
-                                     : composed_backward_bytes(spec, partition.begin(stage), partition.end(stage), size);
-    if (!bytes) return bytes.error();
-    extra[s] = *bytes;
+  auto extra = sim::spec_stage_extra_bytes(spec, partition, size);
+  if (!extra) return sched::Error{"predict: " + extra.error().message};
+  const bool measured = profile != nullptr && profile->stage_boundaries == partition.boundaries &&
+                        profile->stage_extra_bytes.size() == extra->size();
+  for (std::size_t s = 0; measured && s < extra->size(); ++s) {
+    const sched::Bytes held = (*extra)[s].split_held;
+    (*extra)[s] = profile->stage_extra_bytes[s];
+    (*extra)[s].split_held = held;
   }
   return extra;
 }
@@ -214,12 +140,13 @@ sched::Result<Prediction> predict_on(const RunConfig& config, const sched::Sched
   apply_executor_memory(out.costs, config.recompute);
   auto extra = stage_extra_bytes(profile, spec, partition, size);
   if (!extra) return extra.error();
+  sim::set_stage_extra_bytes(out.costs, *extra);
   if (replay != nullptr) apply_replay(*replay, schedule, cluster, config.recompute, out.costs);
   if (replicas != nullptr) apply_replica_costs(*replicas, out.costs);
   auto result = sim::simulate(schedule, out.costs);
   if (!result) return sched::Error{"predict: " + result.error().message};
   out.result = std::move(result).value();
-  out.peak_activation_bytes = walk_peak_memory(out.result.timeline, schedule, out.costs, *extra);
+  out.peak_activation_bytes = sim::walk_peak_memory(out.result.timeline, schedule, out.costs);
   for (const sim::DeviceResult& d : out.result.devices) out.device_slowdown.push_back(d.contention_slowdown);
   return out;
 }

@@ -8,7 +8,7 @@
 //                      exactly this schedule, each stage's F, R, B measured in schedule order
 //                      (stage_replay.h)
 //   measured peak(d) = the simulated activations (executor attribution) walked with gradients,
-//                      temporaries and held input gradients (peak_memory_walk.h); a
+//                      temporaries and held input gradients (sim/engine/executor_peak.h); a
 //                      stage's temporaries are its own measurement when the profile has one for
 //                      this partition (stage_memory.h), else composed from the spec's layers:
 //                        later: max over the stage's layers l of transient(l) + gradient of l's

@@ -2,7 +2,7 @@
 // costs and predicts a run from them. The layer profiler and its fits (profiler.h, cost_fit.h),
 // the machine's hand-off, dispatch and contention (machine_profile.h), each stage's temporaries
 // (stage_memory.h), the stage replay of a schedule (stage_replay.h, replay_and_measure.h), the
-// prediction of a run (prediction.h, peak_memory_walk.h), and `run --predict` as one report value
+// prediction of a run (prediction.h, sim/engine/executor_peak.h), and `run --predict` as one report value
 // (this file). It builds on hw/run/ and sim/; it never changes how a run executes.
 //
 // `run --predict` as one value: the run's costs obtained (profiled now at the run's micro-batch

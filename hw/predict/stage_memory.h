@@ -26,24 +26,17 @@
 #include "hw/model/model_config.h"
 #include "sched/result.h"
 #include "sched/timeline.h"
+#include "sim/engine/cost_model.h"
 #include "sim/plan/partition.h"
 
 namespace pipeworks::hw {
 
 class ComputeDevices;  // hw/exec/compute_devices.h
 
-// Bytes above what a stage holds when an action of it ends, at the action's peak.
-struct StageExtraBytes {
-  sched::Bytes first = 0;            // the step's first backward of the stage (gradients made in it)
-  sched::Bytes later = 0;            // every later backward (gradients exist and accumulate)
-  sched::Bytes forward = 0;          // a forward that keeps the graph (F; R under re-materialization)
-  sched::Bytes forward_no_grad = 0;  // a forward without the graph (F under re-materialization)
-  // Held from a split backward's I to its W (hw/exec/stage_compute.h): the gradients flowing into
-  // the stage's operations with parameters (the first stage: its output's). Not measured here:
-  // set from the model spec's split_held_bytes (prediction.h).
-  sched::Bytes split_held = 0;
-  friend bool operator==(const StageExtraBytes&, const StageExtraBytes&) = default;
-};
+// Bytes above what a stage holds when an action of it ends, at the action's peak (the
+// simulator's cost model carries them per stage; split_held is not measured here: it comes from
+// the model spec, sim/plan/stage_extra_bytes.h).
+using sim::StageExtraBytes;
 
 // Repetitions a run's prediction measures each stage's temporaries with.
 inline constexpr int kStageMemoryRepetitions = 3;

@@ -16,6 +16,22 @@ namespace pipeworks::sim {
 using sched::Bytes;
 using sched::Nanoseconds;
 
+// What the executor holds of a stage beyond the simulator's stashes (hw/exec/stage_compute.h),
+// bytes per micro-batch: temporaries above what the stage holds when an action ends, at the
+// action's peak, and what a split backward keeps from I to W. Measured per stage by `profile`
+// or composed from the model spec (sim/plan/stage_extra_bytes.h); executor_peak.h adds them to a
+// simulated timeline. All 0: the simulator's stashes alone.
+struct StageExtraBytes {
+  Bytes first = 0;            // the step's first backward of the stage (gradients made in it)
+  Bytes later = 0;            // every later backward (gradients exist and accumulate)
+  Bytes forward = 0;          // a forward that keeps the graph (F; R under re-materialization)
+  Bytes forward_no_grad = 0;  // a forward without the graph (F under re-materialization)
+  // Held from a split backward's I to its W: the gradients flowing into the stage's operations
+  // with parameters (the first stage: its output's).
+  Bytes split_held = 0;
+  friend bool operator==(const StageExtraBytes&, const StageExtraBytes&) = default;
+};
+
 // Costs of one stage for one micro-batch, on the device that runs it.
 struct StageCost {
   Nanoseconds forward_ns = 0;          // F
@@ -45,6 +61,7 @@ struct StageCost {
   Bytes param_bytes = 0;
   Bytes grad_bytes = 0;       // parameter gradients (accumulated over micro-batches)
   Bytes optimizer_bytes = 0;  // optimizer state (0 for SGD, 2x params for Adam, ...)
+  StageExtraBytes extra;      // read by executor_peak.h only; the simulator's own rule ignores it
   // Data parallelism (0 without it; docs/data_parallel.md). On the device's collective lane:
   Nanoseconds reduce_grad_ns = 0;  // REDUCE_GRAD: the gradients' all-reduce or reduce-scatter
   int reduce_grad_buckets = 1;     // split into this many buckets, each sent once its grads are

@@ -4,6 +4,19 @@
 #include <algorithm>
 
 namespace pipeworks::sim {
+namespace {
+
+// What stage s's device holds beside its stashes and static state at the stage's worst moment:
+// its largest temporaries (the first backward's less the gradients it makes, which the static
+// state counts), and the gradient of its input it made (the previous stage's output).
+Bytes headroom(const CostModel& costs, std::size_t s) {
+  const StageCost& c = costs.stages[s];
+  const StageExtraBytes& e = c.extra;
+  const Bytes input_gradient = s > 0 ? costs.stages[s - 1].output_bytes : 0;
+  return std::max({e.first - c.grad_bytes, e.later, e.forward, e.forward_no_grad, Bytes{0}}) + input_gradient;
+}
+
+}  // namespace
 
 std::vector<int> stages_on_device(const std::vector<int>& placement, int device) {
   std::vector<int> stages;
@@ -19,16 +32,18 @@ DeviceMemory device_memory(const CostModel& costs, const std::vector<Bytes>& cap
   out.device_of = placement;
   out.room_bytes = caps_bytes;
   out.static_bytes.assign(caps_bytes.size(), 0);
+  out.headroom_bytes.assign(caps_bytes.size(), 0);
   std::vector<Bytes> largest_stash(caps_bytes.size(), 0);
   for (std::size_t s = 0; s < placement.size(); ++s) {
     const StageCost& c = costs.stages[s];
     const auto d = static_cast<std::size_t>(placement[s]);
     out.static_bytes[d] += c.param_bytes + c.grad_bytes + c.optimizer_bytes;
-    largest_stash[d] = std::max(largest_stash[d], c.stash_bytes);
-    out.hold_bytes.push_back(recompute ? c.input_bytes : c.stash_bytes);
+    out.headroom_bytes[d] = std::max(out.headroom_bytes[d], headroom(costs, s));
+    largest_stash[d] = std::max(largest_stash[d], c.stash_bytes + c.extra.split_held);
+    out.hold_bytes.push_back(recompute ? c.input_bytes : c.stash_bytes + c.extra.split_held);
   }
   for (std::size_t d = 0; d < out.room_bytes.size(); ++d) {
-    out.room_bytes[d] -= out.static_bytes[d] + (recompute ? largest_stash[d] : 0);
+    out.room_bytes[d] -= out.static_bytes[d] + out.headroom_bytes[d] + (recompute ? largest_stash[d] : 0);
   }
   out.reserve_bytes.assign(placement.size(), 0);
   for (std::size_t s = placement.size(); s-- > 0;) {

@@ -25,14 +25,18 @@ std::string holders(const std::vector<int>& placement, int device) {
   return fmt::format("its stages {} hold", fmt::join(stages, ", "));
 }
 
-// One micro-batch's bytes on every stage of the device (its stash, or with R its input).
-Bytes one_of_each(const CostModel& costs, const std::vector<int>& placement, int device, bool recompute) {
+// One micro-batch's bytes on every stage of the device (its hold: device_memory.h).
+Bytes one_of_each(const DeviceMemory& memory, int device) {
   Bytes sum = 0;
-  for (const int s : stages_on_device(placement, device)) {
-    const StageCost& c = costs.stages[static_cast<std::size_t>(s)];
-    sum += recompute ? c.input_bytes : c.stash_bytes;
-  }
+  for (const int s : stages_on_device(memory.device_of, device)) sum += memory.hold_bytes[static_cast<std::size_t>(s)];
   return sum;
+}
+
+// ", and 1.5 MiB of the executor's temporaries and an input gradient beside them" where there are any.
+std::string headroom_text(const DeviceMemory& memory, std::size_t device) {
+  const Bytes headroom = memory.headroom_bytes.at(device);
+  if (headroom == 0) return "";
+  return fmt::format(", and {} of the executor's temporaries and an input gradient beside them", format_bytes(headroom));
 }
 
 // The error for device d where not one micro-batch fits (the first such device).
@@ -47,15 +51,15 @@ sched::Error no_fit(const CostModel& costs, const DeviceMemory& memory, const st
   if (!recompute) {
     return sched::Error{fmt::format(
         "no schedule fits a memory cap of {} on device {}: {} {} of parameters, gradients and optimizer state, and "
-        "one micro-batch's activations take {} more",
+        "one micro-batch's activations take {} more{}",
         format_bytes(caps_bytes.at(i)), d, holders(placement, d), format_bytes(memory.static_bytes[i]),
-        format_bytes(one_of_each(costs, placement, d, false)))};
+        format_bytes(one_of_each(memory, d)), headroom_text(memory, i))};
   }
   return sched::Error{fmt::format(
       "no schedule fits a memory cap of {} on device {}, even re-materializing: {} {} of parameters, gradients and "
-      "optimizer state, one micro-batch's activations take {} and its stage input {}",
+      "optimizer state, one micro-batch's activations take {} and its stage input {}{}",
       format_bytes(caps_bytes.at(i)), d, holders(placement, d), format_bytes(memory.static_bytes[i]),
-      format_bytes(stash), format_bytes(one_of_each(costs, placement, d, true)))};
+      format_bytes(stash), format_bytes(one_of_each(memory, d)), headroom_text(memory, i))};
 }
 
 sched::Result<std::vector<int>> limits_of(const CostModel& costs, const std::vector<Bytes>& caps_bytes,

@@ -1,15 +1,16 @@
 // How many micro-batches' activations each stage may hold under a memory cap: the one number the
 // list rule needs to keep every schedule it builds within the cap (memory_model.h's rule: an F
 // adds its stage's stash, the W (or B) of that micro-batch gives it back, the static state is
-// held throughout).
+// held throughout; device_memory.h adds what the executor holds beside: what an I keeps for its
+// W, its temporaries and an input gradient, the headroom).
 //
-//   limit(s)   = min(M, floor((cap(s) - params - grads - optimizer state) / stash(s)))   (M when stash is 0)
+//   limit(s)   = min(M, floor((cap(s) - static - headroom(s)) / (stash(s) + split_held(s))))    (M when 0)
 //
 // Under re-materialization (an R before each backward) a micro-batch holds only its stage input
 // from its F to its R, and its stash from its R to its W (or B); with each W right after its I at
 // most one stash is held at a time:
 //
-//   limit_R(s) = min(M, floor((cap(s) - static - stash(s)) / input(s)))                   (M when input is 0)
+//   limit_R(s) = min(M, floor((cap(s) - static - headroom(s) - stash(s) - split_held(s)) / input(s)))
 //
 // Where stages share a device (a placement, device_memory.h) the cap and the static state are the
 // device's, and each stage's limit leaves one micro-batch's room to the device's later stages:

@@ -10,6 +10,7 @@
 #include "sched/limits.h"
 #include "sched/placement.h"
 #include "sim/plan/cost_model_builder.h"
+#include "sim/plan/stage_extra_bytes.h"
 #include "sim/spec/batch_split.h"
 
 namespace pipeworks::sim {
@@ -71,13 +72,16 @@ sched::Result<SpecSynthesis> problem_from_specs(const ModelSpec& model, const Cl
   if (!partition) return partition.error();
   auto costs = build_cost_model(model, cluster, *partition, *placement, *split, setup.optimizer);
   if (!costs) return costs.error();
+  auto extra = spec_stage_extra_bytes(model, *partition, *split);
+  if (!extra) return extra.error();
+  set_stage_extra_bytes(*costs, *extra);
   SpecSynthesis out;
   out.problem.num_stages = setup.num_stages;
   out.problem.num_microbatches = setup.num_microbatches;
   out.problem.costs = std::move(costs).value();
   out.problem.memory_cap_bytes = setup.memory_cap_bytes;
   out.problem.placement = setup.placement;
-  out.inputs = SynthesisInputs{model.name, cluster.name, *split, options.time_limit_s, options.seed};
+  out.inputs = SynthesisInputs{model.name, cluster.name, *split, options.time_limit_s, options.seed, {}};
   return out;
 }
 

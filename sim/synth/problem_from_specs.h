@@ -1,8 +1,9 @@
 // The one place a synthesis problem is built from specs, so that `pipeworks synthesize`, Python's
 // synthesize() and the planner's synthesized family ask the search the same question: K stages
 // of a partition (uniform unless given), stage s on device s unless a placement is given, the
-// micro-batch size the batch
-// splits into, and the cost model sim/plan builds from them.
+// micro-batch size the batch splits into, and the cost model sim/plan builds from them, with the
+// executor's bytes beyond the stashes (sim/plan/stage_extra_bytes.h) so that the search bounds
+// what a run would hold.
 #pragma once
 
 #include <optional>

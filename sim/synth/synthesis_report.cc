@@ -26,9 +26,9 @@ nlohmann::json devices_json(const SynthesisResult& r) {
     const int stage = stages.size() == 1 ? stages.front() : -1;
     devices.push_back({{"device", d.device},
                        {"stages", stages},
-                       {"peak_bytes", d.memory.peak_bytes},
+                       {"peak_bytes", peak_on(r.best, d.device)},
                        {"cap_bytes", cap},
-                       {"fits", d.memory.peak_bytes <= cap},
+                       {"fits", peak_on(r.best, d.device) <= cap},
                        {"in_flight_limit", limit_json(r.in_flight_limits, stage)},
                        {"in_flight_limit_recompute", limit_json(r.recompute_in_flight_limits, stage)},
                        {"bubble_fraction", d.bubble_fraction}});
@@ -49,6 +49,20 @@ nlohmann::json families_json(const SynthesisResult& r) {
   return families;
 }
 
+// Null unless the placement was searched: each candidate's name, placement, step (null where it
+// found nothing) and error.
+nlohmann::json placements_json(const std::vector<PlacementTrial>& trials) {
+  if (trials.empty()) return nlohmann::json();
+  nlohmann::json out = nlohmann::json::array();
+  for (const PlacementTrial& t : trials) {
+    out.push_back({{"name", t.candidate.name},
+                   {"placement", t.candidate.placement},
+                   {"step_ns", t.error.empty() ? nlohmann::json(t.step_ns) : nlohmann::json()},
+                   {"error", t.error.empty() ? nlohmann::json() : nlohmann::json(t.error)}});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::int64_t recomputed_backwards(const sched::Schedule& schedule) {
@@ -61,9 +75,8 @@ std::int64_t recomputed_backwards(const sched::Schedule& schedule) {
 }
 
 Bytes largest_peak_bytes(const Evaluation& evaluation) {
-  Bytes peak = 0;
-  for (const DeviceResult& d : evaluation.simulated.devices) peak = std::max(peak, d.memory.peak_bytes);
-  return peak;
+  const std::vector<Bytes>& peaks = evaluation.peak_bytes;
+  return peaks.empty() ? 0 : *std::max_element(peaks.begin(), peaks.end());
 }
 
 std::string synthesis_report_json(const SynthesisResult& r, const SynthesisInputs& in) {
@@ -75,6 +88,7 @@ std::string synthesis_report_json(const SynthesisResult& r, const SynthesisInput
       {"num_stages", r.best.schedule.num_stages},
       {"num_microbatches", r.best.schedule.num_microbatches},
       {"placement", r.best.schedule.placement},
+      {"placements_tried", placements_json(in.placements_tried)},
       {"in_flight_limits", r.in_flight_limits},
       {"in_flight_limits_recompute",
        r.recompute_in_flight_limits.empty() ? nlohmann::json() : nlohmann::json(r.recompute_in_flight_limits)},

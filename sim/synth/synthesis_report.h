@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "sim/synth/placement_trial.h"
 #include "sim/synth/synthesize.h"
 
 namespace pipeworks::sim {
@@ -17,6 +19,7 @@ struct SynthesisInputs {
   int microbatch_size = 1;
   double time_limit_s = 0;
   std::uint64_t seed = 0;
+  std::vector<PlacementTrial> placements_tried;  // empty unless the placement was searched
 };
 
 // The report, pretty-printed with a final newline.

@@ -103,6 +103,29 @@ TEST_CASE("synthesize --placement shares devices: a V file names its placement a
   for (const std::string& path : {schedule, report, simulated}) std::remove(path.c_str());
 }
 
+TEST_CASE("synthesize --search-placement tries the V and the loop and keeps the faster", "[synthesize]") {
+  const std::string report = kScratch + "searched_report.json";
+  const std::string base = "synthesize --model uniform --cluster dgx-h100 -K 4 -M 8 --memory-cap 80GiB ";
+  const CliRun made = run_pipeworks(base + "--search-placement 2 --max-evaluations 100 --json " + report);
+  INFO(made.output);
+  REQUIRE(made.exit_code == 0);
+  for (const char* line : {"placement V (0,1,1,0): step ", "placement loop of 2 (0,1,0,1): step "}) {
+    CHECK_THAT(made.output, Catch::Contains(line));
+  }
+  const auto j = read_json(report);
+  REQUIRE(j["placements_tried"].size() == 2);
+  const auto& v = j["placements_tried"][0];
+  const auto& loop = j["placements_tried"][1];
+  CHECK(v["name"] == "V");
+  CHECK(loop["placement"] == nlohmann::json::array({0, 1, 0, 1}));
+  const auto faster = v["step_ns"].get<std::int64_t>() <= loop["step_ns"].get<std::int64_t>() ? v : loop;
+  CHECK(j["placement"] == faster["placement"]);
+  CHECK(j["step_ns"] == faster["step_ns"]);
+  pipeworks::test::check_cli_cases({{base + "--search-placement 3", "no placement of 4 stages on 3 devices to search"}}, 1);
+  pipeworks::test::check_cli_cases({{base + "--search-placement 2 --placement 0,1,1,0", "--search-placement"}}, 2);
+  std::remove(report.c_str());
+}
+
 TEST_CASE("synthesize gives the same output twice for one seed", "[synthesize]") {
   const std::string args = "synthesize " + kProblem + "--memory-cap 1GiB --seed 5 -o ";
   const CliRun a = run_pipeworks(args + kScratch + "a.csv");

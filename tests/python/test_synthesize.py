@@ -137,6 +137,23 @@ class SynthesizeTest(unittest.TestCase):
             pw.synthesize(model(), cluster(), memory_cap_bytes=GIB, stages=8, microbatches=8, max_evaluations=10,
                           placement=[0, 1, 0])
 
+    def test_search_placement_tries_the_v_and_the_loop(self):
+        r = pw.synthesize(model(), cluster(), memory_cap_bytes=GIB, stages=8, microbatches=8, max_evaluations=100,
+                          search_placement=4)
+        tried = r.placements_tried
+        self.assertEqual([t["name"] for t in tried], ["V", "loop of 2"])
+        self.assertEqual(tried[1]["placement"], [0, 1, 2, 3, 0, 1, 2, 3])
+        fastest = min(tried, key=lambda t: t["step_ns"])
+        self.assertEqual(list(r.schedule.placement), fastest["placement"])
+        self.assertEqual(r.step_ns, fastest["step_ns"])
+        self.assertEqual(json.loads(r.to_json())["placements_tried"][0]["name"], "V")
+        self.assertEqual(pw.synthesize(model(), cluster(), memory_cap_bytes=GIB, **PROBLEM).placements_tried, [])
+        with self.assertRaisesRegex(pw.Error, "no placement of 8 stages on 3 devices to search"):
+            pw.synthesize(model(), cluster(), memory_cap_bytes=GIB, stages=8, microbatches=8, search_placement=3)
+        with self.assertRaisesRegex(ValueError, "search_placement"):
+            pw.synthesize(model(), cluster(), memory_cap_bytes=GIB, stages=8, microbatches=8, search_placement=4,
+                          placement=[0, 1, 2, 3, 3, 2, 1, 0])
+
     def test_threads_search_at_once_with_equal_results(self):
         results = [None, None]
 

@@ -2,15 +2,21 @@
 // backward, temporaries on top while a backward runs, input gradients held until consumed.
 #include <catch2/catch.hpp>
 
-#include "hw/predict/peak_memory_walk.h"
+#include "sim/engine/executor_peak.h"
 #include "sched/generators.h"
 #include "sched/passes.h"
 
-namespace pipeworks::hw {
+namespace pipeworks::sim {
 namespace {
 
 sched::Schedule lowered(sched::ScheduleKind kind, int k, int m) {
   return sched::lower_comm(sched::generate(kind, {k, m, {}}).value()).value();
+}
+
+// `costs` with stage 0's temporaries set.
+CostModel with_extra(CostModel costs, StageExtraBytes extra) {
+  costs.stages[0].extra = extra;
+  return costs;
 }
 
 sched::Span backward(int device, int stage, int microbatch, sched::Nanoseconds start, sched::Nanoseconds end) {
@@ -29,18 +35,18 @@ TEST_CASE("peak walk: the first backward has no gradients yet, later ones do") {
   //   grads:                             +50 (end of the first B)
   //   probe B0: 200 + 0 + first      probe B1: 100 + 50 + later
   const sched::Schedule schedule = lowered(sched::ScheduleKind::kGPipe, 1, 2);
-  sim::CostModel costs;
+  CostModel costs;
   costs.stages.resize(1);
   costs.stages[0].grad_bytes = 50;
   sched::Timeline t;
   t.num_devices = 1;
   t.spans = {backward(0, 0, 0, 20, 30), backward(0, 0, 1, 30, 40)};
   t.memory = {{0, 0, 1000}, {0, 10, 1100}, {0, 20, 1200}, {0, 30, 1100}, {0, 40, 1000}};
-  CHECK(walk_peak_memory(t, schedule, costs, {{0, 0}}) == std::vector<sched::Bytes>{200});
-  CHECK(walk_peak_memory(t, schedule, costs, {{30, 0}}) == std::vector<sched::Bytes>{230});
-  CHECK(walk_peak_memory(t, schedule, costs, {{0, 60}}) == std::vector<sched::Bytes>{210});
+  CHECK(walk_peak_memory(t, schedule, with_extra(costs, {0, 0})) == std::vector<sched::Bytes>{200});
+  CHECK(walk_peak_memory(t, schedule, with_extra(costs, {30, 0})) == std::vector<sched::Bytes>{230});
+  CHECK(walk_peak_memory(t, schedule, with_extra(costs, {0, 60})) == std::vector<sched::Bytes>{210});
   // Without figures for the stage, temporaries count 0.
-  CHECK(walk_peak_memory(t, schedule, costs, {}) == std::vector<sched::Bytes>{200});
+  CHECK(walk_peak_memory(t, schedule, costs) == std::vector<sched::Bytes>{200});
 }
 
 TEST_CASE("peak walk: held input gradients raise a device's peak only where they coexist with its largest level") {
@@ -49,23 +55,23 @@ TEST_CASE("peak walk: held input gradients raise a device's peak only where they
   //   stash freed at 20 (1000 from 20): 1000 + 100 < 1500, peak 500 above the start
   //   stash kept (1500 until 50):       1500 + 100 from 20 to 40, peak 600
   const sched::Schedule schedule = lowered(sched::ScheduleKind::kGPipe, 2, 1);
-  sim::CostModel costs;
+  CostModel costs;
   costs.stages.resize(2);
   costs.stages[0].output_bytes = 100;
   sched::Timeline t;
   t.num_devices = 2;
   t.spans = {backward(1, 1, 0, 15, 20), backward(0, 0, 0, 30, 40)};
   t.memory = {{0, 0, 500}, {1, 0, 1000}, {1, 10, 1500}, {1, 20, 1000}};
-  CHECK(walk_peak_memory(t, schedule, costs, {}) == std::vector<sched::Bytes>{0, 500});
+  CHECK(walk_peak_memory(t, schedule, costs) == std::vector<sched::Bytes>{0, 500});
   t.memory = {{0, 0, 500}, {1, 0, 1000}, {1, 10, 1500}, {1, 50, 1000}};
-  CHECK(walk_peak_memory(t, schedule, costs, {}) == std::vector<sched::Bytes>{0, 600});
+  CHECK(walk_peak_memory(t, schedule, costs) == std::vector<sched::Bytes>{0, 600});
 }
 
 TEST_CASE("peak walk: a forward's temporaries sit above the level its end leaves") {
   //   F(0,0) [0,10] ends: +100 stash; its peak was 100 + 40 (attention scores, say)
   //   B(0,0) [10,20]: probe 100 + first 5
   const sched::Schedule schedule = lowered(sched::ScheduleKind::kGPipe, 1, 1);
-  sim::CostModel costs;
+  CostModel costs;
   costs.stages.resize(1);
   sched::Span forward = backward(0, 0, 0, 0, 10);
   forward.action.kind = sched::ActionKind::kForward;
@@ -77,21 +83,21 @@ TEST_CASE("peak walk: a forward's temporaries sit above the level its end leaves
   extra.first = 5;
   extra.forward = 40;
   extra.forward_no_grad = 1000;  // only for F of a stage that re-materializes
-  CHECK(walk_peak_memory(t, schedule, costs, {extra}) == std::vector<sched::Bytes>{140});
+  CHECK(walk_peak_memory(t, schedule, with_extra(costs, extra)) == std::vector<sched::Bytes>{140});
   extra.forward = 0;
-  CHECK(walk_peak_memory(t, schedule, costs, {extra}) == std::vector<sched::Bytes>{105});
+  CHECK(walk_peak_memory(t, schedule, with_extra(costs, extra)) == std::vector<sched::Bytes>{105});
 }
 
 TEST_CASE("peak walk: changes at one time stamp apply together before a backward starting then is probed") {
   // F ends at 10 (+100) as B starts at 10; the same instant frees nothing, so the probe sees 100.
   const sched::Schedule schedule = lowered(sched::ScheduleKind::kGPipe, 1, 1);
-  sim::CostModel costs;
+  CostModel costs;
   costs.stages.resize(1);
   sched::Timeline t;
   t.num_devices = 1;
   t.spans = {backward(0, 0, 0, 10, 20)};
   t.memory = {{0, 0, 0}, {0, 10, 100}, {0, 20, 0}};
-  CHECK(walk_peak_memory(t, schedule, costs, {{7, 0}}) == std::vector<sched::Bytes>{107});
+  CHECK(walk_peak_memory(t, schedule, with_extra(costs, {7, 0})) == std::vector<sched::Bytes>{107});
 }
 
 TEST_CASE("peak walk: a re-materializing stage's F output is freed when the next stage's B drops it") {
@@ -99,7 +105,7 @@ TEST_CASE("peak walk: a re-materializing stage's F output is freed when the next
   //   d0:  F end 10: +40 kept        R end 35: +100 stash   [B(0,0) 35..45] end: -140
   //   the kept 40 go at 25 (stage 1 drops its input), so d0 never holds 140 at once: peak 100
   const sched::Schedule schedule = lowered(sched::ScheduleKind::kGPipe, 2, 1);
-  sim::CostModel costs;
+  CostModel costs;
   costs.stages.resize(2);
   costs.stages[0].input_bytes = 40;
   sched::Span recompute = backward(0, 0, 0, 30, 35);
@@ -108,11 +114,34 @@ TEST_CASE("peak walk: a re-materializing stage's F output is freed when the next
   t.num_devices = 2;
   t.spans = {backward(1, 1, 0, 20, 25), recompute, backward(0, 0, 0, 35, 45)};
   t.memory = {{0, 0, 0}, {0, 10, 40}, {0, 35, 140}, {0, 45, 0}, {1, 0, 0}};
-  CHECK(walk_peak_memory(t, schedule, costs, {}) == std::vector<sched::Bytes>{100, 0});
+  CHECK(walk_peak_memory(t, schedule, costs) == std::vector<sched::Bytes>{100, 0});
   // Without the R span the simulator's lifetime stands.
   t.spans = {backward(1, 1, 0, 20, 25), backward(0, 0, 0, 35, 45)};
-  CHECK(walk_peak_memory(t, schedule, costs, {}) == std::vector<sched::Bytes>{140, 0});
+  CHECK(walk_peak_memory(t, schedule, costs) == std::vector<sched::Bytes>{140, 0});
+}
+
+TEST_CASE("peak walk: a split backward holds what its I keeps for its W, and a run adds parameters and optimizer state") {
+  //   t:    0 [I(0,0) 10..20] [W(0,0) 20..30]
+  //   level: +100 at 10 (F's stash), -100 at 30 (W frees it); I keeps 30 from 20 to 30
+  //   above the start: 100 + 30 from 20; gradients (50) from W's end, when the stash is gone
+  const sched::Schedule schedule = lowered(sched::ScheduleKind::kZbH1, 1, 1);
+  CostModel costs;
+  costs.stages.resize(1);
+  costs.stages[0].grad_bytes = 50;
+  costs.stages[0].param_bytes = 50;
+  costs.stages[0].optimizer_bytes = 100;
+  costs.stages[0].extra.split_held = 30;
+  sched::Span input = backward(0, 0, 0, 10, 20);
+  input.action.kind = sched::ActionKind::kBackwardInput;
+  sched::Span weight = backward(0, 0, 0, 20, 30);
+  weight.action.kind = sched::ActionKind::kBackwardWeight;
+  sched::Timeline t;
+  t.num_devices = 1;
+  t.spans = {input, weight};
+  t.memory = {{0, 0, 200}, {0, 10, 300}, {0, 30, 200}};
+  CHECK(walk_peak_memory(t, schedule, costs) == std::vector<Bytes>{130});
+  CHECK(executor_peak_bytes(t, schedule, costs) == std::vector<Bytes>{280});
 }
 
 }  // namespace
-}  // namespace pipeworks::hw
+}  // namespace pipeworks::sim

@@ -1,10 +1,10 @@
-// Walks a simulated timeline into executor peaks (see peak_memory_walk.h).
-#include "hw/predict/peak_memory_walk.h"
+// Walks a simulated timeline into executor peaks (see executor_peak.h).
+#include "sim/engine/executor_peak.h"
 
 #include <algorithm>
 #include <utility>
 
-namespace pipeworks::hw {
+namespace pipeworks::sim {
 namespace {
 
 // One change or probe on a device. Changes at one time stamp all apply before anything at that
@@ -65,14 +65,13 @@ StageFacts stage_facts(const sched::Timeline& timeline, std::size_t k) {
 
 class Walk {
  public:
-  Walk(const sched::Schedule& schedule, const sim::CostModel& costs, const std::vector<StageExtraBytes>& extra,
-       StageFacts facts, Events& events)
-      : schedule_(schedule), costs_(costs), extra_(extra), facts_(std::move(facts)), events_(events) {}
+  Walk(const sched::Schedule& schedule, const CostModel& costs, StageFacts facts, Events& events)
+      : schedule_(schedule), costs_(costs), facts_(std::move(facts)), events_(events) {}
 
   // The parameter gradients appear at the end of the stage's first B or W, whichever comes first;
   // W drops what I kept for it (the gradients of the stage's layer outputs).
   void weight(const sched::Span& span, std::size_t s) {
-    if (facts_.first_grads[s] == &span) add(s, Event{span.end_ns, false, 0, bytes(s, &sim::StageCost::grad_bytes), 0, 0});
+    if (facts_.first_grads[s] == &span) add(s, Event{span.end_ns, false, 0, bytes(s, &StageCost::grad_bytes), 0, 0});
     add(s, Event{span.end_ns, false, -extra_bytes(s).split_held, 0, 0, 0});
   }
 
@@ -87,17 +86,17 @@ class Walk {
     const std::size_t k = facts_.rematerializes.size();
     const bool is_first = facts_.first_backward[s] == &span;
     add(s, Event{span.start_ns, true, 0, 0, 0, is_first ? extra_bytes(s).first : extra_bytes(s).later});
-    if (facts_.first_grads[s] == &span) add(s, Event{span.end_ns, false, 0, bytes(s, &sim::StageCost::grad_bytes), 0, 0});
+    if (facts_.first_grads[s] == &span) add(s, Event{span.end_ns, false, 0, bytes(s, &StageCost::grad_bytes), 0, 0});
     if (span.action.kind == sched::ActionKind::kBackwardInput) add(s, Event{span.end_ns, false, extra_bytes(s).split_held, 0, 0, 0});
     // B(s,m) makes the gradient of s's input (held on s's device); it consumes the one of s+1.
-    if (s > 0) add(s, Event{span.end_ns, false, 0, 0, bytes(s - 1, &sim::StageCost::output_bytes), 0});
-    if (s + 1 < k) add(s + 1, Event{span.end_ns, false, 0, 0, -bytes(s, &sim::StageCost::output_bytes), 0});
+    if (s > 0) add(s, Event{span.end_ns, false, 0, 0, bytes(s - 1, &StageCost::output_bytes), 0});
+    if (s + 1 < k) add(s + 1, Event{span.end_ns, false, 0, 0, -bytes(s, &StageCost::output_bytes), 0});
     //   F(s,m) end: +kept (simulated) ... B(s+1,m) end: -kept (here) ... B(s,m) end: -kept (simulated, undone)
     if (s + 1 < k && facts_.rematerializes[s]) {
-      add(s, Event{span.end_ns, false, bytes(s, &sim::StageCost::input_bytes), 0, 0, 0});
+      add(s, Event{span.end_ns, false, bytes(s, &StageCost::input_bytes), 0, 0, 0});
     }
     if (s > 0 && facts_.rematerializes[s - 1]) {
-      add(s - 1, Event{span.end_ns, false, -bytes(s - 1, &sim::StageCost::input_bytes), 0, 0, 0});
+      add(s - 1, Event{span.end_ns, false, -bytes(s - 1, &StageCost::input_bytes), 0, 0, 0});
     }
   }
 
@@ -106,14 +105,15 @@ class Walk {
   void add(std::size_t s, Event event) {
     events_[static_cast<std::size_t>(schedule_.device_of(static_cast<int>(s)))].push_back(event);
   }
-  sched::Bytes bytes(std::size_t s, sched::Bytes sim::StageCost::*field) const {
+  sched::Bytes bytes(std::size_t s, sched::Bytes StageCost::*field) const {
     return s < costs_.stages.size() ? costs_.stages[s].*field : 0;
   }
-  StageExtraBytes extra_bytes(std::size_t s) const { return s < extra_.size() ? extra_[s] : StageExtraBytes{}; }
+  StageExtraBytes extra_bytes(std::size_t s) const {
+    return s < costs_.stages.size() ? costs_.stages[s].extra : StageExtraBytes{};
+  }
 
   const sched::Schedule& schedule_;
-  const sim::CostModel& costs_;
-  const std::vector<StageExtraBytes>& extra_;
+  const CostModel& costs_;
   StageFacts facts_;
   Events& events_;
 };
@@ -141,12 +141,12 @@ sched::Bytes peak_of(std::vector<Event>& list) {
 
 }  // namespace
 
-std::vector<sched::Bytes> walk_peak_memory(const sched::Timeline& timeline, const sched::Schedule& schedule,
-                                           const sim::CostModel& costs, const std::vector<StageExtraBytes>& extra) {
+std::vector<Bytes> walk_peak_memory(const sched::Timeline& timeline, const sched::Schedule& schedule,
+                                    const CostModel& costs) {
   const auto devices = static_cast<std::size_t>(schedule.num_devices());
   const auto k = static_cast<std::size_t>(schedule.num_stages);
   Events events = level_events(timeline, devices);
-  Walk walk(schedule, costs, extra, stage_facts(timeline, k), events);
+  Walk walk(schedule, costs, stage_facts(timeline, k), events);
   for (const sched::Span& span : timeline.spans) {
     const auto s = static_cast<std::size_t>(span.action.stage);
     if (span.lane != sched::Lane::kCompute || span.action.stage < 0 || s >= k) continue;
@@ -160,4 +160,14 @@ std::vector<sched::Bytes> walk_peak_memory(const sched::Timeline& timeline, cons
   return peaks;
 }
 
-}  // namespace pipeworks::hw
+std::vector<Bytes> executor_peak_bytes(const sched::Timeline& timeline, const sched::Schedule& schedule,
+                                       const CostModel& costs) {
+  std::vector<Bytes> peaks = walk_peak_memory(timeline, schedule, costs);
+  for (std::size_t s = 0; s < schedule.placement.size() && s < costs.stages.size(); ++s) {
+    const auto d = static_cast<std::size_t>(schedule.placement[s]);
+    if (d < peaks.size()) peaks[d] += costs.stages[s].param_bytes + costs.stages[s].optimizer_bytes;
+  }
+  return peaks;
+}
+
+}  // namespace pipeworks::sim

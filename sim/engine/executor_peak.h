@@ -3,8 +3,9 @@
 // backward in the step (the executor drops them at the step's start), backward temporaries on
 // top while a backward runs (more in a stage's first backward, which makes the gradients layer
 // by layer as it frees the stash), a forward's temporaries above the level its end leaves, and
-// input gradients a stage made that the previous stage has not consumed yet. Under re-materialization a stage's F output (the simulator keeps it until the
-// stage's B) is freed when the next stage's B drops it as its input. LibTorch-free header.
+// input gradients a stage made that the previous stage has not consumed yet. Under re-materialization
+// a stage's F output (the simulator keeps it until the stage's B) is freed when the next stage's B
+// drops it as its input. The temporaries are each stage's StageCost::extra (cost_model.h).
 //
 //   d0 (K=1, GPipe, M=2):  F0      F1      [B0 first ......][B1 later ...]
 //   simulated level:       +stash  +stash                 -stash        -stash
@@ -16,17 +17,22 @@
 
 #include <vector>
 
-#include "hw/predict/stage_memory.h"
 #include "sched/schedule.h"
 #include "sched/timeline.h"
 #include "sim/engine/cost_model.h"
 
-namespace pipeworks::hw {
+namespace pipeworks::sim {
 
 // `timeline.memory` as the simulator writes it (per device in time order, the first sample the
-// device's static bytes at time 0); sizes from `costs` (grad_bytes, output_bytes); `extra` per
-// stage (zeros when unknown). Returns per device the peak above the step's start.
-std::vector<sched::Bytes> walk_peak_memory(const sched::Timeline& timeline, const sched::Schedule& schedule,
-                                           const sim::CostModel& costs, const std::vector<StageExtraBytes>& extra);
+// device's static bytes at time 0); sizes from `costs` (grad_bytes, output_bytes, extra). Returns
+// per device the peak above the step's start.
+std::vector<Bytes> walk_peak_memory(const sched::Timeline& timeline, const sched::Schedule& schedule,
+                                    const CostModel& costs);
 
-}  // namespace pipeworks::hw
+// Per device, the most a run of the schedule holds: its parameters and optimizer state (held
+// before the step) plus walk_peak_memory (gradients, stashes, temporaries). `timeline` is the
+// simulation of `schedule` on `costs`.
+std::vector<Bytes> executor_peak_bytes(const sched::Timeline& timeline, const sched::Schedule& schedule,
+                                       const CostModel& costs);
+
+}  // namespace pipeworks::sim
