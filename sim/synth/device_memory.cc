@@ -4,6 +4,15 @@
 #include <algorithm>
 
 namespace pipeworks::sim {
+
+std::vector<int> stages_on_device(const std::vector<int>& placement, int device) {
+  std::vector<int> stages;
+  for (std::size_t s = 0; s < placement.size(); ++s) {
+    if (placement[s] == device) stages.push_back(static_cast<int>(s));
+  }
+  return stages;
+}
+
 namespace {
 
 // What stage s's device holds beside its stashes and static state at the stage's worst moment:
@@ -16,18 +25,9 @@ Bytes headroom(const CostModel& costs, std::size_t s) {
   return std::max({e.first - c.grad_bytes, e.later, e.forward, e.forward_no_grad, Bytes{0}}) + input_gradient;
 }
 
-}  // namespace
-
-std::vector<int> stages_on_device(const std::vector<int>& placement, int device) {
-  std::vector<int> stages;
-  for (std::size_t s = 0; s < placement.size(); ++s) {
-    if (placement[s] == device) stages.push_back(static_cast<int>(s));
-  }
-  return stages;
-}
-
-DeviceMemory device_memory(const CostModel& costs, const std::vector<Bytes>& caps_bytes,
-                           const std::vector<int>& placement, bool recompute) {
+// The rule of device_memory.h, with the executor's bytes (headroom, split_held) or without them.
+DeviceMemory memory_by_rule(const CostModel& costs, const std::vector<Bytes>& caps_bytes,
+                            const std::vector<int>& placement, bool recompute, bool executor) {
   DeviceMemory out;
   out.device_of = placement;
   out.room_bytes = caps_bytes;
@@ -38,9 +38,10 @@ DeviceMemory device_memory(const CostModel& costs, const std::vector<Bytes>& cap
     const StageCost& c = costs.stages[s];
     const auto d = static_cast<std::size_t>(placement[s]);
     out.static_bytes[d] += c.param_bytes + c.grad_bytes + c.optimizer_bytes;
-    out.headroom_bytes[d] = std::max(out.headroom_bytes[d], headroom(costs, s));
-    largest_stash[d] = std::max(largest_stash[d], c.stash_bytes + c.extra.split_held);
-    out.hold_bytes.push_back(recompute ? c.input_bytes : c.stash_bytes + c.extra.split_held);
+    const Bytes held_for_w = executor ? c.extra.split_held : 0;
+    if (executor) out.headroom_bytes[d] = std::max(out.headroom_bytes[d], headroom(costs, s));
+    largest_stash[d] = std::max(largest_stash[d], c.stash_bytes + held_for_w);
+    out.hold_bytes.push_back(recompute ? c.input_bytes : c.stash_bytes + held_for_w);
   }
   for (std::size_t d = 0; d < out.room_bytes.size(); ++d) {
     out.room_bytes[d] -= out.static_bytes[d] + out.headroom_bytes[d] + (recompute ? largest_stash[d] : 0);
@@ -55,6 +56,24 @@ DeviceMemory device_memory(const CostModel& costs, const std::vector<Bytes>& cap
     }
   }
   return out;
+}
+
+// True when every stage has room for one micro-batch beside its device's later stages' reserve.
+bool holds_one_each(const DeviceMemory& m) {
+  for (std::size_t s = 0; s < m.device_of.size(); ++s) {
+    const auto d = static_cast<std::size_t>(m.device_of[s]);
+    if (m.room_bytes[d] < 0 || m.room_bytes[d] - m.reserve_bytes[s] < m.hold_bytes[s]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+DeviceMemory device_memory(const CostModel& costs, const std::vector<Bytes>& caps_bytes,
+                           const std::vector<int>& placement, bool recompute) {
+  DeviceMemory with_executor = memory_by_rule(costs, caps_bytes, placement, recompute, true);
+  if (holds_one_each(with_executor)) return with_executor;
+  return memory_by_rule(costs, caps_bytes, placement, recompute, false);
 }
 
 }  // namespace pipeworks::sim

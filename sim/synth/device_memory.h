@@ -17,8 +17,11 @@
 // device 0's stage 0 never fills the cap its stage 3 needs to take micro-batch 0 on, so the
 // rule cannot wait forever, and a device's peak is its stages' held activations at most, within
 // the cap. With one stage per device the reserve is 0 and the check is the in-flight limit's.
-// The evaluation (evaluation.h) judges each schedule by its walked executor peak all the same:
-// where several input gradients wait at once the headroom is not enough, and that schedule loses.
+// Where the headroom and split_held leave some stage no room for one micro-batch, the rule falls
+// back to the simulator's alone (no headroom, hold = stash): 1F1B may still fit the cap, its
+// whole backwards keeping nothing from I to W. The evaluation (evaluation.h) judges each schedule
+// by its walked executor peak all the same: where the rule's room is not enough (several input
+// gradients waiting at once, or the fallback), that schedule loses.
 #pragma once
 
 #include <vector>

@@ -32,12 +32,6 @@ Bytes one_of_each(const DeviceMemory& memory, int device) {
   return sum;
 }
 
-// ", and 1.5 MiB of the executor's temporaries and an input gradient beside them" where there are any.
-std::string headroom_text(const DeviceMemory& memory, std::size_t device) {
-  const Bytes headroom = memory.headroom_bytes.at(device);
-  if (headroom == 0) return "";
-  return fmt::format(", and {} of the executor's temporaries and an input gradient beside them", format_bytes(headroom));
-}
 
 // The error for device d where not one micro-batch fits (the first such device).
 sched::Error no_fit(const CostModel& costs, const DeviceMemory& memory, const std::vector<Bytes>& caps_bytes,
@@ -51,15 +45,15 @@ sched::Error no_fit(const CostModel& costs, const DeviceMemory& memory, const st
   if (!recompute) {
     return sched::Error{fmt::format(
         "no schedule fits a memory cap of {} on device {}: {} {} of parameters, gradients and optimizer state, and "
-        "one micro-batch's activations take {} more{}",
+        "one micro-batch's activations take {} more",
         format_bytes(caps_bytes.at(i)), d, holders(placement, d), format_bytes(memory.static_bytes[i]),
-        format_bytes(one_of_each(memory, d)), headroom_text(memory, i))};
+        format_bytes(one_of_each(memory, d)))};
   }
   return sched::Error{fmt::format(
       "no schedule fits a memory cap of {} on device {}, even re-materializing: {} {} of parameters, gradients and "
-      "optimizer state, one micro-batch's activations take {} and its stage input {}{}",
+      "optimizer state, one micro-batch's activations take {} and its stage input {}",
       format_bytes(caps_bytes.at(i)), d, holders(placement, d), format_bytes(memory.static_bytes[i]),
-      format_bytes(stash), format_bytes(one_of_each(memory, d)), headroom_text(memory, i))};
+      format_bytes(stash), format_bytes(one_of_each(memory, d)))};
 }
 
 sched::Result<std::vector<int>> limits_of(const CostModel& costs, const std::vector<Bytes>& caps_bytes,

@@ -12,6 +12,9 @@
 //
 //   limit_R(s) = min(M, floor((cap(s) - static - headroom(s) - stash(s) - split_held(s)) / input(s)))
 //
+// Where the headroom and split_held leave some stage no room for one micro-batch, both without
+// them (device_memory.h); a cap that holds no micro-batch even then is an error.
+//
 // Where stages share a device (a placement, device_memory.h) the cap and the static state are the
 // device's, and each stage's limit leaves one micro-batch's room to the device's later stages:
 // limit(s) = min(M, floor((room(device) - reserve(s)) / hold(s))); the list rule then keeps the
