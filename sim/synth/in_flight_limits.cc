@@ -32,7 +32,6 @@ Bytes one_of_each(const DeviceMemory& memory, int device) {
   return sum;
 }
 
-
 // The error for device d where not one micro-batch fits (the first such device).
 sched::Error no_fit(const CostModel& costs, const DeviceMemory& memory, const std::vector<Bytes>& caps_bytes,
                     int d, bool recompute) {

@@ -6,18 +6,12 @@
 
 #include <fmt/format.h>
 
-#include "sched/generators.h"
 #include "sched/schedule.h"
+#include "sched/virtual_stages.h"
 #include "sched/zero_bubble.h"
 
 namespace pipeworks::sim {
 namespace {
-
-std::vector<int> looped(int num_stages, int num_devices) {
-  std::vector<int> placement;
-  for (int s = 0; s < num_stages; ++s) placement.push_back(s % num_devices);
-  return placement;
-}
 
 std::string tried_text(const std::vector<PlacementTrial>& trials) {
   std::string out;
@@ -33,7 +27,9 @@ std::vector<PlacementCandidate> candidate_placements(int num_stages, int num_dev
   const int v = num_stages / num_devices;
   if (v == 1) out.push_back({"one per device", sched::identity_placement(num_stages)});
   if (v == 2) out.push_back({"V", sched::v_placement(num_stages)});
-  if (v >= 2) out.push_back({fmt::format("loop of {}", v), looped(num_stages, num_devices)});
+  if (v >= 2) {
+    out.push_back({fmt::format("loop of {}", v), sched::looped_schedule({num_stages, 1, {}}, num_devices).placement});
+  }
   return out;
 }
 
