@@ -185,13 +185,16 @@ void backward_input(Slot& slot, const torch::Tensor& grad, const std::vector<tor
   slot.pending = std::move(pending);
 }
 
+// The last walk over the graph frees each node's saved tensors as it goes, as a whole backward
+// does: W's peak is then B's (the first stage's W runs a whole backward; sim/engine/executor_peak.h).
 void backward_weight(Slot& slot) {
   PendingWeightGradients& pending = *slot.pending;
   if (!pending.whole_params.empty()) {
-    torch::autograd::backward({slot.output}, {pending.output_grad}, /*retain_graph=*/true, /*create_graph=*/false,
-                              pending.whole_params);
+    torch::autograd::backward({slot.output}, {pending.output_grad}, /*retain_graph=*/!pending.roots.empty(),
+                              /*create_graph=*/false, pending.whole_params);
   }
   for (WeightRoot& root : pending.roots) {
+    const bool last = &root == &pending.roots.back();
     torch::autograd::edge_list edges;
     torch::autograd::variable_list grads;
     for (std::size_t i = 0; i < root.grads.size(); ++i) {
@@ -200,7 +203,7 @@ void backward_weight(Slot& slot) {
       grads.push_back(root.grads[i]);
     }
     if (edges.empty() || root.params.empty()) continue;
-    torch::autograd::Engine::get_default_engine().execute(edges, grads, /*keep_graph=*/true, /*create_graph=*/false,
+    torch::autograd::Engine::get_default_engine().execute(edges, grads, /*keep_graph=*/!last, /*create_graph=*/false,
                                                           /*accumulate_grad=*/true, root.params);
   }
   slot.pending.reset();

@@ -1,11 +1,15 @@
 // The executor's peak per device, predicted by walking the simulated activation timeline with
 // what the executor holds besides it: parameter gradients from the end of each stage's first
 // backward in the step (the executor drops them at the step's start), backward temporaries on
-// top while a backward runs (more in a stage's first backward, which makes the gradients layer
-// by layer as it frees the stash), a forward's temporaries above the level its end leaves, and
-// input gradients a stage made that the previous stage has not consumed yet. Under re-materialization
-// a stage's F output (the simulator keeps it until the stage's B) is freed when the next stage's B
-// drops it as its input. The temporaries are each stage's StageCost::extra (cost_model.h).
+// top while a backward, an I or a W runs (more in a stage's first, which makes the gradients
+// layer by layer), a forward's temporaries above the level its end leaves, what an I keeps for
+// its W, and input gradients a stage made that the previous stage has not consumed yet (counted
+// where they were made: the in-process hand-off passes the tensor itself). On the first stage I
+// computes nothing and W runs the whole backward from stage 1's gradient, which it consumes. A
+// stage's output stays in the next stage's graph until that stage's B or W; after a W on another
+// device the walk keeps it as long as the schedule's order allows, not only as simulated. Under
+// re-materialization a stage's F output (the simulator keeps it until the stage's B) goes when
+// the next stage drops it. The temporaries are each stage's StageCost::extra (cost_model.h).
 //
 //   d0 (K=1, GPipe, M=2):  F0      F1      [B0 first ......][B1 later ...]
 //   simulated level:       +stash  +stash                 -stash        -stash

@@ -42,10 +42,7 @@ sched::Result<StageExtraBytes> composed_backward_bytes(const ModelSpec& spec, in
 }
 
 sched::Result<Bytes> split_held_bytes(const ModelSpec& spec, int begin, int end, bool last, int size) {
-  if (begin == 0) {
-    if (last) return Bytes{0};
-    return spec.layers[static_cast<std::size_t>(end - 1)].output_bytes.at(size);
-  }
+  if (begin == 0) return Bytes{0};
   Bytes held = 0;
   for (int l = begin; l < end; ++l) {
     const LayerSpec& layer = spec.layers[static_cast<std::size_t>(l)];

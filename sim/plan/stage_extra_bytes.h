@@ -26,9 +26,10 @@ namespace pipeworks::sim {
 // The transients come from the spec (0 where it states none); no forward temporaries.
 sched::Result<StageExtraBytes> composed_backward_bytes(const ModelSpec& spec, int begin, int end, int size);
 
-// What a stage holds from I to W (hw/exec/stage_compute.h): on the first stage, whose I has
-// nothing to compute, its output's gradient (the last stage's is its loss's, a scalar, counted as
-// nothing); on the others, each layer's split_held_bytes (default: its output's gradient).
+// What a stage holds from I to W (hw/exec/stage_compute.h): each layer's split_held_bytes
+// (default: its output's gradient; the last stage's loss output's, a scalar, counted as nothing).
+// Nothing on the first stage, whose I has nothing to compute: W runs from the output's gradient,
+// which stays counted on the device of stage 1 that made it (sim/engine/executor_peak.h).
 sched::Result<Bytes> split_held_bytes(const ModelSpec& spec, int begin, int end, bool last, int size);
 
 // Per stage of `partition` at `size` samples per micro-batch: the temporaries as above and

@@ -373,11 +373,12 @@ TEST_CASE("predicted peaks equal the executor's measured peaks, small mlp and tr
   }
 }
 
-TEST_CASE("predicted peaks of the split-backward schedules: from 25% low to 25% high of the executor's measured peaks") {
+TEST_CASE("predicted peaks of the split-backward schedules: from 25% low to 30% high of the executor's measured peaks") {
   // As above for ZB-H1, ZB-H2 (K = 2) and ZB-V (K = 4 on 2 devices). The walk adds what I keeps
-  // for W (the spec's split_held_bytes) but takes I's temporaries from those of a whole backward,
-  // which frees the graph as it goes where I keeps it: the prediction can err low, most at M = 1
-  // where a backward's temporaries decide the peak (-24% for the transformer).
+  // for W (the spec's split_held_bytes) and probes I and W each with a whole backward's
+  // temporaries, a bound on either half: the prediction errs high, most at M = 1 where those
+  // temporaries decide the peak (+27% for the mlp's ZB-V on device 1, whose first W is probed
+  // with the first backward's temporaries, which compute the input gradients W does not).
   const std::pair<sched::ScheduleKind, int> kinds[] = {
       {sched::ScheduleKind::kZbH1, 2}, {sched::ScheduleKind::kZbH2, 2}, {sched::ScheduleKind::kZbV, 4}};
   for (const ModelConfig& model : small_models()) {
@@ -394,7 +395,7 @@ TEST_CASE("predicted peaks of the split-backward schedules: from 25% low to 25% 
           // tensors arrive, and on a loaded machine they arrive otherwise than the simulator times
           // them (ZB-V, M = 1, mlp device 1: 49,664 predicted against 41,472 measured, one 8 KiB
           // gradient, +19.8% under the parallel test run of a fresh clone; within 10% alone).
-          CHECK(static_cast<double>(predicted[d]) <= 1.25 * static_cast<double>(measured[d]));
+          CHECK(static_cast<double>(predicted[d]) <= 1.30 * static_cast<double>(measured[d]));
           CHECK(static_cast<double>(predicted[d]) >= 0.75 * static_cast<double>(measured[d]));
         }
       }

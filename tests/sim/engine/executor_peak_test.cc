@@ -143,5 +143,63 @@ TEST_CASE("peak walk: a split backward holds what its I keeps for its W, and a r
   CHECK(executor_peak_bytes(t, schedule, costs) == std::vector<Bytes>{280});
 }
 
+TEST_CASE("peak walk: the first stage's W runs the whole backward from the gradient stage 1 made") {
+  //   d0:  stash +100 at 5, +50 at 25      [I(0,0) 20..21]           [W(0,0) 30..40]
+  //   d1:  stash +60 from 8 to 25, again from 32 to 35   [I(1,0) 10..20][W(1,0) 20..25]
+  //   I(0,0) computes nothing; stage 1's input gradient (8) stays on d1 from I(1,0)'s end to
+  //   W(0,0)'s end, and W(0,0) is probed with the first backward's temporaries (40).
+  //   d0: 150 + 40 = 190 at W(0,0)'s start;  d1: 60 + 8 = 68 at 32
+  const sched::Schedule schedule = lowered(sched::ScheduleKind::kZbH1, 2, 1);
+  CostModel costs;
+  costs.stages.resize(2);
+  costs.stages[0].output_bytes = 8;
+  costs.stages[0].grad_bytes = 50;
+  costs.stages[0].extra.first = 40;
+  const auto split = [](int device, int stage, sched::ActionKind kind, sched::Nanoseconds start, sched::Nanoseconds end) {
+    sched::Span span = backward(device, stage, 0, start, end);
+    span.action.kind = kind;
+    return span;
+  };
+  sched::Timeline t;
+  t.num_devices = 2;
+  t.spans = {split(1, 1, sched::ActionKind::kBackwardInput, 10, 20), split(1, 1, sched::ActionKind::kBackwardWeight, 20, 25),
+             split(0, 0, sched::ActionKind::kBackwardInput, 20, 21), split(0, 0, sched::ActionKind::kBackwardWeight, 30, 40)};
+  t.memory = {{0, 0, 0}, {0, 5, 100}, {0, 25, 150}, {0, 40, 0},
+              {1, 0, 0}, {1, 8, 60},  {1, 25, 0},   {1, 32, 60}, {1, 35, 0}};
+  CHECK(walk_peak_memory(t, schedule, costs) == std::vector<Bytes>{190, 68});
+}
+
+TEST_CASE("peak walk: a stage's output stays on its device until the next stage's W is surely done") {
+  //   d0:  F(0,0) stash 50 at 10 .. [I(0,0) 40..41][W(0,0) 41..50] .. 100 more from 60 to 75 .. [I(0,1) 80..81]
+  //   d1:  [I(1,0) 20..30][W(1,0) 30..35] .................................. [I(1,1) 72..78]
+  //   W(1,0) ended first here, but only I(1,1), made after it, orders it before d0's actions: the
+  //   output of (0,0), 8 B on d0 in stage 1's graph, is held from W(0,0)'s end to I(0,1)'s end.
+  //   d0: 100 + 8 = 108 from 60;  d1: stage 1's input gradients, 8 at a time
+  const sched::Schedule schedule = lowered(sched::ScheduleKind::kZbH1, 2, 2);
+  CostModel costs;
+  costs.stages.resize(2);
+  costs.stages[0].output_bytes = 8;
+  const auto span = [](int device, int stage, int m, sched::ActionKind kind, sched::Nanoseconds start, sched::Nanoseconds end) {
+    sched::Span s = backward(device, stage, m, start, end);
+    s.action.kind = kind;
+    return s;
+  };
+  using sched::ActionKind;
+  sched::Timeline t;
+  t.num_devices = 2;
+  t.spans = {span(0, 0, 0, ActionKind::kBackwardInput, 40, 41), span(0, 0, 0, ActionKind::kBackwardWeight, 41, 50),
+             span(0, 0, 1, ActionKind::kBackwardInput, 80, 81), span(1, 1, 0, ActionKind::kBackwardInput, 20, 30),
+             span(1, 1, 0, ActionKind::kBackwardWeight, 30, 35), span(1, 1, 1, ActionKind::kBackwardInput, 72, 78)};
+  t.memory = {{0, 0, 0}, {0, 10, 50}, {0, 50, 0}, {0, 60, 100}, {0, 75, 0}, {1, 0, 0}};
+  CHECK(walk_peak_memory(t, schedule, costs) == std::vector<Bytes>{108, 8});
+  // With both stages on one device its order decides: the output goes with the stash at 50 (the
+  // input gradients, now on d0 too, add 8 from 30 to 50 and from 78, when the level is 50 and 0).
+  sched::Schedule one_device = schedule;
+  one_device.placement = {0, 0};
+  one_device.programs.resize(1);
+  for (sched::Span& s : t.spans) s.device = 0;
+  CHECK(walk_peak_memory(t, one_device, costs) == std::vector<Bytes>{100});
+}
+
 }  // namespace
 }  // namespace pipeworks::sim

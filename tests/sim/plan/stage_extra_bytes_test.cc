@@ -32,8 +32,9 @@ TEST_CASE("stage extra bytes: composed from the layers, what I keeps for W by st
   REQUIRE(extra.ok());
   REQUIRE(extra->size() == 2);
   // Stage 0 = layer 0 alone: later = its transient 6; first adds its gradients 8. The first stage's
-  // I computes nothing: W needs its output's gradient, 20.
-  CHECK((*extra)[0] == StageExtraBytes{14, 6, 0, 0, 20});
+  // I computes nothing and keeps nothing of its own: W runs from its output's gradient, which
+  // stays on stage 1's device (the walk holds it there, executor_peak_test.cc).
+  CHECK((*extra)[0] == StageExtraBytes{14, 6, 0, 0, 0});
   // Stage 1 = layers 1, 2 (the last stage): layer 2: transient 6 (output of the loss layer not
   // counted), first + 8; layer 1: 6 + output 20 - stash freed 8 = 18, first 18 + 16 = 34.
   // Held for W: layer 1's 12; layer 2 feeds the loss, nothing.

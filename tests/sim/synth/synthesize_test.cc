@@ -173,8 +173,9 @@ TEST_CASE("synthesize re-materializes where the cap holds fewer micro-batches th
   CHECK(with_r->best.step_ns() < without_r->best.step_ns());
   CHECK(with_r->hand_written.size() == 8);  // the four families, then each with R
   CHECK(with_r->hand_written[5].label() == "1f1b + recompute");
-  const auto simulated = pipeworks::test::simulate_lowered(with_r->best.schedule, costs);
-  for (const auto& d : simulated.devices) CHECK(d.memory.peak_bytes <= 8);
+  // What a run holds (the walk: a re-materialized F output goes when the next stage drops it).
+  REQUIRE(with_r->best.peak_bytes.size() == 4);
+  for (const pipeworks::sim::Bytes peak : with_r->best.peak_bytes) CHECK(peak <= 8);
   CHECK(pipeworks::sched::validate(with_r->best.schedule).empty());
 }
 
