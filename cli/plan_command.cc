@@ -130,8 +130,8 @@ int run(const PlanArgs& args) {
 
 void add_synthesis_options(CLI::App& command, PlanArgs& args) {
   command.add_flag("--synthesize", args.synthesize,
-                   "Also search a schedule (as `pipeworks synthesize`) from the fastest fitting row with tp 1, dp 1 "
-                   "and one stage per device");
+                   "Also search a schedule (as `pipeworks synthesize`) from the fastest fitting row with tp 1 and "
+                   "dp 1, on that row's placement");
   command.add_option("--synthesis-time-limit", args.synthesis.time_limit_s, "Seconds that search may take")
       ->check(number_from(0, sim::kMaxTimeLimitS, Ends::kAboveLow))->capture_default_str();
   command.add_option("--synthesis-seed", args.synthesis.seed, "Seed of that search's random moves")

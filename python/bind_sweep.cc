@@ -204,8 +204,8 @@ void bind_planner(py::module_& m) {
         "ZeRO stages zero= for dp > 1 (default 0 and 1), recompute off/on, and returns the fastest fitting\n"
         "configuration with runners-up. tp: the tensor-parallel counts (default: those dividing a node's\n"
         "devices and `devices` when the model's layers split, else 1). synthesize: also search a schedule\n"
-        "(as synthesize() does, for synthesis_time_limit seconds) from the fastest fitting row with tp 1, dp 1\n"
-        "and one stage per device; it joins the runners-up and Plan.synthesis holds it.");
+        "(as synthesize() does, for synthesis_time_limit seconds) from the fastest fitting row with tp 1 and\n"
+        "dp 1, on that row's placement; it joins the runners-up and Plan.synthesis holds it.");
 }
 
 }  // namespace

@@ -8,7 +8,10 @@
 
 #include <fmt/format.h>
 
+#include "sched/generators.h"
 #include "sched/units_text.h"
+#include "sched/virtual_stages.h"
+#include "sched/zero_bubble.h"
 #include "sim/plan/sweep_table.h"
 #include "sim/spec/units.h"
 #include "sim/synth/problem_from_specs.h"
@@ -60,6 +63,14 @@ Bytes synthesis_cap(const Plan& plan, int num_stages) {
     largest = std::max(largest, plan.spec.cluster.devices[static_cast<std::size_t>(d)].memory_bytes);
   }
   return largest;
+}
+
+// The row's placement of its K stages on its devices: one a device, the V of the V-shaped kinds,
+// else the loop of the kinds with virtual stages (stage s on device s mod p), as they run it.
+std::vector<int> row_placement(const SweepConfig& c) {
+  if (c.virtual_stages <= 1) return {};
+  if (sched::is_v_shaped(c.schedule)) return sched::v_placement(c.num_stages);
+  return sched::looped_schedule({c.num_stages, c.num_microbatches, {}}, c.num_devices()).placement;
 }
 
 // The synthesized schedule's figures as a row of the source's configuration: its step, bubble,
@@ -119,7 +130,8 @@ void search_from(Plan& plan, const PlanRequest& request, const PlanSynthesisOpti
     return;
   }
   up.family = fmt::format("synthesized (searched from {})", config_label(c));
-  const SynthesisSetup setup{c.num_stages, c.num_microbatches, c.batch_size, request.optimizer, cap, source.partition};
+  SynthesisSetup setup{c.num_stages, c.num_microbatches, c.batch_size, request.optimizer, cap, source.partition};
+  setup.placement = row_placement(c);
   const SearchOptions search{options.time_limit_s, options.seed, options.max_evaluations};
   auto problem = problem_from_specs(plan.spec.model, plan.spec.cluster, setup, search);
   auto found = problem ? synthesize(problem->problem, search) : sched::Result<SynthesisResult>(problem.error());
@@ -145,9 +157,6 @@ std::string synthesis_unsupported(const SweepConfig& config) {
   if (config.dp > 1) {
     reasons.push_back(fmt::format("dp {}: synthesis models one pipeline without data parallelism", config.dp));
   }
-  if (config.virtual_stages > 1) {
-    reasons.push_back(fmt::format("{} stages per device: synthesis places one stage on each device", config.virtual_stages));
-  }
   std::string text;
   for (const std::string& r : reasons) text += (text.empty() ? "" : "; ") + r;
   return text;
@@ -164,7 +173,7 @@ void add_synthesized_family(Plan& plan, const PlanRequest& request, const PlanSy
   if (!plan.best) {
     out.why_not = "no configuration fits";
   } else if (!source.row) {
-    out.why_not = "no fitting row has tp 1, dp 1 and one stage per device";
+    out.why_not = "no fitting row has tp 1 and dp 1";
   } else {
     search_from(plan, request, options, up);
   }

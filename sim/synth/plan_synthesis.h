@@ -1,6 +1,7 @@
 // The plan's "synthesized" family (`pipeworks plan --synthesize`, Python plan(synthesize=True)):
-// after the sweep, the fastest fitting row that synthesis can express -- tp 1, dp 1, one stage
-// per device (with or without recompute: the search decides R itself) -- is searched again by sim::synthesize on that row's own K, M,
+// after the sweep, the fastest fitting row that synthesis can express -- tp 1, dp 1 (with or
+// without recompute: the search decides R itself) -- is searched again by sim::synthesize on that
+// row's own K, M, placement (one stage a device, the V, or the loop of its virtual stages),
 // partition and micro-batch size under the plan's memory cap (else its devices' memory), and the
 // schedule found joins the runners-up with a verdict against the plan's best row. It lives in
 // sim/synth because sim/plan, below it, cannot call the search; Plan holds only its figures.

@@ -197,7 +197,7 @@ class PlanSynthesisTest(unittest.TestCase):
         self.assertFalse(s["found"])
         self.assertIsNone(s["source"])
         self.assertIsNone(s["schedule"])
-        self.assertEqual(s["why_not"], "no fitting row has tp 1, dp 1 and one stage per device")
+        self.assertEqual(s["why_not"], "no fitting row has tp 1 and dp 1")
         self.assertIn("dp 4: synthesis models one pipeline without data parallelism", s["unsearchable"])
         self.assertIsNone(pw.plan(one_layer, cluster(), batch=16, devices=4).synthesis)
 

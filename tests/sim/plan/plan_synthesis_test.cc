@@ -45,7 +45,7 @@ const sim::RunnerUp& synthesized_family(const sim::Plan& plan) {
 
 }  // namespace
 
-TEST_CASE("synthesis names why it cannot search rows of tp, dp, recompute or virtual stages") {
+TEST_CASE("synthesis names why it cannot search rows of tp or dp, and searches recompute and virtual stages") {
   sim::SweepConfig c{16, 4, 8, sched::ScheduleKind::kOneFOneB, false, 1, 1, sim::ZeroStage::kNone, 1};
   CHECK(sim::synthesis_unsupported(c).empty());
   c.dp = 2;
@@ -58,7 +58,7 @@ TEST_CASE("synthesis names why it cannot search rows of tp, dp, recompute or vir
   CHECK(sim::synthesis_unsupported(c) ==
         "tp 4: synthesis does not model tensor parallelism; dp 2: synthesis models one pipeline without data parallelism");
   c = {16, 8, 8, sched::ScheduleKind::kInterleaved1F1B, false, 2, 1, sim::ZeroStage::kNone, 1};
-  CHECK(sim::synthesis_unsupported(c) == "2 stages per device: synthesis places one stage on each device");
+  CHECK(sim::synthesis_unsupported(c).empty());
 }
 
 TEST_CASE("the synthesized family is searched from the fastest fitting row synthesis can express") {
@@ -133,6 +133,31 @@ TEST_CASE("a synthesized schedule shorter than the best row's is called the best
   CHECK_THAT(sim::plan_report(*plan), Catch::Contains("  faster than the best row: step "));
 }
 
+TEST_CASE("a row with virtual stages is searched on its own placement (the V or the loop)") {
+  //   zb-v, K = 8 on 4 devices:               0 1 2 3 3 2 1 0
+  //   interleaved-1f1b v = 2, K = 8 on 4:     0 1 2 3 0 1 2 3
+  const std::pair<sched::ScheduleKind, std::vector<int>> cases[] = {
+      {sched::ScheduleKind::kZbV, {0, 1, 2, 3, 3, 2, 1, 0}},
+      {sched::ScheduleKind::kInterleaved1F1B, {0, 1, 2, 3, 0, 1, 2, 3}}};
+  for (const auto& [kind, placement] : cases) {
+    sim::PlanRequest request = uniform_request();
+    request.schedules = {kind};
+    const auto plan = sim::make_plan_with_synthesis(request, kFixedWork);
+    REQUIRE(plan);
+    REQUIRE(plan->synthesis);
+    const sim::PlanSynthesis& s = *plan->synthesis;
+    INFO(sched::schedule_kind_name(kind) << ": " << s.why_not);
+    REQUIRE(s.found());
+    const SweepRow& source = plan->sweep.rows[*s.source];
+    CHECK(source.config.schedule == kind);
+    CHECK(source.config.virtual_stages == 2);
+    CHECK(s.schedule.num_stages == 8);
+    CHECK(s.schedule.placement == placement);
+    CHECK(s.row.makespan_ns <= source.makespan_ns);
+    CHECK(nlohmann::json::parse(s.report_json)["placement"] == placement);
+  }
+}
+
 TEST_CASE("the synthesized family is not searched when only rows it cannot express fit, and says why") {
   SECTION("one layer: every row is one stage with 4 data-parallel replicas") {
     const auto plan = sim::make_plan_with_synthesis(uniform_request(1), kFixedWork);
@@ -140,20 +165,12 @@ TEST_CASE("the synthesized family is not searched when only rows it cannot expre
     REQUIRE(plan->best);
     const sim::PlanSynthesis& s = *plan->synthesis;
     CHECK_FALSE(s.source);
-    CHECK(s.why_not == "no fitting row has tp 1, dp 1 and one stage per device");
+    CHECK(s.why_not == "no fitting row has tp 1 and dp 1");
     CHECK_THAT(s.unsearchable, Catch::Contains("dp=4 z") &&
                                    Catch::Contains("(dp 4: synthesis models one pipeline without data parallelism)"));
     CHECK(synthesized_family(*plan).reason == "not searched: " + s.why_not);
     CHECK_THAT(sim::plan_report(*plan), Catch::Contains("synthesized schedule: not searched: no fitting row has") &&
                                             Catch::Contains("  fitting rows it cannot search: "));
-  }
-  SECTION("interleaved 1F1B only: every row has two stages per device") {
-    sim::PlanRequest request = uniform_request();
-    request.schedules = {sched::ScheduleKind::kInterleaved1F1B};
-    const auto plan = sim::make_plan_with_synthesis(request, kFixedWork);
-    REQUIRE(plan);
-    CHECK_FALSE(plan->synthesis->source);
-    CHECK_THAT(plan->synthesis->unsearchable, Catch::Contains("2 stages per device: synthesis places one stage"));
   }
   SECTION("no cap and devices of unknown memory") {
     sim::PlanRequest request = uniform_request();
