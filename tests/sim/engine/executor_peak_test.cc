@@ -29,6 +29,14 @@ sched::Span backward(int device, int stage, int microbatch, sched::Nanoseconds s
   return s;
 }
 
+// A backward pass of `kind` (B, or a split backward's I or W).
+sched::Span pass(sched::ActionKind kind, int device, int stage, int microbatch, sched::Nanoseconds start,
+                 sched::Nanoseconds end) {
+  sched::Span s = backward(device, stage, microbatch, start, end);
+  s.action.kind = kind;
+  return s;
+}
+
 TEST_CASE("peak walk: the first backward has no gradients yet, later ones do") {
   //   t:      0      10     20 [B0 first] 30 [B1 later] 40
   //   level:  0     +100   +100          -100          -100     (static 1000 at t = 0)
@@ -131,13 +139,9 @@ TEST_CASE("peak walk: a split backward holds what its I keeps for its W, and a r
   costs.stages[0].param_bytes = 50;
   costs.stages[0].optimizer_bytes = 100;
   costs.stages[0].extra.split_held = 30;
-  sched::Span input = backward(0, 0, 0, 10, 20);
-  input.action.kind = sched::ActionKind::kBackwardInput;
-  sched::Span weight = backward(0, 0, 0, 20, 30);
-  weight.action.kind = sched::ActionKind::kBackwardWeight;
   sched::Timeline t;
   t.num_devices = 1;
-  t.spans = {input, weight};
+  t.spans = {pass(sched::ActionKind::kBackwardInput, 0, 0, 0, 10, 20), pass(sched::ActionKind::kBackwardWeight, 0, 0, 0, 20, 30)};
   t.memory = {{0, 0, 200}, {0, 10, 300}, {0, 30, 200}};
   CHECK(walk_peak_memory(t, schedule, costs) == std::vector<Bytes>{130});
   CHECK(executor_peak_bytes(t, schedule, costs) == std::vector<Bytes>{280});
@@ -155,15 +159,11 @@ TEST_CASE("peak walk: the first stage's W runs the whole backward from the gradi
   costs.stages[0].output_bytes = 8;
   costs.stages[0].grad_bytes = 50;
   costs.stages[0].extra.first = 40;
-  const auto split = [](int device, int stage, sched::ActionKind kind, sched::Nanoseconds start, sched::Nanoseconds end) {
-    sched::Span span = backward(device, stage, 0, start, end);
-    span.action.kind = kind;
-    return span;
-  };
+  using sched::ActionKind;
   sched::Timeline t;
   t.num_devices = 2;
-  t.spans = {split(1, 1, sched::ActionKind::kBackwardInput, 10, 20), split(1, 1, sched::ActionKind::kBackwardWeight, 20, 25),
-             split(0, 0, sched::ActionKind::kBackwardInput, 20, 21), split(0, 0, sched::ActionKind::kBackwardWeight, 30, 40)};
+  t.spans = {pass(ActionKind::kBackwardInput, 1, 1, 0, 10, 20), pass(ActionKind::kBackwardWeight, 1, 1, 0, 20, 25),
+             pass(ActionKind::kBackwardInput, 0, 0, 0, 20, 21), pass(ActionKind::kBackwardWeight, 0, 0, 0, 30, 40)};
   t.memory = {{0, 0, 0}, {0, 5, 100}, {0, 25, 150}, {0, 40, 0},
               {1, 0, 0}, {1, 8, 60},  {1, 25, 0},   {1, 32, 60}, {1, 35, 0}};
   CHECK(walk_peak_memory(t, schedule, costs) == std::vector<Bytes>{190, 68});
@@ -179,17 +179,12 @@ TEST_CASE("peak walk: a stage's output stays on its device until the next stage'
   CostModel costs;
   costs.stages.resize(2);
   costs.stages[0].output_bytes = 8;
-  const auto span = [](int device, int stage, int m, sched::ActionKind kind, sched::Nanoseconds start, sched::Nanoseconds end) {
-    sched::Span s = backward(device, stage, m, start, end);
-    s.action.kind = kind;
-    return s;
-  };
   using sched::ActionKind;
   sched::Timeline t;
   t.num_devices = 2;
-  t.spans = {span(0, 0, 0, ActionKind::kBackwardInput, 40, 41), span(0, 0, 0, ActionKind::kBackwardWeight, 41, 50),
-             span(0, 0, 1, ActionKind::kBackwardInput, 80, 81), span(1, 1, 0, ActionKind::kBackwardInput, 20, 30),
-             span(1, 1, 0, ActionKind::kBackwardWeight, 30, 35), span(1, 1, 1, ActionKind::kBackwardInput, 72, 78)};
+  t.spans = {pass(ActionKind::kBackwardInput, 0, 0, 0, 40, 41), pass(ActionKind::kBackwardWeight, 0, 0, 0, 41, 50),
+             pass(ActionKind::kBackwardInput, 0, 0, 1, 80, 81), pass(ActionKind::kBackwardInput, 1, 1, 0, 20, 30),
+             pass(ActionKind::kBackwardWeight, 1, 1, 0, 30, 35), pass(ActionKind::kBackwardInput, 1, 1, 1, 72, 78)};
   t.memory = {{0, 0, 0}, {0, 10, 50}, {0, 50, 0}, {0, 60, 100}, {0, 75, 0}, {1, 0, 0}};
   CHECK(walk_peak_memory(t, schedule, costs) == std::vector<Bytes>{108, 8});
   // With both stages on one device its order decides: the output goes with the stash at 50 (the
