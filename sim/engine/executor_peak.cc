@@ -41,18 +41,20 @@ struct StageFacts {
   std::vector<const sched::Span*> first_backward;  // per stage, by start time: its first B or I
   std::vector<const sched::Span*> first_grads;     // per stage, by start time: its first B or W
   // Per stage and micro-batch, whether an R re-materializes it: its F output (kept as input_bytes
-  // by the simulator until its B) is the next stage's input, freed when B(s+1,m) drops it (R makes
-  // a new one).
+  // by the simulator until its B or W) is the next stage's input, freed when that stage's graph
+  // drops it (R makes a new one; Walk::outputs_held_downstream).
   std::vector<std::vector<bool>> rematerialized;
   std::size_t stages() const { return first_backward.size(); }
   bool rematerializes(std::size_t s, int m) const {
-    return m >= 0 && static_cast<std::size_t>(m) < rematerialized[s].size() && rematerialized[s][static_cast<std::size_t>(m)];
+    const auto i = static_cast<std::size_t>(m);
+    return m >= 0 && i < rematerialized[s].size() && rematerialized[s][i];
   }
 };
 
 StageFacts stage_facts(const sched::Timeline& timeline, std::size_t k, int microbatches) {
+  const auto m_count = static_cast<std::size_t>(std::max(0, microbatches));
   StageFacts facts{std::vector<const sched::Span*>(k, nullptr), std::vector<const sched::Span*>(k, nullptr),
-                   std::vector<std::vector<bool>>(k, std::vector<bool>(static_cast<std::size_t>(std::max(0, microbatches))))};
+                   std::vector<std::vector<bool>>(k, std::vector<bool>(m_count))};
   const auto keep_first = [](const sched::Span*& first, const sched::Span& span) {
     if (first == nullptr || span.start_ns < first->start_ns) first = &span;
   };
@@ -64,9 +66,8 @@ StageFacts stage_facts(const sched::Timeline& timeline, std::size_t k, int micro
       keep_first(facts.first_grads[s], span);  // the action that allocates the parameter gradients
     }
     const auto m = static_cast<std::size_t>(span.action.microbatch);
-    if (span.action.kind == sched::ActionKind::kRecompute && span.action.microbatch >= 0 && m < facts.rematerialized[s].size()) {
-      facts.rematerialized[s][m] = true;
-    }
+    const bool in_range = span.action.microbatch >= 0 && m < m_count;
+    if (span.action.kind == sched::ActionKind::kRecompute && in_range) facts.rematerialized[s][m] = true;
   }
   return facts;
 }
@@ -97,7 +98,8 @@ class BackwardIndex {
       step_end_ = std::max(step_end_, span.end_ns);
     }
     for (auto& list : made_) {
-      std::sort(list.begin(), list.end(), [](const sched::Span* a, const sched::Span* b) { return a->start_ns < b->start_ns; });
+      std::sort(list.begin(), list.end(),
+                [](const sched::Span* a, const sched::Span* b) { return a->start_ns < b->start_ns; });
     }
     // consumed_[s + 1][i]: the earliest end of stage s's pass on the gradient of made_[s + 1][i] or later.
     consumed_.resize(stages);
@@ -105,7 +107,8 @@ class BackwardIndex {
       std::vector<sched::Nanoseconds>& suffix = consumed_[s + 1];
       suffix.assign(made_[s + 1].size() + 1, step_end_);
       for (std::size_t i = made_[s + 1].size(); i-- > 0;) {
-        const sched::Nanoseconds used = gradient_end_[s * m_ + static_cast<std::size_t>(made_[s + 1][i]->action.microbatch)];
+        const auto m = static_cast<std::size_t>(made_[s + 1][i]->action.microbatch);
+        const sched::Nanoseconds used = gradient_end_[s * m_ + m];
         suffix[i] = used >= 0 ? std::min(suffix[i + 1], used) : suffix[i + 1];
       }
     }
@@ -152,7 +155,8 @@ class Walk {
 
   // A forward's peak sits above the level its end leaves (its stash, or its output alone).
   void forward(const sched::Span& span, std::size_t s) {
-    const bool no_graph = span.action.kind == sched::ActionKind::kForward && facts_.rematerializes(s, span.action.microbatch);
+    const bool no_graph =
+        span.action.kind == sched::ActionKind::kForward && facts_.rematerializes(s, span.action.microbatch);
     const StageExtraBytes bytes = extra_bytes(s);
     add(s, Event{span.end_ns, true, 0, 0, 0, no_graph ? bytes.forward_no_grad : bytes.forward});
   }
@@ -174,9 +178,9 @@ class Walk {
 
   // Stage s's output is stage s+1's input, one tensor on s's device, and s+1's graph keeps it for
   // its weight gradients until B(s+1,m) or W(s+1,m) ends. With a split backward on s+1 on another
-  // device nothing orders W(s+1,m) before s's later actions but a gradient made after it, so the walk holds the
-  // output on s's device until s consumes the first gradient s+1 made after W(s+1,m) ended (or to
-  // the step's end), whatever the run's real timing:
+  // device nothing orders W(s+1,m) before s's later actions but a gradient made after it, so the
+  // walk holds the output on s's device until s consumes the first gradient s+1 made after
+  // W(s+1,m) ended (or to the step's end), whatever the run's real timing:
   //   d1:  ... I(1,m) ... W(1,m) I(1,m')              d0:  ... W(0,m) F(0,n) ... I(0,m')
   //   output(0,m) on d0: from F(0,m) (in the stash) to I(0,m')'s end, past W(0,m) freeing the stash
   // Under re-materialization the F output is not in the stash R rebuilds (the simulator keeps it,
