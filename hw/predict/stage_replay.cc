@@ -320,30 +320,34 @@ sched::Result<std::unique_ptr<StageReplayer>> StageReplayer::create(const RunCon
   return std::unique_ptr<StageReplayer>(new StageReplayer(std::move(state)));
 }
 
+std::vector<RoundStep> round_plan(int devices, bool measure_resume) {
+  std::vector<RoundStep> plan;
+  for (int d = 0; d < devices; ++d) {
+    plan.push_back({ReplayStep::kWarm, d});
+    plan.push_back({ReplayStep::kAlone, d});
+    if (measure_resume) plan.push_back({ReplayStep::kResumed, d});
+  }
+  if (devices > 1) plan.push_back({ReplayStep::kAtOnce, -1});
+  return plan;
+}
+
 sched::Status StageReplayer::round() {
   State& st = *state_;
   const int round = st.calls;
-  std::vector<DeviceStep> alone;
-  for (int d = 0; d < st.devices(); ++d) {
-    auto s = st.step(d, round);
-    if (!s) return s.error();
-    alone.push_back(std::move(s).value());
-  }
-  std::vector<DeviceStep> resumed;
-  if (st.measure_resume) {
-    for (int d = 0; d < st.devices(); ++d) {
-      st.resuming.store(true);
-      auto s = st.step(d, round);
-      st.resuming.store(false);
-      if (!s) return s.error();
-      resumed.push_back(std::move(s).value());
+  std::vector<DeviceStep> alone, resumed, at_once;  // in device order, as the plan runs them
+  for (const RoundStep& s : round_plan(st.devices(), st.measure_resume)) {
+    if (s.step == ReplayStep::kAtOnce) {
+      auto t = st.together(round);
+      if (!t) return t.error();
+      at_once = std::move(t).value();
+      continue;
     }
-  }
-  std::vector<DeviceStep> at_once;
-  if (st.devices() > 1) {
-    auto t = st.together(round);
-    if (!t) return t.error();
-    at_once = std::move(t).value();
+    st.resuming.store(s.step == ReplayStep::kResumed);
+    auto done = st.step(s.device, round);
+    st.resuming.store(false);
+    if (!done) return done.error();
+    if (s.step == ReplayStep::kAlone) alone.push_back(std::move(done).value());
+    if (s.step == ReplayStep::kResumed) resumed.push_back(std::move(done).value());
   }
   if (st.calls++ > 0) st.record(alone, resumed, at_once);  // the first round warms up
   return sched::Ok{};

@@ -13,6 +13,11 @@
 //   resumed (K > 1, per device in turn, a sleep z before each action, outside its span)
 //   d0: z F0 z F1 z F2 ... z B3 |
 //
+// Each device's measured steps follow an unmeasured step of its own executor (round_plan), as
+// each measured step of the run follows a step of the run: a step that follows another
+// executor's finds memory and caches as that one left them, and its first B is slower than
+// training's.
+//
 //   stage times   = medians of each stage's F, R and B over rounds x micro-batches, alone
 //   resume costs  = max(0, median resumed - median alone) per stage and kind
 //   first costs   = medians of each stage's first F, R and B of a step, alone
@@ -122,6 +127,18 @@ struct ScheduleReplay {
   std::vector<Timing> device_together;    // the same with every device at once (empty for one)
   int rounds = 0;
 };
+
+// One step of a replay round: which executor runs and why; kAtOnce runs every device's.
+enum class ReplayStep { kWarm, kAlone, kResumed, kAtOnce };
+struct RoundStep {
+  ReplayStep step = ReplayStep::kWarm;
+  int device = -1;  // -1 with kAtOnce
+};
+
+// A round's steps in order. K = 2 with resume costs measured:
+//   d0: warm alone resumed                        | at once
+//   d1:                     warm alone resumed    | at once
+std::vector<RoundStep> round_plan(int devices, bool measure_resume);
 
 // Enough rounds for `min_samples` samples of each stage's F and B (one per micro-batch and
 // round), and at least `min_rounds`: with M = 1 a round gives one sample per action.

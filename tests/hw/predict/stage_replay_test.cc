@@ -2,6 +2,8 @@
 // through the executor with a loopback transport, and the prediction built on it.
 #include "hw/hw_test_support.h"
 
+#include <string>
+
 #include <catch2/catch.hpp>
 
 #include "hw/exec/loopback_transport.h"
@@ -183,6 +185,29 @@ TEST_CASE("stage replay on the run's cells: the replay trains the run's very mod
   auto wrong = StageReplayer::create(config, *schedule, *partition, &one);
   REQUIRE_FALSE(wrong.ok());
   CHECK_THAT(wrong.error().message, Catch::Contains("1 run cells for 2 stages"));
+}
+
+// The plan as text: "warm 0, alone 0, ..., at once".
+std::string plan_text(const std::vector<RoundStep>& plan) {
+  std::string out;
+  for (const RoundStep& s : plan) {
+    if (!out.empty()) out += ", ";
+    switch (s.step) {
+      case ReplayStep::kWarm: out += "warm " + std::to_string(s.device); break;
+      case ReplayStep::kAlone: out += "alone " + std::to_string(s.device); break;
+      case ReplayStep::kResumed: out += "resumed " + std::to_string(s.device); break;
+      case ReplayStep::kAtOnce: out += "at once"; break;
+    }
+  }
+  return out;
+}
+
+TEST_CASE("a replay round: each device's measured steps follow a step of its own executor") {
+  //   d0: warm alone resumed                        | at once
+  //   d1:                     warm alone resumed    | at once
+  CHECK(plan_text(round_plan(2, true)) == "warm 0, alone 0, resumed 0, warm 1, alone 1, resumed 1, at once");
+  CHECK(plan_text(round_plan(2, false)) == "warm 0, alone 0, warm 1, alone 1, at once");
+  CHECK(plan_text(round_plan(1, false)) == "warm 0, alone 0");  // one device: nothing at once
 }
 
 TEST_CASE("replay rounds: at least the minimum, and enough for 16 samples of each action") {
