@@ -2,9 +2,9 @@
 #include "sched/unit_timing.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <optional>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -17,15 +17,28 @@ namespace {
 
 constexpr std::int64_t kUnknown = std::numeric_limits<std::int64_t>::min();
 
+// An ActionIndex as resolve_dependencies asks it: where the schedule has the action, if it does.
+struct Locations {
+  const ActionIndex& index;
+  std::optional<Location> find(int stage, ActionKind kind, int microbatch) const {
+    return index.find(Action{stage, kind, microbatch});
+  }
+  static bool present(const std::optional<Location>& at) { return at.has_value(); }
+};
+
 class UnitRun {
  public:
   UnitRun(const Schedule& schedule, const ActionIndex& index)
       : s_(schedule), index_(index), parts_(cell_parts(schedule)), next_(schedule.programs.size(), 0),
-        free_(schedule.programs.size(), 0) {
+        free_(schedule.programs.size(), 0), next_waiter_(schedule.programs.size(), -1) {
+    std::size_t actions = 0;
     for (const Program& program : schedule.programs) {
       timing_.start.emplace_back(program.size(), 0);
       timing_.finish.emplace_back(program.size(), kUnknown);
+      first_of_.push_back(actions);
+      actions += program.size();
     }
+    waiters_head_.assign(actions, -1);
   }
 
   // Runs every device as far as it can. A device that cannot go on waits on the one action that
@@ -62,11 +75,20 @@ class UnitRun {
  private:
   // The step from which `a`'s dependencies are done (not before `ready`), or kUnknown while one
   // has not run (then `blocker` is where it is). A dependency at `inside` (the composite's first
-  // sub-action) counts as done.
+  // sub-action) counts as done; absent ones are satisfied from the start.
   std::int64_t ready_at(const Action& a, std::int64_t ready, std::optional<Location> inside, Location& blocker) const {
-    for (const Action& dep : data_dependencies(a, index_, s_.num_stages)) {
-      const auto loc = index_.find(dep);
-      if (!loc || loc == inside) continue;  // absent dependencies are treated as satisfied from the start
+    std::array<std::optional<Location>, 2> found;
+    int count = 0;
+    if (is_recv(a.kind)) {
+      if (auto peer = comm_peer(a, s_.num_stages)) found[static_cast<std::size_t>(count++)] = index_.find(*peer);
+    } else {
+      std::array<ResolvedDependency<std::optional<Location>>, 2> deps;
+      count = resolve_dependencies(Locations{index_}, a, s_.num_stages, deps);
+      for (int i = 0; i < count; ++i) found[static_cast<std::size_t>(i)] = deps[static_cast<std::size_t>(i)].ref;
+    }
+    for (int i = 0; i < count; ++i) {
+      const std::optional<Location>& loc = found[static_cast<std::size_t>(i)];
+      if (!loc || loc == inside) continue;
       const std::int64_t f = timing_.finish[static_cast<std::size_t>(loc->device)][static_cast<std::size_t>(loc->position)];
       if (f == kUnknown) {
         blocker = *loc;
@@ -79,14 +101,19 @@ class UnitRun {
 
   // Device d's waiters on the action at `position`, moved to `ready`.
   void wake(std::size_t d, std::size_t position, std::vector<std::size_t>& ready) {
-    auto waiting = waiters_.find(flat(d, position));
-    if (waiting == waiters_.end()) return;
-    ready.insert(ready.end(), waiting->second.begin(), waiting->second.end());
-    waiters_.erase(waiting);
+    std::int32_t& head = waiters_head_[first_of_[d] + position];
+    for (std::int32_t w = head; w >= 0; w = next_waiter_[static_cast<std::size_t>(w)]) {
+      ready.push_back(static_cast<std::size_t>(w));
+    }
+    head = -1;
   }
 
-  std::uint64_t flat(std::size_t d, std::size_t position) const {
-    return (static_cast<std::uint64_t>(d) << 32) | static_cast<std::uint64_t>(position);
+  // Device d waits until the action at `blocker` finishes.
+  void wait_on(std::size_t d, const Location& blocker) {
+    std::int32_t& head = waiters_head_[first_of_[static_cast<std::size_t>(blocker.device)] +
+                                       static_cast<std::size_t>(blocker.position)];
+    next_waiter_[d] = head;
+    head = static_cast<std::int32_t>(d);
   }
 
   // Runs device d's next cell (an action, or a composite's two) if it can.
@@ -102,7 +129,7 @@ class UnitRun {
       Location blocker;
       ready = ready_at(program[p + i], ready, inside, blocker);
       if (ready == kUnknown) {
-        waiters_[flat(static_cast<std::size_t>(blocker.device), static_cast<std::size_t>(blocker.position))].push_back(d);
+        wait_on(d, blocker);
         return false;
       }
     }
@@ -124,7 +151,9 @@ class UnitRun {
   std::vector<std::vector<CellPart>> parts_;
   std::vector<std::size_t> next_;
   std::vector<std::int64_t> free_;
-  std::unordered_map<std::uint64_t, std::vector<std::size_t>> waiters_;  // by flat(device, position)
+  std::vector<std::size_t> first_of_;        // per device: its first action's place in waiters_head_
+  std::vector<std::int32_t> waiters_head_;   // per action: the first device waiting on it, -1 for none
+  std::vector<std::int32_t> next_waiter_;    // per device: the next device waiting on the same action
   UnitTiming timing_;
 };
 
