@@ -228,6 +228,13 @@ sched::Result<CostModel> build_cost_model(const ModelSpec& model, const ClusterS
   for (const auto& status : {check_model_spec(model), check_cluster_spec(cluster)}) {
     if (!status) return status.error();
   }
+  return build_cost_model_of_checked(model, cluster, partition, placement, microbatch_size, optimizer, layout, options);
+}
+
+sched::Result<CostModel> build_cost_model_of_checked(const ModelSpec& model, const ClusterSpec& cluster,
+                                                     const Partition& partition, const std::vector<int>& placement,
+                                                     int microbatch_size, OptimizerKind optimizer,
+                                                     const ParallelLayout& layout, const DataParallelOptions& options) {
   auto valid = explicit_partition(partition.boundaries, model.num_layers());
   if (!valid) return error(fmt::format("partition does not fit model '{}': {}", model.name, valid.error().message));
   if (microbatch_size < 1) return error(fmt::format("micro-batch size must be at least 1, got {}", microbatch_size));

@@ -43,6 +43,12 @@ sched::Result<CostModel> build_cost_model(const ModelSpec& model, const ClusterS
                                           const Partition& partition, const std::vector<int>& placement,
                                           int microbatch_size, OptimizerKind optimizer, const ParallelLayout& layout,
                                           const DataParallelOptions& options = {});
+// The same for a model and cluster the caller has checked (check_model_spec, check_cluster_spec)
+// and builds many cost models from: the sweep checks them once, not once per configuration.
+sched::Result<CostModel> build_cost_model_of_checked(const ModelSpec& model, const ClusterSpec& cluster,
+                                                     const Partition& partition, const std::vector<int>& placement,
+                                                     int microbatch_size, OptimizerKind optimizer,
+                                                     const ParallelLayout& layout, const DataParallelOptions& options);
 // One pipeline of D = max(placement) + 1 pipeline ranks: the layout pp D, dp 1, tp the model's
 // (model.tensor_parallel devices to a pipeline rank).
 sched::Result<CostModel> build_cost_model(const ModelSpec& model, const ClusterSpec& cluster,

@@ -94,9 +94,18 @@ sched::Result<Nanoseconds> optimizer_ns(Bytes param_bytes, const ModelSpec& mode
 
 }  // namespace
 
+DataParallelActions data_parallel_actions(const ParallelLayout& layout) {
+  if (layout.dp <= 1) return DataParallelActions::kNone;
+  return layout.zero == ZeroStage::kParameters ? DataParallelActions::kUnshardReshardReduceGrad
+                                               : DataParallelActions::kReduceGrad;
+}
+
 sched::Result<sched::Schedule> add_data_parallel_actions(const sched::Schedule& schedule, const ParallelLayout& layout) {
-  if (layout.dp <= 1) return schedule;
-  if (layout.zero != ZeroStage::kParameters) return sched::add_reduce_grad(schedule);
+  switch (data_parallel_actions(layout)) {
+    case DataParallelActions::kNone: return schedule;
+    case DataParallelActions::kReduceGrad: return sched::add_reduce_grad(schedule);
+    case DataParallelActions::kUnshardReshardReduceGrad: break;
+  }
   auto unsharded = sched::add_unshard_reshard(schedule);
   if (!unsharded) return unsharded;
   return sched::add_reduce_grad(*unsharded);

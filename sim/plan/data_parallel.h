@@ -37,9 +37,13 @@ struct DataParallelOptions {
   bool overlap_grad_reduce = true;  // CostModel::overlap_grad_reduce
 };
 
-// `schedule` (compute actions only) with what `layout` adds: nothing when dp is 1; else
-// REDUCE_GRAD after each stage's last backward, and under ZeRO-3 first UNSHARD/RESHARD
-// (sched/stage_level_passes.h, torch's order).
+// The data-parallel actions a layout's schedule carries: none when dp is 1; else REDUCE_GRAD after
+// each stage's last backward, and under ZeRO-3 first UNSHARD/RESHARD (sched/stage_level_passes.h,
+// torch's order).
+enum class DataParallelActions { kNone, kReduceGrad, kUnshardReshardReduceGrad };
+DataParallelActions data_parallel_actions(const ParallelLayout& layout);
+
+// `schedule` (compute actions only) with data_parallel_actions(layout) added.
 sched::Result<sched::Schedule> add_data_parallel_actions(const sched::Schedule& schedule, const ParallelLayout& layout);
 
 // The cluster device of each pipeline rank of replica 0 (tp rank 0): rank_of(layout, {0, 0, p}).

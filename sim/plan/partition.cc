@@ -305,6 +305,10 @@ std::vector<Bytes> stage_memory_bytes(const PartitionProblem& problem, const Par
 sched::Result<PartitionProblem> partition_problem(const ModelSpec& spec, const BalanceOptions& options) {
   auto valid = check_model_spec(spec);
   if (!valid) return valid.error();
+  return partition_problem_of_checked(spec, options);
+}
+
+sched::Result<PartitionProblem> partition_problem_of_checked(const ModelSpec& spec, const BalanceOptions& options) {
   PartitionProblem problem;
   problem.recompute = options.recompute;
   problem.stage_speed = options.stage_speed;

@@ -93,6 +93,9 @@ struct BalanceOptions {
   int dp = 1;
 };
 sched::Result<PartitionProblem> partition_problem(const ModelSpec& spec, const BalanceOptions& options);
+// The same for a spec the caller has checked (check_model_spec) and builds many problems from:
+// the sweep checks each model once, not once per configuration.
+sched::Result<PartitionProblem> partition_problem_of_checked(const ModelSpec& spec, const BalanceOptions& options);
 
 // Shorthand: partition_problem + balanced_partition.
 sched::Result<Partition> balanced_partition(const ModelSpec& spec, int num_stages,

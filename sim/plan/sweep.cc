@@ -11,7 +11,6 @@
 #include "sim/engine/cost_model.h"
 #include "sim/plan/parallel_for.h"
 #include "sim/plan/pareto.h"
-#include "sim/plan/partition_memo.h"
 #include "sim/spec/tensor_parallel.h"
 
 namespace pipeworks::sim {
@@ -195,13 +194,14 @@ sched::Result<SweepResult> run_sweep(const SweepSpec& spec, const SweepOptions& 
     return expected_cost(configs[a]) > expected_cost(configs[b]);
   });
   const std::size_t total = configs.size();
-  PartitionMemo memo;
-  // One rank's model per tensor-parallel count (a configuration whose view fails reports it itself).
+  SweepMemo memo;
+  // One rank's model per tensor-parallel count, checked once (a configuration whose view fails
+  // reports it itself).
   std::map<int, ModelSpec> rank_models;
   for (const int tp : spec.tp_counts) {
     const bool split = tp > 1;
     auto view = tensor_parallel_view(spec.model, tp, split && spec.sequence_parallel, split && spec.tp_comm_overlap);
-    if (view) rank_models.emplace(tp, std::move(view).value());
+    if (view && check_model_spec(*view)) rank_models.emplace(tp, std::move(view).value());
   }
   const auto rank_model = [&](int tp) -> const ModelSpec* {
     const auto it = rank_models.find(tp);

@@ -14,6 +14,8 @@
 #include "sched/generators.h"
 #include "sim/plan/data_parallel.h"
 #include "sim/plan/partition.h"
+#include "sim/plan/partition_memo.h"
+#include "sim/plan/schedule_memo.h"
 #include "sim/spec/cluster_spec.h"
 #include "sim/spec/model_spec.h"
 #include "sim/spec/optimizer.h"
@@ -156,12 +158,18 @@ sched::Status check_sweep_spec(const SweepSpec& spec);
 // recompute, each as listed), counting the impossible ones in `skipped`.
 std::vector<SweepConfig> sweep_configs(const SweepSpec& spec, SkipCounts& skipped);
 
+// What a sweep's configurations share: uncapped partitions and generated schedules.
+struct SweepMemo {
+  PartitionMemo partitions;
+  ScheduleMemo schedules;
+};
+
 // Partitions, builds and simulates one configuration. Never fails: problems go into the row.
-// `memo` (sim/plan/partition_memo.h), when given, shares uncapped partitions between configurations.
-// `rank_model`, when given, is tensor_parallel_view of spec.model for config.tp (run_sweep derives
-// it once per tp, not once per configuration).
-class PartitionMemo;
-SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config, PartitionMemo* memo = nullptr,
+// `memo`, when given, shares uncapped partitions and generated schedules between configurations.
+// `rank_model`, when given, is tensor_parallel_view of spec.model for config.tp, checked
+// (check_model_spec), and the spec passed check_sweep_spec: run_sweep does both once, not once per
+// configuration. Without it the configuration checks the spec's model and cluster and its view.
+SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config, SweepMemo* memo = nullptr,
                          const ModelSpec* rank_model = nullptr);
 
 // Every configuration, on options.threads threads; rows are identical for any thread count.

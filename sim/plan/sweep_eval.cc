@@ -1,6 +1,7 @@
 // One sweep configuration end to end: balanced partition (under the memory cap when one fits),
 // cost model, schedule (generated, re-materialized, comm-lowered), simulation without a Timeline.
 #include <algorithm>
+#include <memory>
 #include <optional>
 
 #include <fmt/format.h>
@@ -24,10 +25,13 @@ Bytes effective_capacity(Bytes device_bytes, const std::optional<Bytes>& cap) {
   return device_bytes == 0 ? *cap : std::min(device_bytes, *cap);
 }
 
-// The generated schedule, before recompute and comm lowering: its placement says which of the
-// pipeline's devices each stage runs on.
-sched::Result<sched::Schedule> generated_schedule(const SweepConfig& c) {
-  return sched::generate(c.schedule, {c.num_stages, c.num_microbatches, {}}, c.virtual_stages);
+// The generated schedule, before recompute and comm lowering (from `memo` when given): its
+// placement says which of the pipeline's devices each stage runs on.
+sched::Result<std::shared_ptr<const sched::Schedule>> generated_schedule(const SweepConfig& c, ScheduleMemo* memo) {
+  if (memo) return memo->generated(c.schedule, c.num_stages, c.num_microbatches, c.virtual_stages);
+  auto schedule = sched::generate(c.schedule, {c.num_stages, c.num_microbatches, {}}, c.virtual_stages);
+  if (!schedule) return schedule.error();
+  return std::make_shared<const sched::Schedule>(std::move(schedule).value());
 }
 
 // Re-materialized when asked, with the layout's data-parallel actions, lowered to SEND/RECV.
@@ -40,6 +44,24 @@ sched::Result<sched::Schedule> lowered_schedule(sched::Schedule schedule, bool r
   auto replicated = add_data_parallel_actions(schedule, layout);
   if (!replicated) return replicated.error();
   return sched::lower_comm(*replicated);
+}
+
+// The schedule the configuration simulates: timed on the costs where its kind decides on them,
+// then lowered_schedule's; from `memo` when given and the kind's order does not depend on the costs.
+sched::Result<std::shared_ptr<const sched::Schedule>> simulated_schedule(const SweepConfig& config,
+                                                                         const sched::Schedule& generated,
+                                                                         const CostModel& costs,
+                                                                         const ParallelLayout& layout, ScheduleMemo* memo) {
+  if (memo && !decides_on_times(config.schedule)) {
+    return memo->lowered(config.schedule, config.num_stages, config.num_microbatches, config.virtual_stages,
+                         config.recompute, data_parallel_actions(layout),
+                         [&] { return lowered_schedule(generated, config.recompute, layout); });
+  }
+  auto timed = timed_schedule(config.schedule, generated, costs, kSweepOrderSearch);
+  if (!timed) return timed.error();
+  auto lowered = lowered_schedule(std::move(timed).value(), config.recompute, layout);
+  if (!lowered) return lowered.error();
+  return std::make_shared<const sched::Schedule>(std::move(lowered).value());
 }
 
 // The step's figures over all replicas: samples/s, tokens/s and MFU (sweep.h).
@@ -83,16 +105,31 @@ sched::Result<Partition> row_partition(const SweepSpec& spec, const ModelSpec& m
     balance.stage_speed.push_back(d.relative_speed);
     balance.capacity_bytes.push_back(effective_capacity(d.memory_bytes, spec.memory_cap_bytes));
   }
-  auto partition = balanced_partition(model, config.num_stages, balance, memo);
+  auto problem = partition_problem_of_checked(model, balance);
+  if (!problem) return problem.error();
+  auto partition = balanced_partition(*problem, config.num_stages, memo);
   if (partition) return partition;
   note = "under the memory caps: " + partition.error().message;
-  balance.capacity_bytes.clear();
-  return balanced_partition(model, config.num_stages, balance, memo);
+  problem->capacity_bytes.clear();
+  return balanced_partition(*problem, config.num_stages, memo);
+}
+
+// The model a configuration's ranks run, checked, when run_sweep did not give it: the spec's
+// model and cluster checked, then tensor_parallel_view of the model for config.tp, checked.
+sched::Result<ModelSpec> checked_rank_model(const SweepSpec& spec, const SweepConfig& config) {
+  for (const auto& status : {check_model_spec(spec.model), check_cluster_spec(spec.cluster)}) {
+    if (!status) return status.error();
+  }
+  const bool split = config.tp > 1;
+  auto view = tensor_parallel_view(spec.model, config.tp, split && spec.sequence_parallel, split && spec.tp_comm_overlap);
+  if (!view) return view.error();
+  if (auto valid = check_model_spec(*view); !valid) return valid.error();
+  return view;
 }
 
 }  // namespace
 
-SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config, PartitionMemo* memo,
+SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config, SweepMemo* memo,
                          const ModelSpec* rank_model) {
   SweepRow row;
   row.config = config;
@@ -104,35 +141,33 @@ SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config, Parti
   if (auto size = sched::check_schedule_size(config.num_stages, config.num_microbatches); !size) {
     return fail("too large to simulate", size.error());
   }
-  auto generated = generated_schedule(config);
-  if (!generated) return fail("schedule", generated.error());
+  auto generated_or = generated_schedule(config, memo ? &memo->schedules : nullptr);
+  if (!generated_or) return fail("schedule", generated_or.error());
+  const sched::Schedule& generated = **generated_or;
   const ParallelLayout layout = config.layout(spec.rank_order);
-  const bool split = config.tp > 1;
   std::optional<ModelSpec> own_view;
   const ModelSpec* model = rank_model;
   if (model == nullptr) {
-    auto view = tensor_parallel_view(spec.model, config.tp, split && spec.sequence_parallel, split && spec.tp_comm_overlap);
+    auto view = checked_rank_model(spec, config);
     if (!view) return fail("tensor parallelism", view.error());
     own_view = std::move(view).value();
     model = &*own_view;
   }
-  auto partition = row_partition(spec, *model, config, *generated, layout, memo, row.partition_note);
+  auto partition = row_partition(spec, *model, config, generated, layout, memo ? &memo->partitions : nullptr, row.partition_note);
   if (!partition) return fail("partition", partition.error());
   row.partition = *partition;
 
-  auto costs = build_cost_model(*model, spec.cluster, *partition, generated->placement, config.microbatch_size(),
+  auto costs = build_cost_model_of_checked(*model, spec.cluster, *partition, generated.placement, config.microbatch_size(),
                                 spec.optimizer, layout, spec.data_parallel);
   if (!costs) return fail("cost model", costs.error());
   for (Bytes& device_bytes : costs->device_memory_bytes) device_bytes = effective_capacity(device_bytes, spec.memory_cap_bytes);
   row.stage_compute_ns = slowest_stage_compute_ns(*costs, config.recompute);
 
-  auto timed = timed_schedule(config.schedule, *generated, *costs, kSweepOrderSearch);
-  if (!timed) return fail("schedule", timed.error());
-  auto schedule = lowered_schedule(std::move(timed).value(), config.recompute, layout);
+  auto schedule = simulated_schedule(config, generated, *costs, layout, memo ? &memo->schedules : nullptr);
   if (!schedule) return fail("schedule", schedule.error());
   SimOptions options;
   options.build_timeline = false;
-  auto result = simulate(*schedule, *costs, options);
+  auto result = simulate(**schedule, *costs, options);
   if (!result) return fail("simulation", result.error());
 
   row.simulated = true;
