@@ -158,14 +158,14 @@ sched::Status check_sweep_spec(const SweepSpec& spec);
 // recompute, each as listed), counting the impossible ones in `skipped`.
 std::vector<SweepConfig> sweep_configs(const SweepSpec& spec, SkipCounts& skipped);
 
-// What a sweep's configurations share: uncapped partitions and generated schedules.
+// What a sweep's configurations share: uncapped partitions, generated and lowered schedules.
 struct SweepMemo {
   PartitionMemo partitions;
   ScheduleMemo schedules;
 };
 
 // Partitions, builds and simulates one configuration. Never fails: problems go into the row.
-// `memo`, when given, shares uncapped partitions and generated schedules between configurations.
+// `memo`, when given, shares what SweepMemo holds between configurations.
 // `rank_model`, when given, is tensor_parallel_view of spec.model for config.tp, checked
 // (check_model_spec), and the spec passed check_sweep_spec: run_sweep does both once, not once per
 // configuration. Without it the configuration checks the spec's model and cluster and its view.

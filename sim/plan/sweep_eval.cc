@@ -153,12 +153,13 @@ SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config, Sweep
     own_view = std::move(view).value();
     model = &*own_view;
   }
-  auto partition = row_partition(spec, *model, config, generated, layout, memo ? &memo->partitions : nullptr, row.partition_note);
+  auto partition =
+      row_partition(spec, *model, config, generated, layout, memo ? &memo->partitions : nullptr, row.partition_note);
   if (!partition) return fail("partition", partition.error());
   row.partition = *partition;
 
-  auto costs = build_cost_model_of_checked(*model, spec.cluster, *partition, generated.placement, config.microbatch_size(),
-                                spec.optimizer, layout, spec.data_parallel);
+  auto costs = build_cost_model_of_checked(*model, spec.cluster, *partition, generated.placement,
+                                           config.microbatch_size(), spec.optimizer, layout, spec.data_parallel);
   if (!costs) return fail("cost model", costs.error());
   for (Bytes& device_bytes : costs->device_memory_bytes) device_bytes = effective_capacity(device_bytes, spec.memory_cap_bytes);
   row.stage_compute_ns = slowest_stage_compute_ns(*costs, config.recompute);
