@@ -2,8 +2,6 @@
 // one test per class of defect: sizes past the shared limits, outputs whose write fails, usage
 // errors, and messages that must name the input rather than leak internals. Each class runs
 // through each command. (run, profile and launch: tests/hw/run/run_cli_hostile_test.cc.)
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <string>
@@ -12,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include "cli/run_pipeworks.h"
+#include "temp_path.h"
 
 namespace {
 
@@ -29,7 +28,7 @@ constexpr auto check_cases = pipeworks::test::check_cli_cases;
 // A directory of its own, with "full.csv" and "full.json" naming /dev/full (a device whose
 // every write fails with ENOSPC) for commands that want an extension.
 fs::path scratch_dir() {
-  const fs::path dir = fs::temp_directory_path() / ("pipeworks_hostile_cli_" + std::to_string(::getpid()));
+  const fs::path dir = pipeworks::test::temp_path("hostile_cli");
   fs::create_directories(dir);
   for (const char* name : {"full.csv", "full.json", "full.svg"}) {
     if (!fs::exists(dir / name)) fs::create_symlink("/dev/full", dir / name);
@@ -119,7 +118,7 @@ TEST_CASE("hostile CLI: usage errors exit 2 with one line naming the option, bef
 
 TEST_CASE("hostile CLI: outputs that collide, '-', empty values and non-decimal integers are refused",
           "[cli][hostile]") {
-  const fs::path dir = fs::temp_directory_path() / ("pipeworks_hostile_outputs_" + std::to_string(::getpid()));
+  const fs::path dir = pipeworks::test::temp_path("hostile_outputs");
   fs::create_directories(dir);
   const std::string same = (dir / "same.json").string();
   const std::string via_dots = (dir / ".." / dir.filename() / "same.json").string();

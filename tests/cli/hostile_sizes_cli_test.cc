@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include "cli/run_pipeworks.h"
+#include "temp_path.h"
 
 namespace {
 
@@ -48,7 +49,7 @@ TEST_CASE("hostile CLI: preset sizes out of the presets' ranges are usage errors
 }
 
 TEST_CASE("hostile CLI: a cluster file with 0 bytes of memory is refused", "[cli][hostile]") {
-  const auto path = std::filesystem::temp_directory_path() / "pipeworks_zero_memory_cluster.json";
+  const auto path = pipeworks::test::temp_path("zero_memory_cluster", ".json");
   std::ofstream(path) << R"({"name": "zero", "devices": 2, "device": {"memory_bytes": "0B"}, "devices_per_node": 2,
                             "intra_node": {"bandwidth_bytes_per_s": "1GB/s"}})";
   check_cases({{"simulate --model gpt2-small --cluster-spec " + path.string() + " -K 2 -M 2",

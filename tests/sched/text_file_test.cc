@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include "sched/text_file.h"
+#include "temp_path.h"
 
 namespace pipeworks::sched {
 namespace {
@@ -18,7 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path scratch_dir() {
-  const fs::path dir = fs::temp_directory_path() / ("pipeworks_text_file_test_" + std::to_string(::getpid()));
+  const fs::path dir = test::temp_path("text_file_test");
   fs::create_directories(dir);
   return dir;
 }

@@ -2,8 +2,6 @@
 // (hw/dist/launcher.h) with every rank's lines collected, and a fresh directory for its files.
 #pragma once
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -11,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "hw/dist/launcher.h"
+#include "temp_path.h"
 
 namespace pipeworks::hw::testing {
 
@@ -37,8 +36,7 @@ inline Launched launch_run(int ranks, const std::vector<std::string>& run_args, 
 }
 
 inline std::filesystem::path fresh_dir(const std::string& name) {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("pipeworks_dist_" + name + "_" + std::to_string(::getpid()));
+  const std::filesystem::path dir = test::temp_path("dist_" + name);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;

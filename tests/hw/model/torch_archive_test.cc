@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hw/model/torch_archive.h"
+#include "temp_path.h"
 
 namespace pipeworks::hw {
 namespace {
@@ -69,7 +70,7 @@ Bytes archive(const std::vector<Record>& records, std::uint32_t offset_shift = 0
 }
 
 sched::Status check(const Bytes& bytes) {
-  const std::string path = (std::filesystem::temp_directory_path() / "pipeworks_torch_archive_test.pt").string();
+  const std::string path = test::temp_path("torch_archive_test", ".pt").string();
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
                                               static_cast<std::streamsize>(bytes.size()));
   sched::Status status = check_torch_archive(path, "TorchScript module");

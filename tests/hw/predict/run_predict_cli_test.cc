@@ -10,6 +10,7 @@
 
 #define PIPEWORKS_EXE (std::string(PIPEWORKS_BINARY_DIR) + "/cli/pipeworks")
 #include "cli/run_pipeworks.h"
+#include "temp_path.h"
 
 namespace pipeworks::hw {
 namespace {
@@ -21,7 +22,7 @@ const std::string kTiny = "run --predict --model mlp --depth 4 --width 16 -K 2 -
 
 TEST_CASE("run --predict: a JSON report with both timelines and the stage replay") {
   REQUIRE(fs::exists(PIPEWORKS_EXE));  // build the `pipeworks` target with the hw tests
-  const fs::path dir = fs::temp_directory_path() / "pipeworks_run_predict_cli_test";
+  const fs::path dir = test::temp_path("run_predict_cli_test");
   fs::create_directories(dir);
   const std::string json = (dir / "report.json").string();
   const std::string svg = (dir / "chart.svg").string();
@@ -66,7 +67,7 @@ TEST_CASE("run --predict: a JSON report with both timelines and the stage replay
 }
 
 TEST_CASE("run --predict --model-spec: a spec of another model is refused before any step runs") {
-  const fs::path dir = fs::temp_directory_path() / "pipeworks_run_predict_spec_cli_test";
+  const fs::path dir = test::temp_path("run_predict_spec_cli_test");
   fs::create_directories(dir);
   const std::string spec = (dir / "mlp_4x16.json").string();
   const test::CliRun profiled = test::run_pipeworks("profile --model mlp --depth 4 --width 16 --microbatch-sizes 8 "
@@ -111,7 +112,7 @@ TEST_CASE("run --predict: bad replay rounds are refused with a message") {
 
 TEST_CASE("run --pin-workers: the plan is printed and reported, a bad value or an impossible plan is refused") {
   const std::string one = "run --model mlp --depth 4 --width 16 -K 1 -M 2 --batch 4 --steps 1";
-  const fs::path dir = fs::temp_directory_path() / "pipeworks_pin_workers_cli_test";
+  const fs::path dir = test::temp_path("pin_workers_cli_test");
   fs::create_directories(dir);
   const std::string json = (dir / "run.json").string();
   const test::CliRun pinned = test::run_pipeworks(one + " --intra-op-threads 1 --pin-workers on --json " + json);

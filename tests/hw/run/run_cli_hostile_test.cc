@@ -2,8 +2,6 @@
 // per class of defect as tests/cli/hostile_input_cli_test.cc does for the others: sizes past
 // the shared limits, outputs whose write fails, usage errors before any header, and messages
 // without LibTorch's internals.
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <string>
@@ -13,6 +11,7 @@
 
 #define PIPEWORKS_EXE (std::string(PIPEWORKS_BINARY_DIR) + "/cli/pipeworks")
 #include "cli/run_pipeworks.h"
+#include "temp_path.h"
 
 namespace pipeworks::hw {
 namespace {
@@ -68,7 +67,7 @@ TEST_CASE("hostile run: data-parallel settings a run cannot take are refused up 
 }
 
 TEST_CASE("hostile run/profile: every output whose write fails is an error", "[hostile]") {
-  const fs::path dir = fs::temp_directory_path() / ("pipeworks_hostile_run_" + std::to_string(::getpid()));
+  const fs::path dir = test::temp_path("hostile_run");
   fs::create_directories(dir);
   const std::string enospc = "/dev/full: cannot write: No space left on device";
   for (const std::string option : {"--json", "--trace", "--svg"}) {
@@ -125,7 +124,7 @@ TEST_CASE("hostile run/profile/launch: usage errors exit 2 before any header", "
 
 TEST_CASE("hostile run/profile: colliding outputs, bad seeds, empty values and flags of another model kind",
           "[hostile]") {
-  const std::string same = (fs::temp_directory_path() / ("pipeworks_same_" + std::to_string(::getpid()) + ".json")).string();
+  const std::string same = test::temp_path("same", ".json").string();
   check_cases({{kTinyProfile + "-o " + same + " --cluster-out " + same, "--output and --cluster-out name the same file"},
                {kTinyRun + "--json " + same + " --trace " + same, "--json and --trace name the same file"},
                {kTinyRun + "--json -", "--json: '-' is not standard output here"},

@@ -1,8 +1,6 @@
 // `pipeworks run --schedule-file FILE`: any valid schedule file runs with the gradient check --
 // compute-only files lowered by our passes, files with their SEND/RECV as written, in threads and
 // in processes -- and a file that is invalid or contradicts the options is a named error.
-#include <unistd.h>
-
 #include <filesystem>
 #include <string>
 #include <tuple>
@@ -11,6 +9,7 @@
 
 #define PIPEWORKS_EXE (std::string(PIPEWORKS_BINARY_DIR) + "/cli/pipeworks")
 #include "cli/run_pipeworks.h"
+#include "temp_path.h"
 
 namespace pipeworks::hw {
 namespace {
@@ -29,7 +28,7 @@ std::string schedule_file(const fs::path& dir, const std::string& name, const st
 }
 
 fs::path fresh_dir() {
-  const fs::path dir = fs::temp_directory_path() / ("pipeworks_schedule_file_" + std::to_string(::getpid()));
+  const fs::path dir = test::temp_path("schedule_file");
   fs::create_directories(dir);
   return dir;
 }

@@ -1,8 +1,6 @@
 // A user's TorchScript model through the commands a user types (docs/your_model.md): run with the
 // gradient check (threads and processes), profile, run --predict from the profile, plan from the
 // profile; and the named errors of bad files and flags with their exit codes.
-#include <unistd.h>
-
 #include <filesystem>
 #include <string>
 
@@ -10,6 +8,7 @@
 
 #define PIPEWORKS_EXE (std::string(PIPEWORKS_BINARY_DIR) + "/cli/pipeworks")
 #include "cli/run_pipeworks.h"
+#include "temp_path.h"
 
 namespace pipeworks::hw {
 namespace {
@@ -44,7 +43,7 @@ TEST_CASE("run trains a scripted model and its gradients equal the reference's, 
 }
 
 TEST_CASE("a scripted model is profiled once, then predicted and planned from its profile") {
-  const fs::path dir = fs::temp_directory_path() / ("pipeworks_scripted_" + std::to_string(::getpid()));
+  const fs::path dir = test::temp_path("scripted");
   fs::create_directories(dir);
   const std::string spec = (dir / "convnet.json").string();
   const std::string cluster = (dir / "cpu.json").string();

@@ -10,6 +10,7 @@
 #include "sim/spec/model_presets.h"
 #include "sim/spec/model_spec.h"
 #include "sim/spec/tensor_parallel.h"
+#include "temp_path.h"
 
 namespace pipeworks::sim {
 namespace {
@@ -274,7 +275,7 @@ TEST_CASE("a written spec loads back unchanged") {
     REQUIRE(loaded.ok());
     CHECK(*loaded == *preset);
   }
-  const auto path = (std::filesystem::temp_directory_path() / "pipeworks_model_spec_test.json").string();
+  const auto path = test::temp_path("model_spec_test", ".json").string();
   REQUIRE(save_model_spec(*spec, path).ok());
   auto from_file = load_model_spec(path);
   std::remove(path.c_str());
