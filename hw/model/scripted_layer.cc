@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/torch.h>
 
 namespace pipeworks::hw {
@@ -25,7 +26,7 @@ void ScriptedLayerImpl::reset() {
   {
     // Outside autograd, the copies are leaves; their flags are set again below.
     torch::NoGradGuard no_grad;
-    module_ = module_.deepcopy();
+    module_ = module_.clone();
   }
   for (const auto& p : module_.named_parameters(/*recurse=*/true)) {
     register_parameter(flat_name(p.name), p.value, requires_grad[p.name]);
@@ -39,6 +40,9 @@ void ScriptedLayerImpl::train(bool on) {
   module_.train(on);
 }
 
-torch::Tensor ScriptedLayerImpl::forward(const torch::Tensor& x) { return module_.forward({x}).toTensor(); }
+torch::Tensor ScriptedLayerImpl::forward(const torch::Tensor& x) {
+  const torch::jit::GraphOptimizerEnabledGuard unoptimized(false);  // thread-local; restored on return
+  return module_.forward({x}).toTensor();
+}
 
 }  // namespace pipeworks::hw

@@ -2,6 +2,15 @@
 // nn::Module that owns a deep copy of the scripted child and registers the child's parameters
 // and buffers as its own, so stage cells clone it, optimizers update it and `to(device)` moves
 // it like any zoo layer, while the scripted code computes its forward.
+//
+// Every copy runs its own code, the same on every call. A TorchScript method's graph executor
+// belongs to its class type, and deepcopy keeps the type: two ReLU children on two stages, or a
+// stage cell and the reference it is checked against, would share one executor, called from
+// several worker threads (LibTorch's profiling record is not safe for that) and in an order set
+// by the threads' timing. Its profiling optimizer also picks a plan from the calls it has seen
+// (a forward under no_grad, then the recompute with grad), so the recompute and the reference
+// could run other code than the forward. So each copy is a clone, with a class type of its own,
+// and forward runs the executor's unoptimized plan: the eager operators in the method's order.
 #pragma once
 
 #include <torch/csrc/jit/api/module.h>
@@ -12,14 +21,16 @@ namespace pipeworks::hw {
 
 class ScriptedLayerImpl : public torch::nn::Cloneable<ScriptedLayerImpl> {
  public:
-  // Keeps a deep copy of `module`: nothing is shared with the caller's.
+  // Keeps a clone of `module`: nothing is shared with the caller's, not even its class type.
   explicit ScriptedLayerImpl(torch::jit::Module module);
 
-  // Deep-copies the scripted module again (a clone's own parameters) and registers its
+  // Clones the scripted module again (a clone's own parameters and class type) and registers its
   // parameters ('.' in their names becomes '_') and buffers.
   void reset() override;
   void train(bool on = true) override;  // also the scripted module's `training`
+  // The scripted forward with the graph executor's optimizer off on this thread for the call.
   torch::Tensor forward(const torch::Tensor& x);
+  const torch::jit::Module& scripted() const { return module_; }
 
  private:
   torch::jit::Module module_;

@@ -7,8 +7,12 @@
 
 #include <set>
 
+#include <torch/csrc/jit/api/function_impl.h>
+#include <torch/script.h>
+
 #include "hw/exec/threads.h"
 #include "hw/model/data_file.h"
+#include "hw/model/scripted_layer.h"
 #include "hw/model/scripted_model.h"
 
 namespace pipeworks::hw {
@@ -89,6 +93,32 @@ TEST_CASE("cells own deep copies of a scripted model's parameters and buffers") 
   }
   CHECK_FALSE(torch::equal(cell_params[0], model_params[0]));
   CHECK(cells[0].layers->buffers().size() == 3);  // bn1: running mean, running var, batches tracked
+}
+
+const ScriptedLayerImpl& scripted_layer(const Model& model, int layer) {
+  return *model.layers[static_cast<std::size_t>(layer)].module.ptr()->as<ScriptedLayerImpl>();
+}
+
+bool forward_is_optimized(const ScriptedLayerImpl& layer) {
+  return torch::jit::toGraphFunction(layer.scripted().get_method("forward").function()).get_executor().isOptimized();
+}
+
+TEST_CASE("every copy of a scripted child runs code of its own, unoptimized: no thread or call order changes it") {
+  const Model model = build_model(loaded(scripted("convnet.pt", {3, 8, 8}, LossKind::kCrossEntropy))).value();
+  const Model copy = clone_model(model);
+  // relu1 and relu2 are instances of one TorchScript class, whose methods one executor runs.
+  const ScriptedLayerImpl& relu1 = scripted_layer(model, 2);
+  const ScriptedLayerImpl& relu2 = scripted_layer(model, 5);
+  const torch::jit::Module file = torch::jit::load(model_file("convnet.pt"));
+  REQUIRE(file.attr("relu1").toModule().type() == file.attr("relu2").toModule().type());
+  CHECK(relu1.scripted().type() != relu2.scripted().type());
+  CHECK(scripted_layer(copy, 2).scripted().type() != relu1.scripted().type());
+  auto& layer = const_cast<ScriptedLayerImpl&>(relu1);
+  for (int call = 0; call < 4; ++call) {
+    const torch::Tensor x = torch::randn({2, 4, 8, 8}, torch::requires_grad(call % 2 == 1));
+    CHECK(torch::equal(layer.forward(x), torch::relu(x)));
+  }
+  CHECK_FALSE(forward_is_optimized(relu1));  // the profiling executor optimizes after one call
 }
 
 // One pipelined step against the micro-batch reference: the largest gradient difference.
