@@ -38,14 +38,20 @@ bool decides_on_times(sched::ScheduleKind kind) {
   return kind == sched::ScheduleKind::kZbH2 || kind == sched::ScheduleKind::kZbV;
 }
 
-sched::Result<sched::Schedule> timed_schedule(sched::ScheduleKind kind, const sched::Schedule& generated,
-                                              const CostModel& costs, std::int64_t search_wake_ups) {
+std::vector<std::int64_t> RuleTimes::flat() const {
+  std::vector<std::int64_t> values{handoff};
+  for (const sched::StageTimes& t : stages) values.insert(values.end(), {t.forward, t.input_grad, t.weight_grad});
+  return values;
+}
+
+sched::Result<std::optional<RuleTimes>> rule_times(sched::ScheduleKind kind, const sched::Schedule& generated,
+                                                   const CostModel& costs) {
   const std::set<int> devices(generated.placement.begin(), generated.placement.end());
   const bool one_per_device = static_cast<int>(devices.size()) == generated.num_stages;
   const bool v = kind == sched::ScheduleKind::kZbV && generated.placement == sched::v_placement(generated.num_stages);
   if (!decides_on_times(kind) || (kind == sched::ScheduleKind::kZbH2 && !one_per_device) ||
       (kind == sched::ScheduleKind::kZbV && !v) || costs.stages.size() != generated.placement.size()) {
-    return generated;
+    return std::optional<RuleTimes>{};
   }
   auto handoff = slowest_handoff(generated, costs);
   if (!handoff) return handoff.error();
@@ -54,13 +60,28 @@ sched::Result<sched::Schedule> timed_schedule(sched::ScheduleKind kind, const sc
     longest = std::max({longest, c.forward_ns, c.backward_input_ns, c.backward_weight_ns});
   }
   const double scale = std::max(1.0, static_cast<double>(longest) / static_cast<double>(sched::kMaxStageTime));
-  std::vector<sched::StageTimes> times;
+  RuleTimes times;
   for (const StageCost& c : costs.stages) {
-    times.push_back({scaled(c.forward_ns, scale), scaled(c.backward_input_ns, scale), scaled(c.backward_weight_ns, scale)});
+    times.stages.push_back(
+        {scaled(c.forward_ns, scale), scaled(c.backward_input_ns, scale), scaled(c.backward_weight_ns, scale)});
   }
+  times.handoff = std::llround(static_cast<double>(*handoff) / scale);
+  return std::optional<RuleTimes>{std::move(times)};
+}
+
+sched::Result<sched::Schedule> timed_schedule(sched::ScheduleKind kind, const sched::Schedule& generated,
+                                              const RuleTimes& times, std::int64_t search_wake_ups) {
   const sched::ScheduleShape shape{generated.num_stages, generated.num_microbatches, generated.placement};
-  const std::int64_t h = std::llround(static_cast<double>(*handoff) / scale);
-  return v ? sched::zb_v_timed(shape, times, h, search_wake_ups) : sched::zb_h2_timed(shape, times, h, search_wake_ups);
+  return kind == sched::ScheduleKind::kZbV ? sched::zb_v_timed(shape, times.stages, times.handoff, search_wake_ups)
+                                           : sched::zb_h2_timed(shape, times.stages, times.handoff, search_wake_ups);
+}
+
+sched::Result<sched::Schedule> timed_schedule(sched::ScheduleKind kind, const sched::Schedule& generated,
+                                              const CostModel& costs, std::int64_t search_wake_ups) {
+  auto times = rule_times(kind, generated, costs);
+  if (!times) return times.error();
+  if (!*times) return generated;
+  return timed_schedule(kind, generated, **times, search_wake_ups);
 }
 
 }  // namespace pipeworks::sim

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <vector>
 
 #include "sched/generators.h"
 #include "sched/schedule.h"
@@ -19,13 +21,28 @@ namespace pipeworks::sim {
 // zb-h2 and zb-v.
 bool decides_on_times(sched::ScheduleKind kind);
 
-// The schedule of `kind` with generated's stages, micro-batches and placement, its rule run on
-// `costs`' F, I and W per stage and the slowest stage boundary's hand-off (latency, send overhead
-// and the stage output's bytes on the link); times scaled down together where one exceeds
-// sched::kMaxStageTime (the rule depends on their ratios only). `generated` unchanged for
-// other kinds, for zb-h2 where stages share a device, and for zb-v off its V placement.
-// `search_wake_ups` bounds the search beyond each rule's order (sched::kOrderSearchWakeUps);
-// sweep and plan pass kSweepOrderSearch.
+// What a timed rule decides on: each stage's F, I and W and the slowest stage boundary's hand-off
+// (latency, send overhead and the stage output's bytes on the link), scaled down together where
+// one exceeds sched::kMaxStageTime (the rule depends on their ratios only).
+struct RuleTimes {
+  std::vector<sched::StageTimes> stages;
+  std::int64_t handoff = 0;
+  // The hand-off, then F, I, W of each stage: the values as one key.
+  std::vector<std::int64_t> flat() const;
+};
+
+// `costs`' RuleTimes for `kind` on generated's placement; nullopt where the order is not timed:
+// other kinds, zb-h2 where stages share a device, zb-v off its V placement.
+sched::Result<std::optional<RuleTimes>> rule_times(sched::ScheduleKind kind, const sched::Schedule& generated,
+                                                   const CostModel& costs);
+
+// The schedule of `kind` (zb-h2 or zb-v, where rule_times gave `times`) with generated's stages,
+// micro-batches and placement, its rule run on `times`. `search_wake_ups` bounds the search
+// beyond each rule's order (sched::kOrderSearchWakeUps); sweep and plan pass kSweepOrderSearch.
+sched::Result<sched::Schedule> timed_schedule(sched::ScheduleKind kind, const sched::Schedule& generated,
+                                              const RuleTimes& times, std::int64_t search_wake_ups);
+
+// The two above: `generated` unchanged where rule_times gives nullopt.
 sched::Result<sched::Schedule> timed_schedule(sched::ScheduleKind kind, const sched::Schedule& generated,
                                               const CostModel& costs,
                                               std::int64_t search_wake_ups = sched::kOrderSearchWakeUps);

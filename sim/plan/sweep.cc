@@ -4,7 +4,8 @@
 
 #include <algorithm>
 #include <map>
-#include <numeric>
+#include <mutex>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -27,6 +28,26 @@ sched::Status check_positive(const std::vector<int>& values, std::string_view wh
 // Rough cost of simulating a configuration (its number of actions), to start the big ones first.
 double expected_cost(const SweepConfig& c) {
   return static_cast<double>(c.num_stages) * c.num_microbatches * (c.recompute ? 3.0 : 2.0);
+}
+
+// The configurations that differ only in their sharding, each group in the order they come: they
+// ask for the same schedules (ScheduleMemo), so one thread evaluates them in turn rather than two
+// at once, one waiting for the other's. Largest first, so that no big group is left alone at the end.
+std::vector<std::vector<std::size_t>> sharding_groups(const std::vector<SweepConfig>& configs) {
+  std::map<std::tuple<int, int, int, sched::ScheduleKind, bool, int, int, int>, std::size_t> group_of;
+  std::vector<std::vector<std::size_t>> groups;
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    const SweepConfig& c = configs[i];
+    const auto key = std::tuple{c.batch_size, c.num_stages, c.num_microbatches, c.schedule, c.recompute,
+                                c.virtual_stages, c.dp, c.tp};
+    const auto [found, added] = group_of.try_emplace(key, groups.size());
+    if (added) groups.emplace_back();
+    groups[found->second].push_back(i);
+  }
+  std::stable_sort(groups.begin(), groups.end(), [&](const auto& a, const auto& b) {
+    return expected_cost(configs[a.front()]) * a.size() > expected_cost(configs[b.front()]) * b.size();
+  });
+  return groups;
 }
 
 // tp counts from 1 to a node's devices, dividing them; above 1 only for a model whose layers split.
@@ -186,13 +207,8 @@ sched::Result<SweepResult> run_sweep(const SweepSpec& spec, const SweepOptions& 
   }
   SweepResult result;
   const std::vector<SweepConfig> configs = sweep_configs(spec, result.skipped);
-  result.rows.resize(configs.size());
-  // Largest first so that no big configuration is left alone at the end; slots keep the order.
-  std::vector<std::size_t> order(configs.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return expected_cost(configs[a]) > expected_cost(configs[b]);
-  });
+  result.rows.resize(configs.size());  // slots keep the configurations' order
+  const std::vector<std::vector<std::size_t>> groups = sharding_groups(configs);
   const std::size_t total = configs.size();
   SweepMemo memo;
   // One rank's model per tensor-parallel count, checked once (a configuration whose view fails
@@ -207,13 +223,16 @@ sched::Result<SweepResult> run_sweep(const SweepSpec& spec, const SweepOptions& 
     const auto it = rank_models.find(tp);
     return it == rank_models.end() ? nullptr : &it->second;
   };
-  parallel_for(
-      total, options.threads,
-      [&](std::size_t i) { result.rows[i] = evaluate_config(spec, configs[i], &memo, rank_model(configs[i].tp)); },
-      [&](std::size_t done) {
-        if (options.on_progress) options.on_progress(done, total);
-      },
-      &order);
+  std::mutex progress;
+  std::size_t evaluated = 0;
+  parallel_for(groups.size(), options.threads, [&](std::size_t g) {
+    for (const std::size_t i : groups[g]) {
+      result.rows[i] = evaluate_config(spec, configs[i], &memo, rank_model(configs[i].tp));
+      const std::lock_guard<std::mutex> lock(progress);
+      ++evaluated;
+      if (options.on_progress) options.on_progress(evaluated, total);
+    }
+  });
   return result;
 }
 

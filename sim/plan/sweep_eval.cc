@@ -47,21 +47,38 @@ sched::Result<sched::Schedule> lowered_schedule(sched::Schedule schedule, bool r
 }
 
 // The schedule the configuration simulates: timed on the costs where its kind decides on them,
-// then lowered_schedule's; from `memo` when given and the kind's order does not depend on the costs.
+// then lowered_schedule's; from `memo` when given, keyed on the rule's times where it is timed.
 sched::Result<std::shared_ptr<const sched::Schedule>> simulated_schedule(const SweepConfig& config,
                                                                          const sched::Schedule& generated,
                                                                          const CostModel& costs,
                                                                          const ParallelLayout& layout, ScheduleMemo* memo) {
-  if (memo && !decides_on_times(config.schedule)) {
-    return memo->lowered(config.schedule, config.num_stages, config.num_microbatches, config.virtual_stages,
-                         config.recompute, data_parallel_actions(layout),
-                         [&] { return lowered_schedule(generated, config.recompute, layout); });
+  auto times = rule_times(config.schedule, generated, costs);
+  if (!times) return times.error();
+  std::vector<std::int64_t> decided_on;  // part of the timed order's key and of the lowered one's
+  if (*times) {
+    decided_on = (*times)->flat();
+    decided_on.push_back(kSweepOrderSearch);
   }
-  auto timed = timed_schedule(config.schedule, generated, costs, kSweepOrderSearch);
-  if (!timed) return timed.error();
-  auto lowered = lowered_schedule(std::move(timed).value(), config.recompute, layout);
-  if (!lowered) return lowered.error();
-  return std::make_shared<const sched::Schedule>(std::move(lowered).value());
+  const auto time = [&] { return timed_schedule(config.schedule, generated, **times, kSweepOrderSearch); };
+  const auto build = [&]() -> sched::Result<sched::Schedule> {
+    if (!*times) return lowered_schedule(generated, config.recompute, layout);
+    if (!memo) {
+      auto timed = time();
+      if (!timed) return timed.error();
+      return lowered_schedule(std::move(timed).value(), config.recompute, layout);
+    }
+    auto timed = memo->timed(config.schedule, config.num_stages, config.num_microbatches, config.virtual_stages,
+                             decided_on, time);
+    if (!timed) return timed.error();
+    return lowered_schedule(**timed, config.recompute, layout);
+  };
+  if (!memo) {
+    auto lowered = build();
+    if (!lowered) return lowered.error();
+    return std::make_shared<const sched::Schedule>(std::move(lowered).value());
+  }
+  return memo->lowered(config.schedule, config.num_stages, config.num_microbatches, config.virtual_stages,
+                       config.recompute, data_parallel_actions(layout), decided_on, build);
 }
 
 // The step's figures over all replicas: samples/s, tokens/s and MFU (sweep.h).
