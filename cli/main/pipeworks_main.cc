@@ -12,6 +12,7 @@
 
 #include "cli/arg_checks.h"
 #include "cli/command_list.h"
+#include "cli/torch_sibling.h"
 #ifdef PIPEWORKS_HAVE_TORCH
 #include "cli/model_options.h"
 #endif
@@ -62,6 +63,9 @@ int flushed(int exit_code) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef PIPEWORKS_TORCH_SIBLING
+  if (!runs_without_torch(argc, argv)) return exec_sibling(PIPEWORKS_TORCH_SIBLING, argv);
+#endif
   CLI::App app{"pipeworks: plan, simulate, run and compare pipeline-parallel training schedules"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "pipeworks 0.1.0");

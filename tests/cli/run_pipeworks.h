@@ -20,10 +20,8 @@ struct CliRun {
   std::string output;  // stdout and stderr together (unless redirected elsewhere)
 };
 
-// `arguments` is appended to the binary's path as shell words; `redirections` says where the
-// output goes (by default stdout and stderr both to `output`).
-inline CliRun run_pipeworks(const std::string& arguments, const std::string& redirections = "2>&1") {
-  const std::string command = std::string(PIPEWORKS_EXE) + " " + arguments + " " + redirections;
+// Runs a shell command line; its output is stdout and stderr as `command` redirects them.
+inline CliRun run_command(const std::string& command) {
   CliRun result;
   FILE* pipe = popen(command.c_str(), "r");
   REQUIRE(pipe != nullptr);
@@ -33,6 +31,12 @@ inline CliRun run_pipeworks(const std::string& arguments, const std::string& red
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+// `arguments` is appended to the binary's path as shell words; `redirections` says where the
+// output goes (by default stdout and stderr both to `output`).
+inline CliRun run_pipeworks(const std::string& arguments, const std::string& redirections = "2>&1") {
+  return run_command(std::string(PIPEWORKS_EXE) + " " + arguments + " " + redirections);
 }
 
 // A command line and a part of the output it must print.
