@@ -14,7 +14,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "golden_file.h"  // read_text_file
 #include "hw/dist/launcher.h"
+#include "temp_path.h"
 
 namespace pipeworks::hw {
 namespace {
@@ -83,23 +85,36 @@ TEST_CASE("launcher: the first failing rank stops the others, --keep-going does 
 }
 
 TEST_CASE("launcher: SIGTERM to `pipeworks launch` stops every rank") {
-  // The outer launcher runs `pipeworks launch -n 2 -- sh ...` and SIGTERMs it after 1.5 s.
+  // A shell starts `pipeworks launch -n 2`, whose ranks print their pids, and SIGTERMs it once
+  // both have printed (not after a fixed time: a loaded machine may take longer to start them).
+  const std::string pids = test::temp_path("sigterm_launch", ".txt").string();
+  const std::string script =
+      "\"$0\" launch -n 2 -- sh -c 'echo $$; exec sleep 30' > \"$1\" & launcher=$!; "
+      "until [ \"$(grep -c . \"$1\")\" -ge 2 ]; do sleep 0.05; done; "
+      "kill -TERM $launcher; wait $launcher; echo \"launch exited $?\"";
   LaunchOptions outer;
   outer.num_processes = 1;
-  outer.kill_after_s = 1.5;
-  outer.command = {pipeworks_exe(), "launch", "-n", "2", "--", "sh", "-c", "echo $$; exec sleep 30"};
+  outer.kill_after_s = 120;  // only where the ranks never start
+  outer.command = {"sh", "-c", script, pipeworks_exe(), pids};
   Lines lines;
   auto result = launch(outer, collect(lines));
   REQUIRE(result.ok());
-  CHECK(result->timed_out);
-  CHECK(result->exits[0].exit_code == 1);  // the inner launcher's own verdict, not a kill
-  INFO(lines.err[0].size());
-  REQUIRE(lines.out[0].size() == 2);
-  for (const std::string& line : lines.out[0]) {
+  CHECK_FALSE(result->timed_out);
+  INFO(test::read_text_file(pids));
+  CHECK(lines.out[0] == std::vector<std::string>{"launch exited 1"});  // its own verdict, not a kill
+  std::vector<std::string> printed;
+  for (std::string text = test::read_text_file(pids); !text.empty();) {
+    const std::size_t end = text.find('\n');
+    printed.push_back(text.substr(0, end));
+    text = end == std::string::npos ? "" : text.substr(end + 1);
+  }
+  REQUIRE(printed.size() == 2);
+  for (const std::string& line : printed) {
     const pid_t pid = std::stoi(line.substr(line.find("] ") + 2));
     CHECK(::kill(pid, 0) == -1);
     CHECK(errno == ESRCH);
   }
+  std::remove(pids.c_str());
 }
 
 // True once `pid` is gone (a stopped orphan may stay a zombie until init reaps it).
