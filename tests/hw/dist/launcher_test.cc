@@ -135,7 +135,7 @@ pid_t printed_pid(Lines& lines, int rank) {
 TEST_CASE("launcher: every stop reaches what a rank started, not just the rank") {
   LaunchOptions options;
   options.num_processes = 1;
-  options.kill_after_s = 1;
+  options.kill_after_s = 3;  // the rank prints its child's pid long before, even on a loaded machine
   options.command = {"sh", "-c", "sleep 60 & echo $!; wait"};
   Lines lines;
   auto result = launch(options, collect(lines));
@@ -143,16 +143,21 @@ TEST_CASE("launcher: every stop reaches what a rank started, not just the rank")
   CHECK(result->timed_out);
   CHECK(gone_soon(printed_pid(lines, 0)));
 
-  // A failing rank stops the others' whole groups.
+  // A failing rank stops the others' whole groups: rank 1 fails once rank 0 has started its child.
+  const std::string started = test::temp_path("rank_started", ".txt").string();
   options.kill_after_s = 0;
   options.num_processes = 2;
-  options.command = {"sh", "-c", "if [ \"$RANK\" = 1 ]; then sleep 1; exit 3; fi; sleep 60 & echo $!; wait"};
+  options.extra_env = {{"STARTED", started}};
+  options.command = {"sh", "-c",
+                     "if [ \"$RANK\" = 1 ]; then until [ -s \"$STARTED\" ]; do sleep 0.05; done; exit 3; fi; "
+                     "sleep 60 & echo $!; echo $! > \"$STARTED\"; wait"};
   lines = {};
   result = launch(options, collect(lines));
   REQUIRE(result.ok());
   CHECK(result->exits[1].exit_code == 3);
   CHECK(result->exits[0].stopped_by_launcher);
   CHECK(gone_soon(printed_pid(lines, 0)));
+  std::remove(started.c_str());
 }
 
 TEST_CASE("launcher: what an exited rank left behind holding its output does not keep the launch open") {
