@@ -1,6 +1,6 @@
 // `pipeworks run --distributed --predict` (see run_options.h): rank 0 prints the measured steps,
 // the costs the ranks measured, predicted against measured side by side (viz/comparison.h) and
-// the step's error; --json writes them.
+// the step's error; --json, --trace and --svg write them.
 #include <algorithm>
 #include <cstdint>
 
@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/prediction_pictures.h"
 #include "cli/run_options.h"
 #include "cli/run_printing.h"
 #include "hw/dist/distributed_env.h"
@@ -70,6 +71,8 @@ nlohmann::json report_json(const hw::DistributedPrediction& p, double error) {
   j["measured_steps_ns"] = nlohmann::json::array();
   for (const hw::StepStats& s : p.run.steps) j["measured_steps_ns"].push_back(s.step_ns);
   j["notes"] = p.notes;
+  j["predicted"] = viz::timeline_records(p.prediction->result.timeline);
+  j["measured"] = viz::timeline_records(p.run.last_timeline);
   return j;
 }
 
@@ -89,6 +92,11 @@ int report(const RunOptions& options, const hw::DistributedPrediction& p) {
   const double error = p.measured_step_ns > 0 ? static_cast<double>(predicted) / static_cast<double>(p.measured_step_ns) - 1 : 0;
   fmt::print("\nstep: predicted {:.3f} ms, measured {:.3f} ms (median of {} steps), error {:+.1f}%\n", ms(predicted),
              ms(p.measured_step_ns), p.run.steps.size(), 100 * error);
+  if (auto s = write_prediction_pictures({options.trace, options.svg, options.json}, p.prediction->result.timeline,
+                                         p.run.last_timeline, options.config, p.run.partition);
+      !s) {
+    return report_error("run", kExitInvalid, s.error().message);
+  }
   if (!options.json.empty()) {
     if (auto s = sched::write_text_file(options.json, report_json(p, error).dump(2) + "\n"); !s) {
       return report_error("run", kExitInvalid, s.error().message);

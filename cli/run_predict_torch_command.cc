@@ -14,9 +14,9 @@
 
 #include "cli/arg_checks.h"
 #include "cli/commands.h"
-#include "cli/picture_title.h"
 #include "cli/planning_args.h"
 #include "cli/predict_progress.h"
+#include "cli/prediction_pictures.h"
 #include "cli/profile_report.h"
 #include "cli/replay_report.h"
 #include "hw/exec/cpu_affinity.h"
@@ -26,10 +26,8 @@
 #include "sched/text_file.h"
 #include "sched/units_text.h"
 #include "sim/spec/units.h"
-#include "viz/chrome_trace.h"
 #include "viz/comparison.h"
 #include "viz/comparison_table.h"
-#include "viz/svg_gantt.h"
 
 namespace pipeworks::cli {
 
@@ -139,22 +137,7 @@ sched::Status write_outputs(const hw::PredictionReport& r, const viz::Comparison
                             const RunOutputs& outputs) {
   const sched::Timeline& predicted = r.prediction.result.timeline;
   const sched::Timeline& measured = r.median().timeline;
-  const std::vector<const sched::Timeline*> both{&predicted, &measured};
-  // The measured spans carry their predictions: coloured by error in the SVG, in the trace's args.
-  const std::vector<viz::SpanPredictions> predictions{{}, viz::span_predictions(predicted, measured)};
-  if (!outputs.trace.empty()) {
-    if (auto s = viz::write_chrome_trace(outputs.trace, both, nullptr, predictions); !s) return s;
-  }
-  if (!outputs.svg.empty()) {
-    viz::SvgOptions svg;
-    const hw::RunConfig& c = r.config;
-    svg.title = picture_title({hw::model_display_name(c.model), std::string(hw::device_kind_name(c.device)), hw::schedule_name(c),
-                               c.num_stages, c.num_microbatches, c.batch_size, c.recompute},
-                              "predicted vs measured");
-    svg.stage_layers = sim::stage_range_texts(r.plan.partition);
-    svg.predictions = predictions;
-    if (auto s = viz::write_svg(outputs.svg, both, svg); !s) return s;
-  }
+  if (auto s = write_prediction_pictures(outputs, predicted, measured, r.config, r.plan.partition); !s) return s;
   if (outputs.json.empty()) return sched::Ok{};
   nlohmann::json j = viz::comparison_json(comparison, spreads);
   j.update(hw::prediction_report_json(r));

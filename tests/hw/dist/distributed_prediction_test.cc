@@ -4,6 +4,7 @@
 // accuracy is a benchmark's (bench/README.md), not a test's.
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,30 @@ TEST_CASE("distributed prediction: tp 2 times the tensor group's all-reduce and 
   CHECK(both.contains("tensor_all_reduce"));
   CHECK(both.at("handoff_bandwidth_bytes_per_s").get<double>() > 0);
   CHECK(both.at("stages").size() == 2);
+}
+
+// --trace and --svg were once ignored here: both timelines now reach both files, and the JSON.
+TEST_CASE("distributed prediction: the trace, the chart and the JSON hold the predicted and the measured step",
+          "[distributed]") {
+  const fs::path dir = testing::fresh_dir("predict_pictures");
+  const std::string trace = (dir / "trace.json").string();
+  const std::string svg = (dir / "chart.svg").string();
+  const auto report = predicted(2, {"--pp", "2", "--trace", trace, "--svg", svg}, "predict_pictures_json");
+  REQUIRE(report.at("predicted").size() == report.at("measured").size());
+  CHECK(!report.at("measured").empty());
+  std::ifstream trace_in(trace);
+  REQUIRE(trace_in);
+  const nlohmann::json events = nlohmann::json::parse(trace_in).at("traceEvents");
+  std::size_t with_prediction = 0;
+  for (const nlohmann::json& e : events) with_prediction += e.contains("args") && e["args"].contains("predicted_us");
+  CHECK(with_prediction > 0);
+  std::ifstream svg_in(svg);
+  REQUIRE(svg_in);
+  const std::string chart((std::istreambuf_iterator<char>(svg_in)), std::istreambuf_iterator<char>());
+  CHECK(chart.find(">mlp on cpu: 1f1b, K=2, M=4, batch ") != std::string::npos);
+  CHECK(chart.find("(predicted vs measured)</text>") != std::string::npos);
+  CHECK(chart.find(">d0 s0 [0,") != std::string::npos);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("distributed prediction: given specs are refused, the ranks measure their own costs", "[distributed]") {
