@@ -48,6 +48,8 @@ void print_costs(const hw::DistributedPrediction& p) {
 nlohmann::json report_json(const hw::DistributedPrediction& p, double error) {
   nlohmann::json j;
   j["processes"] = p.world_size;
+  j["threads_per_process"] = p.run.threads_per_worker;
+  j["cores"] = p.cluster.cores;
   j["predicted_step_ns"] = p.prediction->result.step_ns;
   j["measured_step_ns"] = p.measured_step_ns;
   j["step_error"] = error;
@@ -71,6 +73,7 @@ nlohmann::json report_json(const hw::DistributedPrediction& p, double error) {
   j["measured_steps_ns"] = nlohmann::json::array();
   for (const hw::StepStats& s : p.run.steps) j["measured_steps_ns"].push_back(s.step_ns);
   j["notes"] = p.notes;
+  j["warnings"] = p.warnings;
   j["predicted"] = viz::timeline_records(p.prediction->result.timeline);
   j["measured"] = viz::timeline_records(p.run.last_timeline);
   return j;
@@ -79,6 +82,7 @@ nlohmann::json report_json(const hw::DistributedPrediction& p, double error) {
 int report(const RunOptions& options, const hw::DistributedPrediction& p) {
   print_costs(p);
   for (const std::string& note : p.notes) fmt::print("note: {}\n", note);
+  for (const std::string& warning : p.warnings) fmt::print("warning: {}\n", warning);
   viz::ComparisonOptions compare;  // each rank's process holds its own memory: peaks per device
   compare.predicted_peak_bytes = p.prediction->peak_activation_bytes;
   if (!p.run.steps.empty()) compare.measured_peak_bytes = p.run.steps.back().peak_activation_bytes;

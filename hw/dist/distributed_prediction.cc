@@ -59,8 +59,10 @@ sched::Result<Profile> profile_replica(const RankRun& run, const DistributedPred
 // device of the simulated replica stands for its tp ranks and its dp replicas, which compute in
 // step with it: it holds n = tp x dp x t cores. More than C / n devices never compute at once, the
 // others wait for a core (ClusterSpec::cores, compute slots); when n > C its ranks share the cores
-// they have, each computing at C / n of its speed.
-void share_cores(const RankRun& run, sim::ClusterSpec& cluster, std::vector<std::string>& notes) {
+// they have, each computing at C / n of its speed. With P t > C a warning: a process woken while
+// every core computes waits for the running one's time slice, which the slots do not model.
+void share_cores(const RankRun& run, sim::ClusterSpec& cluster, std::vector<std::string>& notes,
+                 std::vector<std::string>& warnings) {
   const int cores = static_cast<int>(std::max<std::size_t>(1, usable_cpus().size()));
   const int t = run.executor->threads_per_worker();
   const int replicas = run.place.layout.dp * run.place.layout.tp;  // the ranks a device stands for
@@ -74,6 +76,12 @@ void share_cores(const RankRun& run, sim::ClusterSpec& cluster, std::vector<std:
                               alone > 1.0 ? fmt::format("; each computes at 1/{:.2f} of its speed (its {} ranks at "
                                                         "once)", alone, replicas)
                                           : std::string()));
+  if (run.place.layout.devices() * t > cores) {
+    warnings.push_back(fmt::format(
+        "{} processes x {} threads on {} cores: a process woken while every core computes waits for the running one's "
+        "time slice, which this prediction does not model; the measured step is likely longer (docs/data_parallel.md)",
+        run.place.layout.devices(), t, cores));
+  }
 }
 
 // With tp > 1: a pipeline rank of the simulated replica is its tp ranks (the cluster gets at least
@@ -101,7 +109,7 @@ sched::Status predict_replica(const RankRun& run, DistributedPrediction& out) {
   replica.data_parallel = 1;
   replica.zero = sim::ZeroStage::kNone;
   out.cluster = out.profile->cluster;
-  share_cores(run, out.cluster, out.notes);
+  share_cores(run, out.cluster, out.notes, out.warnings);
   if (out.comm.handoff_bandwidth_bytes_per_s > 0) {
     out.cluster.intra_node =
         sim::LinkSpec{out.comm.handoff_bandwidth_bytes_per_s, out.comm.handoff_latency_ns, out.comm.send_overhead_ns};

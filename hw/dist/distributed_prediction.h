@@ -60,6 +60,8 @@ struct DistributedPrediction {
   sim::ClusterSpec cluster;       // what the prediction ran on
   sched::Nanoseconds measured_step_ns = 0;  // median of the measured steps
   std::vector<std::string> notes;
+  // What the prediction knowingly leaves out for this run (each printed as a warning).
+  std::vector<std::string> warnings;
 };
 
 // on_step runs on rank 0 for each measured step. Errors name the rank and what failed.

@@ -34,6 +34,12 @@ nlohmann::json predicted(int ranks, const std::vector<std::string>& layout, cons
   const auto report = nlohmann::json::parse(in);
   fs::remove_all(dir);
   CHECK(report.at("processes").get<int>() == ranks);
+  // Threads beyond the cores: the wait for a core's time slice is named as left out.
+  const int threads = ranks * report.at("threads_per_process").get<int>();
+  const int cores = report.at("cores").get<int>();
+  CHECK(cores >= 1);
+  CHECK(report.at("warnings").empty() == (threads <= cores));
+  for (const auto& warning : report.at("warnings")) CHECK_THAT(warning.get<std::string>(), Catch::Contains("time slice"));
   CHECK(report.at("predicted_step_ns").get<std::int64_t>() > 0);
   CHECK(report.at("measured_step_ns").get<std::int64_t>() > 0);
   CHECK(report.at("measured_steps_ns").size() == 2);  // the warm-up step is not measured
