@@ -84,22 +84,30 @@ TEST_CASE("launcher: the first failing rank stops the others, --keep-going does 
   CHECK(result->exits[0].seconds_after_first_failure >= 0);
 }
 
+// `pipeworks launch` run by an outer launch through `sh -c script`, with $PW naming the binary.
+LaunchResult launch_script(const std::string& script, Lines& lines, std::vector<std::pair<std::string, std::string>> env = {}) {
+  LaunchOptions outer;
+  outer.num_processes = 1;
+  outer.kill_after_s = 60;  // a safety net only
+  env.emplace_back("PW", pipeworks_exe());
+  outer.extra_env = std::move(env);
+  outer.command = {"sh", "-c", script};
+  auto result = launch(outer, collect(lines));
+  REQUIRE(result.ok());
+  return *result;
+}
+
 TEST_CASE("launcher: SIGTERM to `pipeworks launch` stops every rank") {
   // A shell starts `pipeworks launch -n 2`, whose ranks print their pids, and SIGTERMs it once
   // both have printed (not after a fixed time: a loaded machine may take longer to start them).
   const std::string pids = test::temp_path("sigterm_launch", ".txt").string();
-  const std::string script =
-      "\"$0\" launch -n 2 -- sh -c 'echo $$; exec sleep 30' > \"$1\" & launcher=$!; "
-      "until [ \"$(grep -c . \"$1\")\" -ge 2 ]; do sleep 0.05; done; "
-      "kill -TERM $launcher; wait $launcher; echo \"launch exited $?\"";
-  LaunchOptions outer;
-  outer.num_processes = 1;
-  outer.kill_after_s = 120;  // only where the ranks never start
-  outer.command = {"sh", "-c", script, pipeworks_exe(), pids};
   Lines lines;
-  auto result = launch(outer, collect(lines));
-  REQUIRE(result.ok());
-  CHECK_FALSE(result->timed_out);
+  const LaunchResult result =
+      launch_script("\"$PW\" launch -n 2 -- sh -c 'echo $$; exec sleep 30' > \"$PIDS\" & launcher=$!; "
+                    "until [ \"$(grep -c . \"$PIDS\")\" -ge 2 ]; do sleep 0.05; done; "
+                    "kill -TERM $launcher; wait $launcher; echo \"launch exited $?\"",
+                    lines, {{"PIDS", pids}});
+  CHECK_FALSE(result.timed_out);
   INFO(test::read_text_file(pids));
   CHECK(lines.out[0] == std::vector<std::string>{"launch exited 1"});  // its own verdict, not a kill
   std::vector<std::string> printed;
@@ -223,19 +231,6 @@ TEST_CASE("launcher: a line of exactly one piece whose newline comes in a later 
   REQUIRE(lines.out[0].size() == 2);
   CHECK(lines.out[0][0] == std::string(kMaxForwardedLineBytes, 'x'));
   CHECK(lines.out[0][1] == "next");
-}
-
-// `pipeworks launch` run by an outer launch through `sh -c script`, with $PW naming the binary.
-LaunchResult launch_script(const std::string& script, Lines& lines, std::vector<std::pair<std::string, std::string>> env = {}) {
-  LaunchOptions outer;
-  outer.num_processes = 1;
-  outer.kill_after_s = 60;  // a safety net only
-  env.emplace_back("PW", pipeworks_exe());
-  outer.extra_env = std::move(env);
-  outer.command = {"sh", "-c", script};
-  auto result = launch(outer, collect(lines));
-  REQUIRE(result.ok());
-  return *result;
 }
 
 std::string joined(const std::vector<std::string>& lines) {
