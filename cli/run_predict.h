@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "hw/run/run.h"
+#include "sched/result.h"
 
 namespace pipeworks::cli {
 
@@ -32,6 +33,11 @@ struct RunOutputs {
 // Adds --predict, --model-spec, --cluster-spec, --warmup, --profile-repetitions, --no-stage-replay
 // and --replay-rounds to `cmd`.
 void add_predict_options(CLI::App* cmd, PredictOptions& options);
+
+// Refuses what would be ignored: --predict's own options without --predict (--model-spec is also
+// --partition balanced's, so it is left alone), and the stage replay's options with a
+// multi-process prediction, which has no stage replay.
+sched::Status check_predict_flags(const CLI::App& cmd, const PredictOptions& options, bool distributed);
 
 // Runs config.steps measured steps after `warmup` (hw::run_with_prediction) and prints and writes
 // the comparison; returns the exit code (0, 1 on any error).

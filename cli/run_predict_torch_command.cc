@@ -55,6 +55,20 @@ void add_predict_options(CLI::App* cmd, PredictOptions& o) {
       ->capture_default_str();
 }
 
+sched::Status check_predict_flags(const CLI::App& cmd, const PredictOptions& options, bool distributed) {
+  for (const char* name : {"--cluster-spec", "--warmup", "--profile-repetitions", "--no-stage-replay", "--replay-rounds"}) {
+    if (!options.enabled && cmd.count(name) > 0) {
+      return sched::Error{fmt::format("{} applies to --predict only: add --predict or drop {}", name, name)};
+    }
+  }
+  for (const char* name : {"--no-stage-replay", "--replay-rounds"}) {
+    if (distributed && cmd.count(name) > 0) {
+      return sched::Error{fmt::format("--distributed --predict has no stage replay: drop {}", name)};
+    }
+  }
+  return sched::Ok{};
+}
+
 namespace {
 
 int fail(const std::string& message) {

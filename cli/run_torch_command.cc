@@ -187,6 +187,11 @@ void add_run_command(CLI::App& app, CommandContext& context) {
       context.exit_code = fail_usage(pp.error().message);
       return;
     }
+    if (auto given = check_predict_flags(*cmd, options->predict, options->distributed || hw::distributed_env_present());
+        !given) {
+      context.exit_code = fail_usage(given.error().message);
+      return;
+    }
     options->schedule_given = cmd->count("--schedule") > 0;
     options->stages_given = cmd->count("--stages") > 0 || cmd->count("--pp") > 0;
     options->microbatches_given = cmd->count("--microbatches") > 0;

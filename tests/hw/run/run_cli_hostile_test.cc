@@ -55,6 +55,19 @@ TEST_CASE("hostile run/profile/launch: sizes past the shared limits are refused 
               2);
 }
 
+TEST_CASE("hostile run: an option that would be ignored is refused, not dropped", "[hostile]") {
+  check_cases({{kTinyRun + "--warmup 3", "--warmup applies to --predict only: add --predict or drop --warmup"},
+               {kTinyRun + "--profile-repetitions 3", "--profile-repetitions applies to --predict only"},
+               {kTinyRun + "--replay-rounds 3", "--replay-rounds applies to --predict only"},
+               {kTinyRun + "--no-stage-replay", "--no-stage-replay applies to --predict only"},
+               {kTinyRun + "--cluster-spec c.json", "--cluster-spec applies to --predict only"},
+               {kTinyRun + "--distributed --predict --replay-rounds 3",
+                "--distributed --predict has no stage replay: drop --replay-rounds"},
+               {kTinyRun + "--distributed --predict --no-stage-replay",
+                "--distributed --predict has no stage replay: drop --no-stage-replay"}},
+              2);
+}
+
 TEST_CASE("hostile run: data-parallel settings a run cannot take are refused up front", "[hostile]") {
   check_cases({{kTinyRun + "--dp 2", "--dp 2: data-parallel replicas run one process per rank; start them with"},
                {kTinyRun + "--dp 2 --zero 2", "--zero 2: runs shard the optimizer state only (--zero 0 or 1)"},
