@@ -1,10 +1,12 @@
 // Shared option wiring of the planning commands (see planning_args.h).
 #include "cli/planning_args.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/arg_checks.h"
 #include "cli/renamed_option.h"
@@ -77,7 +79,7 @@ void add_schedule_search_options(CLI::App& command, ScheduleSearchArgs& args) {
                      "Schedules searched, e.g. gpipe,1f1b (any kind: interleaved-1f1b, looped-bfs, zb-v, dualpipe-v, "
                      "interleaved-zb too)")
       ->capture_default_str();
-  command.add_option("--virtual-stages,-v", args.virtual_stages,
+  args.virtual_stages_option = command.add_option("--virtual-stages,-v", args.virtual_stages,
                      "Stages per device searched for interleaved-1f1b, looped-bfs and interleaved-zb, e.g. 2,4 (zb-v and "
                      "dualpipe-v: 2)")
       ->capture_default_str();
@@ -91,6 +93,16 @@ sched::Result<ScheduleSearch> resolve_schedule_search(const ScheduleSearchArgs& 
   ScheduleSearch out;
   for (const auto name : *names) out.schedules.push_back(sched::parse_schedule_kind(name).value());
   out.virtual_stage_counts = std::move(virtual_stages).value();
+  const bool read = std::any_of(out.schedules.begin(), out.schedules.end(), sim::searches_virtual_stage_counts);
+  if (args.virtual_stages_option != nullptr && args.virtual_stages_option->count() > 0 && !read) {
+    std::vector<std::string_view> readers;
+    for (const std::string_view name : sim::sweepable_schedule_names()) {
+      if (sim::searches_virtual_stage_counts(sched::parse_schedule_kind(name).value())) readers.push_back(name);
+    }
+    return sched::Error{fmt::format("--virtual-stages: no schedule searched takes it (it applies to {}; zb-v and "
+                                    "dualpipe-v always have 2)",
+                                    fmt::join(readers, ", "))};
+  }
   return out;
 }
 

@@ -50,6 +50,7 @@ void add_planning_options(CLI::App& command, PlanningArgs& args);
 struct ScheduleSearchArgs {
   std::string schedules = "gpipe,1f1b,zb-h1,zb-h2";
   std::string virtual_stages = "2";
+  const CLI::Option* virtual_stages_option = nullptr;  // set by add_schedule_search_options
 };
 
 // --schedule and --virtual-stages,-v; `args` holds the defaults shown.

@@ -83,6 +83,10 @@ int run_profile(ProfileCommandOptions& o) {
   if (!device) return fail_usage(device.error().message);
   o.profile.device = *device;
   if (auto status = resolve_model_options(o.model, o.profile.model); !status) return fail_usage(status.error().message);
+  if (o.no_machine && !o.cluster_out.empty()) {
+    return fail_usage("--cluster-out writes what --no-machine skips (the hand-off, dispatch and contention "
+                      "measurements): drop one of them");
+  }
   if (auto writable = check_output_paths({{"--output", o.output}, {"--cluster-out", o.cluster_out}}); !writable) {
     std::cerr << "pipeworks profile: error: " << writable.error().message << "\n";
     return kExitInvalid;

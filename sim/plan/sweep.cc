@@ -75,15 +75,17 @@ sched::Status check_tensor_parallel(const SweepSpec& spec) {
 
 }  // namespace
 
+bool searches_virtual_stage_counts(sched::ScheduleKind kind) {
+  return sched::has_virtual_stages(kind) && !sched::is_v_shaped(kind);
+}
+
 std::vector<std::pair<sched::ScheduleKind, int>> schedule_variants(const SweepSpec& spec) {
   std::vector<std::pair<sched::ScheduleKind, int>> out;
   for (const sched::ScheduleKind kind : spec.schedules) {
-    if (sched::is_v_shaped(kind)) {
-      out.emplace_back(kind, 2);
-    } else if (sched::has_virtual_stages(kind)) {
+    if (searches_virtual_stage_counts(kind)) {
       for (const int v : spec.virtual_stage_counts) out.emplace_back(kind, v);
     } else {
-      out.emplace_back(kind, 1);
+      out.emplace_back(kind, sched::is_v_shaped(kind) ? 2 : 1);
     }
   }
   return out;
@@ -93,7 +95,7 @@ std::vector<std::string_view> sweepable_schedule_names() { return sched::schedul
 
 std::string schedule_text(const SweepConfig& config) {
   const std::string_view name = sched::schedule_kind_name(config.schedule);
-  if (!sched::has_virtual_stages(config.schedule) || sched::is_v_shaped(config.schedule)) return std::string(name);
+  if (!searches_virtual_stage_counts(config.schedule)) return std::string(name);
   return fmt::format("{} v={}", name, config.virtual_stages);
 }
 

@@ -144,6 +144,10 @@ struct SweepOptions {
 // The schedule kinds a sweep searches: every kind.
 std::vector<std::string_view> sweepable_schedule_names();
 
+// Whether a sweep searches `kind` with each of SweepSpec::virtual_stage_counts: the kinds with
+// virtual stages but the V-shaped ones, which always have 2.
+bool searches_virtual_stage_counts(sched::ScheduleKind kind);
+
 // Each schedule of the spec with each v it is searched with, in order: (kind, v).
 std::vector<std::pair<sched::ScheduleKind, int>> schedule_variants(const SweepSpec& spec);
 

@@ -106,7 +106,11 @@ TEST_CASE("hostile CLI: usage errors exit 2 with one line naming the option, bef
       {"sweep --model gpt2-medium --cluster dgx-h100 --batch 0 --pp 2 --microbatches 2", "--batch: \"0\""},
       {"plan --model gpt2-medium --cluster dgx-h100 --batch 8 --devices 0", "--devices: \"0\""},
       {"plan --model gpt2-medium --cluster dgx-h100 --batch -5 --devices 2", "--batch: \"-5\""},
-      {kPlan + "--memory-cap -3GiB", "--memory-cap"}};
+      {kPlan + "--memory-cap -3GiB", "--memory-cap"},
+      // Ignored otherwise: no kind searched reads a virtual-stage count.
+      {kSweep + "--schedule 1f1b,zb-v -v 3",
+       "--virtual-stages: no schedule searched takes it (it applies to interleaved-1f1b, looped-bfs, interleaved-zb"},
+      {kPlan + "-v 4", "--virtual-stages: no schedule searched takes it"}};
   check_cases(cases, 2);
   for (const Case& c : cases) {
     const CliRun run = run_pipeworks(c.arguments);

@@ -55,7 +55,7 @@ TEST_CASE("hostile run/profile/launch: sizes past the shared limits are refused 
               2);
 }
 
-TEST_CASE("hostile run: an option that would be ignored is refused, not dropped", "[hostile]") {
+TEST_CASE("hostile run/profile: an option that would be ignored is refused, not dropped", "[hostile]") {
   check_cases({{kTinyRun + "--warmup 3", "--warmup applies to --predict only: add --predict or drop --warmup"},
                {kTinyRun + "--profile-repetitions 3", "--profile-repetitions applies to --predict only"},
                {kTinyRun + "--replay-rounds 3", "--replay-rounds applies to --predict only"},
@@ -64,7 +64,8 @@ TEST_CASE("hostile run: an option that would be ignored is refused, not dropped"
                {kTinyRun + "--distributed --predict --replay-rounds 3",
                 "--distributed --predict has no stage replay: drop --replay-rounds"},
                {kTinyRun + "--distributed --predict --no-stage-replay",
-                "--distributed --predict has no stage replay: drop --no-stage-replay"}},
+                "--distributed --predict has no stage replay: drop --no-stage-replay"},
+               {kTinyProfile + "-o m.json --cluster-out c.json", "--cluster-out writes what --no-machine skips"}},
               2);
 }
 
