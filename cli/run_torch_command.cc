@@ -183,12 +183,9 @@ void add_run_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--json", options->json, "write the report as JSON");
   add_predict_options(cmd, options->predict);
   cmd->callback([options, cmd, &context, flags, targets] {
-    if (auto pp = resolve_pipeline_ranks(flags, targets); !pp) {
-      context.exit_code = fail_usage(pp.error().message);
-      return;
-    }
-    if (auto given = check_predict_flags(*cmd, options->predict, options->distributed || hw::distributed_env_present());
-        !given) {
+    sched::Status given = resolve_pipeline_ranks(flags, targets);
+    if (given) given = check_predict_flags(*cmd, options->predict, options->distributed || hw::distributed_env_present());
+    if (!given) {
       context.exit_code = fail_usage(given.error().message);
       return;
     }

@@ -19,8 +19,9 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kTinyRun = "run --model mlp --depth 2 --width 8 -K 2 -M 2 --batch 4 --steps 1 --intra-op-threads 1 ";
-const std::string kTinyProfile =
-    "profile --model mlp --depth 1 --width 4 --microbatch-sizes 1 --warmup 0 --repetitions 1 --no-machine --intra-op-threads 1 ";
+const std::string kTinyProfileMachine =
+    "profile --model mlp --depth 1 --width 4 --microbatch-sizes 1 --warmup 0 --repetitions 1 --intra-op-threads 1 ";
+const std::string kTinyProfile = kTinyProfileMachine + "--no-machine ";
 
 struct Case {
   std::string arguments;
@@ -91,7 +92,7 @@ TEST_CASE("hostile run/profile: every output whose write fails is an error", "[h
     CHECK_THAT(run.output, Catch::Contains(enospc));
   }
   for (const std::string& outputs : {std::string("-o /dev/full"), "-o " + (dir / "m.json").string() + " --cluster-out /dev/full"}) {
-    const test::CliRun run = test::run_pipeworks(kTinyProfile + outputs);
+    const test::CliRun run = test::run_pipeworks(kTinyProfileMachine + outputs);
     INFO(outputs << "\n" << run.output);
     CHECK(run.exit_code == 1);
     CHECK_THAT(run.output, Catch::Contains(enospc));
@@ -139,7 +140,7 @@ TEST_CASE("hostile run/profile/launch: usage errors exit 2 before any header", "
 TEST_CASE("hostile run/profile: colliding outputs, bad seeds, empty values and flags of another model kind",
           "[hostile]") {
   const std::string same = test::temp_path("same", ".json").string();
-  check_cases({{kTinyProfile + "-o " + same + " --cluster-out " + same, "--output and --cluster-out name the same file"},
+  check_cases({{kTinyProfileMachine + "-o " + same + " --cluster-out " + same, "--output and --cluster-out name the same file"},
                {kTinyRun + "--json " + same + " --trace " + same, "--json and --trace name the same file"},
                {kTinyRun + "--json -", "--json: '-' is not standard output here"},
                {kTinyRun + "--seed -1", "--seed: must be a decimal integer from 0 to 18446744073709551615, got '-1'"},
