@@ -25,8 +25,11 @@
 
 namespace pipeworks::cli {
 
-std::string profile_summary(const hw::Profile& profile) {
-  // I and W: the backward split as zero-bubble schedules run it (profiler.h).
+namespace {
+
+// Per layer and size the timings with their spread; I and W are the backward split as
+// zero-bubble schedules run it (profiler.h).
+std::string layer_table(const hw::Profile& profile) {
   std::string out = fmt::format("{:<12}{:>6}{:>12}{:>12}{:>12}{:>12}{:>12}{:>12}{:>12}{:>12}\n", "layer", "size",
                                 "forward", "fwd spread", "no graph", "backward", "bwd spread", "bwd I", "bwd W", "stash");
   for (const hw::LayerProfile& l : profile.layers) {
@@ -40,11 +43,17 @@ std::string profile_summary(const hw::Profile& profile) {
                          sim::format_duration(s.backward_weight.median_ns), sim::format_bytes(s.stash_bytes));
     }
   }
-  const hw::MachineProfile& m = profile.machine;
-  out += fmt::format("hand-off ({}): latency {}, bandwidth {}\n",
-                     m.device == hw::DeviceKind::kCpu ? std::string("in-process transport")
-                                                      : fmt::format("{} copy streams", hw::device_kind_name(m.device)),
-                     sim::format_duration(m.handoff_latency_ns), sim::format_bandwidth(m.handoff_bandwidth_bytes_per_s));
+  return out;
+}
+
+// The hand-off, dispatch and contention figures of a measured machine.
+std::string machine_summary(const hw::MachineProfile& m) {
+  std::string out = fmt::format("hand-off ({}): latency {}, bandwidth {}\n",
+                                m.device == hw::DeviceKind::kCpu
+                                    ? std::string("in-process transport")
+                                    : fmt::format("{} copy streams", hw::device_kind_name(m.device)),
+                                sim::format_duration(m.handoff_latency_ns),
+                                sim::format_bandwidth(m.handoff_bandwidth_bytes_per_s));
   for (const hw::HandoffSample& h : m.handoff) {
     out += fmt::format("  {:>10}: median {} [{} .. {}]\n", sim::format_bytes(h.bytes),
                        sim::format_duration(h.latency.median_ns), sim::format_duration(h.latency.min_ns),
@@ -58,10 +67,19 @@ std::string profile_summary(const hw::Profile& profile) {
   if (m.workers > 1) {
     out += fmt::format("contention: {} workers at once take {:.3f}x the time alone ({} vs {} for F+B of the model's "
                        "stages, one per worker)\n",
-                       m.workers,
-                       m.contention_factor, sim::format_duration(m.contention_concurrent.median_ns),
+                       m.workers, m.contention_factor, sim::format_duration(m.contention_concurrent.median_ns),
                        sim::format_duration(m.contention_alone.median_ns));
   }
+  return out;
+}
+
+}  // namespace
+
+std::string profile_summary(const hw::Profile& profile) {
+  std::string out = layer_table(profile);
+  out += profile.options.measure_machine
+             ? machine_summary(profile.machine)
+             : "machine: not measured (--no-machine): no hand-off, dispatch or contention figures\n";
   for (const std::string& note : profile.notes) out += "note: " + note + "\n";
   return out;
 }
@@ -83,6 +101,9 @@ int run_profile(ProfileCommandOptions& o) {
   if (!device) return fail_usage(device.error().message);
   o.profile.device = *device;
   if (auto status = resolve_model_options(o.model, o.profile.model); !status) return fail_usage(status.error().message);
+  if (o.profile.round_gap_s > 0 && o.profile.rounds < 2) {
+    return fail_usage("--round-gap is the pause between rounds: it needs --rounds 2 or more");
+  }
   if (o.no_machine && !o.cluster_out.empty()) {
     return fail_usage("--cluster-out writes what --no-machine skips (the hand-off, dispatch and contention "
                       "measurements): drop one of them");

@@ -66,8 +66,27 @@ TEST_CASE("hostile run/profile: an option that would be ignored is refused, not 
                 "--distributed --predict has no stage replay: drop --replay-rounds"},
                {kTinyRun + "--distributed --predict --no-stage-replay",
                 "--distributed --predict has no stage replay: drop --no-stage-replay"},
-               {kTinyProfile + "-o m.json --cluster-out c.json", "--cluster-out writes what --no-machine skips"}},
+               {kTinyProfile + "-o m.json --cluster-out c.json", "--cluster-out writes what --no-machine skips"},
+               {kTinyProfile + "-o m.json --round-gap 2", "--round-gap is the pause between rounds: it needs --rounds 2"}},
               2);
+}
+
+TEST_CASE("hostile profile: --no-machine prints no machine figures it did not measure", "[hostile]") {
+  const fs::path dir = test::temp_path("hostile_no_machine");
+  fs::create_directories(dir);
+  const test::CliRun skipped = test::run_pipeworks(kTinyProfile + "-o " + (dir / "m.json").string());
+  INFO(skipped.output);
+  REQUIRE(skipped.exit_code == 0);
+  CHECK_THAT(skipped.output, Catch::Contains("machine: not measured (--no-machine)"));
+  CHECK_THAT(skipped.output, !Catch::Contains("contention:") && !Catch::Contains("hand-off (") &&
+                                 !Catch::Contains("dispatch overhead"));
+  const test::CliRun measured = test::run_pipeworks(kTinyProfileMachine + "-o " + (dir / "m.json").string());
+  INFO(measured.output);
+  REQUIRE(measured.exit_code == 0);
+  CHECK_THAT(measured.output, Catch::Contains("contention: 2 workers at once take") &&
+                                  Catch::Contains("hand-off (in-process transport)") &&
+                                  !Catch::Contains("not measured"));
+  fs::remove_all(dir);
 }
 
 TEST_CASE("hostile run: data-parallel settings a run cannot take are refused up front", "[hostile]") {
