@@ -13,7 +13,8 @@
 //   optimizer    each stage's optimizer step on a scratch copy of its parameters, R times; median
 //   tensor       with tp > 1, replica 0's tensor-parallel group of device 0 all-reduces R times at
 //                4 bytes and at the largest buffer its layers all-reduce (tensor_parallel_profile.h);
-//                the medians fitted to the simulator's ring (sim::ring_all_reduce_link)
+//                the means (a step runs dozens, so it spends their mean on each) fitted to the
+//                simulator's ring (sim::ring_all_reduce_link)
 //
 // Replica 0's rank of each device reports its stages (the replicas are alike); rank 0 gets the
 // whole profile.
@@ -44,7 +45,7 @@ struct CommProfile {
   // With tp > 1: the ring link the tensor-parallel all-reduces were fitted to, and what was timed.
   std::optional<sim::LinkSpec> tensor_link;
   sched::Bytes tensor_bytes = 0;  // the largest buffer
-  sched::Nanoseconds tensor_small_ns = 0;  // median all-reduce of 4 bytes
+  sched::Nanoseconds tensor_small_ns = 0;  // mean all-reduce of 4 bytes
   sched::Nanoseconds tensor_large_ns = 0;  // and of tensor_bytes
 };
 

@@ -94,7 +94,7 @@ void use_tensor_link(const RankRun& run, DistributedPrediction& out) {
   out.cluster.devices_per_node = out.cluster.num_devices();
   out.cluster.tensor_parallel_link = out.comm.tensor_link;
   out.notes.push_back(fmt::format(
-      "tensor-parallel all-reduce over Gloo ({} ranks): {:.1f} us at 4 bytes, {:.1f} us at {} bytes (medians), the "
+      "tensor-parallel all-reduce over Gloo ({} ranks): {:.1f} us at 4 bytes, {:.1f} us at {} bytes (means), the "
       "simulator's ring on latency {:.1f} us a step and {:.2f} GB/s",
       layout.tp, static_cast<double>(out.comm.tensor_small_ns) / 1e3, static_cast<double>(out.comm.tensor_large_ns) / 1e3,
       out.comm.tensor_bytes, static_cast<double>(out.comm.tensor_link->latency_ns) / 1e3,
