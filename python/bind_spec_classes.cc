@@ -131,6 +131,8 @@ void bind_cluster_classes(py::module_& m) {
                      "an OVERLAP_F_B pair takes its longer pass and this share of the shorter (1: back to back)")
       .def_readwrite("cores", &sim::ClusterSpec::cores, "a CPU node's cores; 0: no limit (GPUs)")
       .def_readwrite("threads_per_device", &sim::ClusterSpec::threads_per_device)
+      .def_readwrite("core_slice_ns", &sim::ClusterSpec::core_slice_ns,
+                     "how long a device computing back to back keeps its core while others wait (0: none)")
       .def_property_readonly("compute_slots", &sim::ClusterSpec::compute_slots,
                              "devices of a node that compute at once (0: no limit)")
       .def_property_readonly("num_devices", &sim::ClusterSpec::num_devices)
@@ -187,6 +189,8 @@ void bind_cost_model_classes(py::module_& m) {
       .def_readwrite("contention_group", &sim::CostModel::contention_group)
       .def_readwrite("compute_slots", &sim::CostModel::compute_slots,
                      "devices of one contention group that compute at once; the others wait (0: no limit)")
+      .def_readwrite("compute_slice_ns", &sim::CostModel::compute_slice_ns,
+                     "how long a device computing back to back keeps its slot while others wait (0: none)")
       .def_readwrite("microbatch_size", &sim::CostModel::microbatch_size)
       .def("check", [](const sim::CostModel& c) { unwrap_status(sim::check_cost_model(c)); });
 }

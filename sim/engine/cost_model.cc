@@ -99,6 +99,9 @@ sched::Status check_contention(const CostModel& model) {
     return sched::Error{fmt::format("cost model: compute_slots is {}, must be 0 (no limit) to {}", model.compute_slots,
                                     kMaxCostModelDevices)};
   }
+  if (model.compute_slice_ns < 0) {
+    return sched::Error{fmt::format("cost model: compute_slice_ns is {}, must not be negative", model.compute_slice_ns)};
+  }
   if (!(model.overlapped_pass_share >= 0 && model.overlapped_pass_share <= 1)) {
     return sched::Error{fmt::format("cost model: overlapped_pass_share is {}, must be in [0, 1]", model.overlapped_pass_share)};
   }

@@ -111,6 +111,10 @@ struct CostModel {
   // cores: cores / threads per worker); the others wait for one of them to finish (core_slots.h).
   // 0: no limit (GPUs, or as many cores as workers need).
   int compute_slots = 0;
+  // With compute slots: a device whose next compute action is ready when its last one ends keeps
+  // its slot for up to this long from when it took it, however many wait (core_slots.h); 0: it
+  // passes the slot to the longest waiter at each action's end.
+  Nanoseconds compute_slice_ns = 0;
   // An OVERLAP_F_B pair of the schedule (sched/composite.h) takes max(F, B) + this x min(F, B),
   // its two passes ending together; 1: back to back (ClusterSpec::overlapped_pass_share).
   double overlapped_pass_share = 1;

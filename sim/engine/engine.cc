@@ -29,6 +29,8 @@ using enum OpState;
 constexpr std::uint32_t kPhaseReady = 0;     // a transfer becomes ready (id = SEND op)
 constexpr std::uint32_t kPhaseDispatch = 1;  // a busy link frees up (id = link)
 constexpr std::uint32_t kPhaseCompute = 2;   // a compute op is ready for a compute slot (id = op)
+constexpr std::uint32_t kPhaseRelease = 3;   // a compute op on a slot ends (id = op): after the
+                                             // claims of the same time, so its holder may go on
 
 class Engine {
  public:
@@ -75,7 +77,8 @@ class Engine {
       queue_.reserve(d * 4 + 16);
     }
     if (table.compute_slots > 0) {
-      slots_ = CoreSlots(static_cast<std::size_t>(table.slot_groups), table.compute_slots);
+      slots_ = CoreSlots(static_cast<std::size_t>(table.slot_groups), table.compute_slots, d, table.compute_slice_ns);
+      continuing_.assign(d, 0);
       queue_.reserve(d * 4 + 16);
     }
     worklist_.reserve(d);
@@ -102,8 +105,10 @@ class Engine {
         on_ready(id, e.time_ns);
       } else if (phase == kPhaseDispatch) {
         on_dispatch(id, e.time_ns);
-      } else {
+      } else if (phase == kPhaseCompute) {
         on_compute_ready(id, e.time_ns);
+      } else {
+        on_slot_release(id, e.time_ns);
       }
     }
   }
@@ -235,6 +240,7 @@ class Engine {
     if constexpr (kSlots) {
       state_[pi] = kStarted;
       time_[pi].start_ns = s;
+      continuing_[di] = s <= run.active_end;  // it never idled since its last action: it may keep its slot
       queue_.push(Event{s, EventQueue::order_of(kPhaseCompute, static_cast<std::uint32_t>(run.p))});
       return run.p;
     }
@@ -262,17 +268,37 @@ class Engine {
     return -1;
   }
 
-  // Compute op `op`, ready at `ready`, takes its group's earliest-free compute slot (first come,
-  // first served: the queue pops ready times in order) and wakes its device.
+  // Compute op `op` is ready at `ready`: it starts on a slot of its group, or waits for one in
+  // the order the queue pops ready times (core_slots.h).
   void on_compute_ready(std::int32_t op, Nanoseconds ready) {
+    const auto d = class_of(op).device;
+    const auto group = static_cast<std::size_t>(t_.slot_group[static_cast<std::size_t>(d)]);
+    const CoreSlots::Claim claim = slots_.claim(group, d, op, ready);
+    if (claim.start_on >= 0) place(op, claim.start_on, ready);
+    if (claim.yielded >= 0) hand_over(claim.yielded, ready);
+  }
+
+  // Compute op `op` ended at `at`: its slot goes to the longest waiter unless its device keeps it.
+  void on_slot_release(std::int32_t op, Nanoseconds at) {
+    const auto d = class_of(op).device;
+    const std::int32_t slot = slots_.release(d, op, at, continuing_[static_cast<std::size_t>(d)] != 0);
+    if (slot >= 0) hand_over(slot, at);
+  }
+
+  void hand_over(std::int32_t slot, Nanoseconds at) {
+    if (const std::int32_t next = slots_.next_waiter(slot); next >= 0) place(next, slot, at);
+  }
+
+  // Compute op `op` runs on `slot` from `start`; its device, waiting for it, wakes.
+  void place(std::int32_t op, std::int32_t slot, Nanoseconds start) {
     const OpClass& c = class_of(op);
     const auto d = static_cast<std::size_t>(c.device);
-    const auto group = static_cast<std::size_t>(t_.slot_group[d]);
-    const Nanoseconds start = slots_.start(group, ready);
     const Nanoseconds end = start + c.duration_ns + (start > active_end_[d] ? c.resume_ns : 0);
-    slots_.hold(group, end);
+    slots_.occupy(slot, c.device, op, start);
     time_[static_cast<std::size_t>(op)] = OpTime{start, end};
     state_[static_cast<std::size_t>(op)] = kEnded;
+    continuing_[d] = 0;
+    queue_.push(Event{end, EventQueue::order_of(kPhaseRelease, static_cast<std::uint32_t>(op))});
     wake_waiters_of(d);
   }
 
@@ -486,6 +512,8 @@ class Engine {
   std::vector<std::int32_t> worklist_;
   EventQueue queue_;
   CoreSlots slots_;  // only with compute slots
+  std::vector<std::uint8_t> continuing_;  // per device, with compute slots: its pending compute op was
+                                          // ready when it became free (it may keep its slot)
 };
 
 }  // namespace

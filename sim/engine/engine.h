@@ -9,9 +9,10 @@
 //                + its resume cost when it starts after its device's previous compute op (or
 //                send overhead) ended (the device idled: it waited for data or held its stream
 //                for a transfer). With compute slots (CostModel::compute_slots, workers sharing
-//                a CPU node's cores) it is ready then and starts when its group has a free slot:
-//                start = max(ready, earliest slot free), first come first served in global time
-//                order (through the event queue; core_slots.h); waiting for a slot is idling
+//                a CPU node's cores) it is ready then and starts on a slot of its group: the
+//                one its device holds while its time slice lasts, else a free one, else when
+//                one is handed to it, the longest waiter first in global time order (through
+//                the event queue; core_slots.h); waiting for a slot is idling
 //   transfer     ready (kOverlap)  = max(SEND reached, producer end) + o, the sender's stream
 //                                    held for o (its link's send overhead, LogP's o) -- RECV is
 //                                    a post that does not hold the stream; the consumer waits

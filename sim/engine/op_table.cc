@@ -430,6 +430,7 @@ void limit_compute_slots(const CostModel& model, std::size_t num_devices, OpTabl
     return;
   }
   table.compute_slots = model.compute_slots;
+  table.compute_slice_ns = model.compute_slice_ns;
   table.slot_groups = static_cast<std::int32_t>(number.size());
 }
 

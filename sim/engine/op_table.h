@@ -70,6 +70,7 @@ struct OpTable {
   std::int32_t compute_slots = 0;
   std::vector<std::int32_t> slot_group;
   std::int32_t slot_groups = 0;
+  Nanoseconds compute_slice_ns = 0;  // CostModel::compute_slice_ns
 
   std::size_t size() const { return ops.size(); }
   const OpClass& class_of(std::size_t op) const { return classes[static_cast<std::size_t>(ops[op].op_class)]; }

@@ -98,6 +98,7 @@ void read_execution(SpecReader& reader, const Json& root, ClusterSpec& spec) {
   }
   spec.cores = static_cast<int>(reader.integer(root, "", "cores", 0, 0));
   spec.threads_per_device = static_cast<int>(reader.integer(root, "", "threads_per_device", 1, 1));
+  spec.core_slice_ns = reader.duration(root, "", "core_slice", Nanoseconds{0});
   if (reader.ok() && (spec.cores > kMaxCores || spec.threads_per_device > kMaxCores)) {
     reader.fail(spec.cores > kMaxCores ? "/cores" : "/threads_per_device", nullptr,
                 fmt::format("at most {}", kMaxCores));
@@ -162,6 +163,7 @@ sched::Status check_cluster_spec(const ClusterSpec& spec) {
     return error(fmt::format("{}: cores ({}) must be 0 (no limit) to {}, threads_per_device ({}) 1 to {}", who,
                              spec.cores, kMaxCores, spec.threads_per_device, kMaxCores));
   }
+  if (spec.core_slice_ns < 0) return error(who + ": core_slice must not be negative");
   if (spec.inter_node_links < 1 || spec.inter_node_links > spec.devices_per_node) {
     return error(fmt::format("{}: inter_node_links ({}) must be from 1 to devices_per_node ({})", who,
                              spec.inter_node_links, spec.devices_per_node));
@@ -186,7 +188,7 @@ sched::Result<ClusterSpec> parse_cluster_spec(std::string_view json_text, std::s
   reader.allow_keys(root, "", {"name", "description", "devices", "device", "devices_per_node",
                                "intra_node", "inter_node", "inter_node_links", "comm_mode", "dispatch_overhead",
                                "dispatch_overhead_ns", "contention", "cores", "threads_per_device",
-                               "overlapped_pass_share", "tensor_parallel_link"});
+                               "core_slice", "core_slice_ns", "overlapped_pass_share", "tensor_parallel_link"});
   spec.name = reader.string(root, "", "name", std::nullopt);
   spec.description = reader.string(root, "", "description", std::string());
   if (reader.ok() && !root.contains("devices")) reader.fail("/devices", nullptr, "missing required field");
@@ -277,6 +279,7 @@ std::string cluster_spec_to_json(const ClusterSpec& spec) {
   if (spec.overlapped_pass_share != 1.0) root["overlapped_pass_share"] = spec.overlapped_pass_share;
   if (spec.cores > 0) root["cores"] = spec.cores;
   if (spec.threads_per_device != 1) root["threads_per_device"] = spec.threads_per_device;
+  if (spec.core_slice_ns != 0) root["core_slice"] = exact_duration_string(spec.core_slice_ns);
   return root.dump(2) + "\n";
 }
 

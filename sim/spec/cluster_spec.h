@@ -66,6 +66,10 @@ struct ClusterSpec {
   // others wait for one of them (CostModel::compute_slots). 0 cores: no limit (GPUs).
   int cores = 0;
   int threads_per_device = 1;
+  // With more devices than compute slots: how long a device that computes back to back keeps
+  // its core while another waits for one (the OS scheduler's time slice; CostModel::
+  // compute_slice_ns). 0: a freed core goes at once to the device that waited longest.
+  Nanoseconds core_slice_ns = 0;
   // A schedule's overlapped F and B pairs (OVERLAP_F_B: DualPipeV's forward of one stage beside the
   // backward of another on one GPU) take the longer pass plus this share of the shorter, both
   // ending together: how much the two slow each other. 1: back to back, as a CPU runs them.

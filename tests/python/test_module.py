@@ -209,10 +209,17 @@ class SimulateTest(unittest.TestCase):
         cm = pw.uniform_cost_model(2, 10, 20)
         cm.compute_slots = 1
         self.assertEqual(pw.simulate(pw.lower_comm(pw.generate("gpipe", 2, 2)), cm).makespan_ns, 120)
+        cm.compute_slice_ns = 41  # d1 keeps its slot at 60: other actions, the same makespan
+        self.assertEqual(pw.simulate(pw.lower_comm(pw.generate("gpipe", 2, 2)), cm).makespan_ns, 120)
+        cm.compute_slice_ns = -1
+        with self.assertRaises(pw.Error):
+            pw.simulate(pw.lower_comm(pw.generate("gpipe", 2, 2)), cm)
         cluster = pw.cluster_preset("cpu2")
         cluster.cores = 3
         cluster.threads_per_device = 2
         self.assertEqual(cluster.compute_slots, 1)
+        cluster.core_slice_ns = 3_000_000
+        self.assertEqual(pw.parse_cluster_spec(cluster.to_json()).core_slice_ns, 3_000_000)
 
     def test_sweep_rows_count_tables_read_beyond_the_profile(self):
         # A layer measured at micro-batch sizes 1 and 2: read at 4 its two tables extrapolate.

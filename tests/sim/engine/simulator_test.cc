@@ -311,6 +311,35 @@ TEST_CASE("compute slots: workers beyond the cores wait for one, first come firs
   CHECK_THAT(refused.error().message, Catch::Contains("compute_slots"));
 }
 
+TEST_CASE("compute slots with a slice: a worker that computes back to back keeps its slot until its slice ends", "[simulator]") {
+  // The schedule of the test above, one slot. d1 takes the slot at 20 (d0 waits for data) and
+  // computes back to back, nobody waiting, until 60, where d0's B0 waits for it too:
+  //   slice <= 40:  d1's slice (from 20) is over: d0 |B0 [60,80)|, d1 |B1 [80,100)|, d0 |B1 [100,120)|
+  //   slice 41:     d1 keeps it: d1 |B1 [60,80)|, then d0 |B0 [80,100)|B1 [100,120)|
+  // (d0's B1 needs d1's: d0 never keeps the slot past 80.)
+  const sched::Schedule schedule = make(ScheduleKind::kGPipe, 2, 2, true);
+  sim::CostModel costs = sim::uniform_cost_model(2, 10, 20);
+  costs.compute_slots = 1;
+  using Interval = std::pair<sched::Nanoseconds, sched::Nanoseconds>;
+  const auto backwards = [&](sched::Nanoseconds slice) {
+    costs.compute_slice_ns = slice;
+    const sim::SimResult r = run(schedule, costs, true);
+    CHECK(r.makespan_ns == 120);
+    auto spans = compute_spans(r);
+    CHECK(spans.at("1F0") == Interval{20, 30});
+    CHECK(spans.at("1B0") == Interval{40, 60});
+    return std::vector<Interval>{spans.at("0B0"), spans.at("0B1"), spans.at("1B1")};
+  };
+  const std::vector<Interval> handed_over{{60, 80}, {100, 120}, {80, 100}};
+  CHECK(backwards(0) == handed_over);
+  CHECK(backwards(40) == handed_over);
+  CHECK(backwards(41) == std::vector<Interval>{{80, 100}, {100, 120}, {60, 80}});
+  costs.compute_slice_ns = -1;
+  auto refused = sim::simulate(schedule, costs);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error().message, Catch::Contains("compute_slice_ns"));
+}
+
 TEST_CASE("compute slots: a worker that waited for a slot resumes, 1F1B on 3 devices and 2 slots", "[simulator]") {
   // Waiting for a slot is idling: the action costs its resume cost more. Every device resumes F
   // for +1 and B for +2; against the same schedule without a limit the makespan only grows, and

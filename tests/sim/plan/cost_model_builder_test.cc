@@ -123,11 +123,14 @@ TEST_CASE("a CPU node's cores limit how many of its devices compute at once") {
   REQUIRE(unlimited.ok());
   CHECK(unlimited->compute_slots == 0);
   CHECK(unlimited->contention_group.empty());
+  CHECK(unlimited->compute_slice_ns == 0);
   cluster.cores = 5;
   cluster.threads_per_device = 2;
+  cluster.core_slice_ns = 3'000'000;
   auto limited = build_cost_model(spec, cluster, partition, {0, 2}, 4, OptimizerKind::kSgd);
   REQUIRE(limited.ok());
   CHECK(limited->compute_slots == 2);  // 5 cores / 2 threads
+  CHECK(limited->compute_slice_ns == 3'000'000);
   CHECK(limited->contention_group == std::vector<int>{0, 0, 1});  // devices 0..2 on nodes of two
   CHECK(limited->contention_factor.empty());
   cluster.threads_per_device = 8;  // more threads than cores: still one at a time

@@ -114,10 +114,11 @@ TEST_CASE("a tensor-parallel link round-trips, defaults to intra_node and is che
 
 TEST_CASE("a CPU node's cores and threads per device round-trip and give its compute slots") {
   auto spec = parse_cluster_spec(R"({"name": "cpu", "devices": 16, "device": {"memory_bytes": "1GiB"},
-    "intra_node": {"bandwidth_bytes_per_s": "8GB/s"}, "cores": 2, "threads_per_device": 1})");
+    "intra_node": {"bandwidth_bytes_per_s": "8GB/s"}, "cores": 2, "threads_per_device": 1, "core_slice": "3ms"})");
   REQUIRE(spec.ok());
   CHECK(spec->cores == 2);
   CHECK(spec->compute_slots() == 2);
+  CHECK(spec->core_slice_ns == 3'000'000);
   auto again = parse_cluster_spec(cluster_spec_to_json(*spec));
   REQUIRE(again.ok());
   CHECK(*again == *spec);
@@ -127,7 +128,11 @@ TEST_CASE("a CPU node's cores and threads per device round-trip and give its com
   CHECK_THAT(cluster_spec_to_json(gpus), !Catch::Contains("cores"));
   spec->threads_per_device = 0;
   CHECK_THAT(check_cluster_spec(*spec).error().message, Catch::Contains("threads_per_device"));
-  for (const char* bad : {R"("cores": -1)", R"("cores": 1.5)", R"("threads_per_device": 0)", R"("cores": 100000)"}) {
+  spec->threads_per_device = 1;
+  spec->core_slice_ns = -1;
+  CHECK_THAT(check_cluster_spec(*spec).error().message, Catch::Contains("core_slice"));
+  for (const char* bad : {R"("cores": -1)", R"("cores": 1.5)", R"("threads_per_device": 0)", R"("cores": 100000)",
+                          R"("core_slice": "-1ms")", R"("core_slice": "soon")"}) {
     INFO(bad);
     auto refused = parse_cluster_spec(std::string(R"({"name": "x", "devices": 1, "device": {"memory_bytes": "1GiB"}, )") +
                                       bad + "}");
