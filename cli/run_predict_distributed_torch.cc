@@ -50,6 +50,7 @@ nlohmann::json report_json(const hw::DistributedPrediction& p, double error) {
   j["processes"] = p.world_size;
   j["threads_per_process"] = p.run.threads_per_worker;
   j["cores"] = p.cluster.cores;
+  j["core_slice_ns"] = p.comm.core_slice_ns ? nlohmann::json(*p.comm.core_slice_ns) : nlohmann::json();
   j["predicted_step_ns"] = p.prediction->result.step_ns;
   j["measured_step_ns"] = p.measured_step_ns;
   j["step_error"] = error;

@@ -67,6 +67,16 @@ std::string describe_c10d_exception(const std::exception& e) {
   return torch_error_message(e);
 }
 
+sched::Status wait_work(const c10::intrusive_ptr<c10d::Work>& work, std::chrono::milliseconds timeout,
+                        const std::string& what) {
+  try {
+    if (!work->wait(timeout)) return sched::Error{fmt::format("{}: the operation was aborted", what)};
+  } catch (const std::exception& e) {
+    return sched::Error{fmt::format("{}: failed (deadline {} ms): {}", what, millis(timeout), describe_c10d_exception(e))};
+  }
+  return sched::Ok{};
+}
+
 sched::Result<C10dGroup> connect_store(const DistributedEnv& env, std::chrono::milliseconds timeout) {
   C10dGroup group;
   group.env = env;

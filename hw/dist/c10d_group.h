@@ -71,4 +71,8 @@ sched::Result<std::vector<std::string>> gather_to_root(C10dGroup& group, const s
 // A c10d/Gloo exception's message without LibTorch's backtrace.
 std::string describe_c10d_exception(const std::exception& e);
 
+// Waits at most `timeout` for `work`; an error names `what` (aborted, or failed and why).
+sched::Status wait_work(const c10::intrusive_ptr<c10d::Work>& work, std::chrono::milliseconds timeout,
+                        const std::string& what);
+
 }  // namespace pipeworks::hw

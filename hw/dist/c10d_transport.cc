@@ -19,8 +19,6 @@ using sched::Action;
 constexpr std::int64_t kMagic = 0x706970657773;  // "pipews"
 constexpr int kHeaderLength = 6 + kMaxTransferDims;
 
-long long millis(std::chrono::milliseconds t) { return static_cast<long long>(t.count()); }
-
 std::chrono::milliseconds at_least_1ms(std::chrono::nanoseconds t) {
   return std::max(std::chrono::milliseconds(1), std::chrono::duration_cast<std::chrono::milliseconds>(t));
 }
@@ -67,12 +65,7 @@ std::optional<std::string> C10dTransport::aborted() const {
 
 sched::Status C10dTransport::wait(const c10::intrusive_ptr<c10d::Work>& work, std::chrono::milliseconds timeout,
                                   const std::string& what) {
-  try {
-    if (!work->wait(timeout)) return sched::Error{fmt::format("{}: the operation was aborted", what)};
-  } catch (const std::exception& e) {
-    return sched::Error{fmt::format("{}: failed (deadline {} ms): {}", what, millis(timeout), describe_c10d_exception(e))};
-  }
-  return sched::Ok{};
+  return wait_work(work, timeout, what);
 }
 
 sched::Status C10dTransport::send(const Action& send, const at::Tensor& tensor) {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
+#include "hw/dist/core_slice_probe.h"
 #include "hw/dist/replica_checks.h"
 #include "hw/model/training.h"
 #include "hw/predict/cost_fit.h"
@@ -28,16 +29,6 @@ constexpr int kBounceTag = std::numeric_limits<int>::max() - 1;
 
 std::int64_t since(Clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
-}
-
-sched::Status wait_for(const c10::intrusive_ptr<c10d::Work>& work, std::chrono::milliseconds timeout,
-                       const std::string& what) {
-  try {
-    if (work->wait(timeout)) return sched::Ok{};
-    return sched::Error{what + ": aborted"};
-  } catch (const std::exception& e) {
-    return sched::Error{fmt::format("{}: {}", what, describe_c10d_exception(e))};
-  }
 }
 
 std::int64_t median(std::vector<std::int64_t> samples) {
@@ -62,7 +53,7 @@ sched::Result<Bounce> bounce(C10dGroup& group, int peer, bool first, sched::Byte
       const Clock::time_point posting = Clock::now();
       auto work = sending ? group.backend->send(message, peer, kBounceTag) : group.backend->recv(message, peer, kBounceTag);
       if (sending && r > 0) posts.push_back(since(posting));
-      if (auto done = wait_for(work, group.timeout, what); !done) return done.error();
+      if (auto done = wait_work(work, group.timeout, what); !done) return done.error();
     }
     if (r > 0) trips.push_back(since(start));
   }
@@ -117,7 +108,7 @@ sched::Result<json> time_tensor_all_reduce(RankRun& run, int repetitions) {
 
 // Replica 0's ranks of devices 0 and 1 fit one way = o + latency + bytes / bandwidth at 4 bytes
 // and the largest hand-off, o the send overhead at the largest; other ranks skip. Returns
-// [latency ns, bandwidth B/s, send overhead ns] (device 0's view) or null.
+// [latency ns, bandwidth B/s, send overhead ns, one way at 4 bytes ns] (device 0's view) or null.
 sched::Result<json> time_handoff(RankRun& run, int repetitions, sched::Bytes largest) {
   const sim::ParallelLayout& layout = run.place.layout;
   if (layout.pp < 2 || run.place.replica != 0 || run.place.device > 1 || run.place.tensor_rank != 0) return json();
@@ -134,7 +125,7 @@ sched::Result<json> time_handoff(RankRun& run, int repetitions, sched::Bytes lar
   if (!fit) return fit.error();
   const double bandwidth = fit->per_sample * 1e15 <= 1.0 ? sim::kUnboundedBandwidth : 1e9 / fit->per_sample;
   overhead = std::clamp<std::int64_t>(overhead, 0, std::max<std::int64_t>(0, std::llround(fit->fixed)));
-  return json::array({std::llround(fit->fixed) - overhead, bandwidth, overhead});
+  return json::array({std::llround(fit->fixed) - overhead, bandwidth, overhead, std::llround(points.front().value)});
 }
 
 // The median of R optimizer steps on a scratch copy of `parameters` (gradients of ones).
@@ -187,6 +178,7 @@ sched::Result<CommProfile> merge_parts(const std::vector<std::string>& parts, in
         profile.handoff_bandwidth_bytes_per_s = part.at("handoff").at(1).get<double>();
         profile.send_overhead_ns = part.at("handoff").at(2).get<sched::Nanoseconds>();
       }
+      if (const json& slice = part.at("core_slice"); slice.is_number()) profile.core_slice_ns = slice.get<sched::Nanoseconds>();
       if (const json& tensor = part.at("tensor"); tensor.is_array()) {
         profile.tensor_link = sim::LinkSpec{tensor.at(1).get<double>(), tensor.at(0).get<sched::Nanoseconds>()};
         profile.tensor_bytes = tensor.at(2).get<sched::Bytes>();
@@ -216,12 +208,15 @@ sched::Result<CommProfile> profile_comm(RankRun& run, int repetitions) {
   }
   auto handoff = time_handoff(run, repetitions, largest);
   if (!handoff) return rank_error(run.env.rank, handoff.error().message);
+  auto slice = probe_core_slice(run, repetitions, handoff->is_array() ? handoff->at(3).get<sched::Nanoseconds>() : 0);
+  if (!slice) return rank_error(run.env.rank, slice.error().message);
   auto stages = time_stages(run, repetitions);
   if (!stages) return rank_error(run.env.rank, stages.error().message);
   auto tensor = time_tensor_all_reduce(run, repetitions);
   if (!tensor) return rank_error(run.env.rank, tensor.error().message);
   const json part = {
-      {"handoff", *handoff}, {"stages", *stages}, {"tensor", *tensor}, {"rank_device", run.place.device}};
+      {"handoff", *handoff}, {"stages", *stages}, {"tensor", *tensor}, {"rank_device", run.place.device},
+      {"core_slice", *slice ? json(**slice) : json()}};
   auto parts = gather_to_root(run.group, "comm-profile", part.dump());
   if (!parts) return parts.error();
   if (run.env.rank != 0) return CommProfile{};

@@ -11,6 +11,8 @@
 //                and ZeRO-1's all-gather of its parameters, R times each; medians
 //                (C10dReplicaSync::time_collectives)
 //   optimizer    each stage's optimizer step on a scratch copy of its parameters, R times; median
+//   core slice   with more threads than cores and pp >= 2, how long a woken rank waits for a
+//                core while the others compute (core_slice_probe.h)
 //   tensor       with tp > 1, replica 0's tensor-parallel group of device 0 all-reduces R times at
 //                4 bytes and at the largest buffer its layers all-reduce (tensor_parallel_profile.h);
 //                the means (a step runs dozens, so it spends their mean on each) fitted to the
@@ -47,6 +49,8 @@ struct CommProfile {
   sched::Bytes tensor_bytes = 0;  // the largest buffer
   sched::Nanoseconds tensor_small_ns = 0;  // mean all-reduce of 4 bytes
   sched::Nanoseconds tensor_large_ns = 0;  // and of tensor_bytes
+  // With more threads than cores and pp >= 2: the OS time slice the ranks saw (core_slice_probe.h).
+  std::optional<sched::Nanoseconds> core_slice_ns;
 };
 
 // Every rank calls it at the same point of the run, after set_up_rank; rank 0 gets the whole

@@ -26,6 +26,7 @@ ReplicaCommCosts replica_costs(const CommProfile& comm) {
   out.tensor_bytes = comm.tensor_bytes;
   out.tensor_small_ns = comm.tensor_small_ns;
   out.tensor_large_ns = comm.tensor_large_ns;
+  out.core_slice_ns = comm.core_slice_ns;
   return out;
 }
 
@@ -59,10 +60,11 @@ sched::Result<Profile> profile_replica(const RankRun& run, const DistributedPred
 // device of the simulated replica stands for its tp ranks and its dp replicas, which compute in
 // step with it: it holds n = tp x dp x t cores. More than C / n devices never compute at once, the
 // others wait for a core (ClusterSpec::cores, compute slots); when n > C its ranks share the cores
-// they have, each computing at C / n of its speed. With P t > C a warning: a process woken while
-// every core computes waits for the running one's time slice, which the slots do not model.
-void share_cores(const RankRun& run, sim::ClusterSpec& cluster, std::vector<std::string>& notes,
-                 std::vector<std::string>& warnings) {
+// they have, each computing at C / n of its speed. With P t > C a process woken while every core
+// computes waits for a running one's time slice: the slots hold the slice the ranks measured
+// (core_slice_probe.h), or, where they measured none (pp 1), a warning says it is left out.
+void share_cores(const RankRun& run, std::optional<sched::Nanoseconds> slice, sim::ClusterSpec& cluster,
+                 std::vector<std::string>& notes, std::vector<std::string>& warnings) {
   const int cores = static_cast<int>(std::max<std::size_t>(1, usable_cpus().size()));
   const int t = run.executor->threads_per_worker();
   const int replicas = run.place.layout.dp * run.place.layout.tp;  // the ranks a device stands for
@@ -76,7 +78,12 @@ void share_cores(const RankRun& run, sim::ClusterSpec& cluster, std::vector<std:
                               alone > 1.0 ? fmt::format("; each computes at 1/{:.2f} of its speed (its {} ranks at "
                                                         "once)", alone, replicas)
                                           : std::string()));
-  if (run.place.layout.devices() * t > cores) {
+  cluster.core_slice_ns = slice.value_or(0);
+  if (slice) {
+    notes.push_back(fmt::format("a rank woken while the others computed waited {:.2f} ms for a core (median): the "
+                                "compute slots hold a time slice of {:.2f} ms",
+                                static_cast<double>(*slice) / 2e6, static_cast<double>(*slice) / 1e6));
+  } else if (run.place.layout.devices() * t > cores) {
     warnings.push_back(fmt::format(
         "{} processes x {} threads on {} cores: a process woken while every core computes waits for the running one's "
         "time slice, which this prediction does not model; the measured step is likely longer (docs/data_parallel.md)",
@@ -109,7 +116,7 @@ sched::Status predict_replica(const RankRun& run, DistributedPrediction& out) {
   replica.data_parallel = 1;
   replica.zero = sim::ZeroStage::kNone;
   out.cluster = out.profile->cluster;
-  share_cores(run, out.cluster, out.notes, out.warnings);
+  share_cores(run, out.comm.core_slice_ns, out.cluster, out.notes, out.warnings);
   if (out.comm.handoff_bandwidth_bytes_per_s > 0) {
     out.cluster.intra_node =
         sim::LinkSpec{out.comm.handoff_bandwidth_bytes_per_s, out.comm.handoff_latency_ns, out.comm.send_overhead_ns};

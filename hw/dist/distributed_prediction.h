@@ -47,6 +47,7 @@ struct ReplicaCommCosts {
   sched::Bytes tensor_bytes = 0;
   sched::Nanoseconds tensor_small_ns = 0;
   sched::Nanoseconds tensor_large_ns = 0;
+  std::optional<sched::Nanoseconds> core_slice_ns;  // CommProfile's: measured, or not (nullopt)
 };
 
 struct DistributedPrediction {
