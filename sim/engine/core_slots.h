@@ -11,9 +11,9 @@
 //   slice 25:   d0 |A0|A1|A2|               d0 keeps it from 0 until the first end after 25;
 //               d1          |B0|B1|B2|      d1 then holds it from 30
 //
-// A slot's holder that may keep it after an action's end (its next action is ready without
-// waiting for data, and its slice lasts or nobody waits) keeps it idle until that action is
-// ready. The engine calls claim() when an action is ready, release() at each action's end (after
+// With a slice above 0, a slot's holder that may keep it after an action's end (its next action
+// is ready without waiting for data, and its slice lasts or nobody waits) keeps it idle until
+// that action is ready. The engine calls claim() when an action is ready, release() at each action's end (after
 // the claims of that time), and hands a slot either returns to next_waiter().
 #pragma once
 
