@@ -50,6 +50,11 @@ sched::Result<std::unique_ptr<C10dTransport>> C10dTransport::create(c10::intrusi
 
 void C10dTransport::agree(const Action& recv, TensorMeta meta) { agreed_[recv] = std::move(meta); }
 
+void C10dTransport::receive_in_order(std::vector<Action> receives) {
+  next_receive_.clear();
+  for (std::size_t i = 0; i + 1 < receives.size(); ++i) next_receive_.emplace(receives[i], receives[i + 1]);
+}
+
 int C10dTransport::rank_of_stage(int stage) const { return options_.placement.at(static_cast<std::size_t>(stage)); }
 
 int C10dTransport::tag_of(const Action& recv, bool payload) const {
@@ -144,13 +149,41 @@ sched::Result<at::Tensor> C10dTransport::recv(const Action& recv, std::chrono::n
     const auto agreed = agreed_.find(recv);
     auto meta = agreed != agreed_.end() ? sched::Result<TensorMeta>(agreed->second) : recv_header(recv, src, deadline, what);
     if (!meta) return meta.error();
-    std::vector<at::Tensor> payload{
-        torch::empty(meta->sizes, torch::TensorOptions(meta->dtype).device(options_.device))};
-    if (auto s = wait(backend_->recv(payload, src, tag_of(recv, true)), deadline, what); !s) return s.error();
-    return payload[0];
+    PostedRecv posted = take_or_start_recv(recv, *meta);
+    post_next_recv(recv);
+    if (auto s = wait(posted.work, deadline, what); !s) return s.error();
+    return posted.tensors[0];
   } catch (const std::exception& e) {
     return sched::Error{fmt::format("{}: {}", what, describe_c10d_exception(e))};
   }
+}
+
+C10dTransport::PostedRecv C10dTransport::start_recv(const Action& recv, const TensorMeta& meta) {
+  const int src = rank_of_stage(sched::comm_peer(recv, static_cast<int>(options_.placement.size()))->stage);
+  std::vector<at::Tensor> payload{torch::empty(meta.sizes, torch::TensorOptions(meta.dtype).device(options_.device))};
+  auto work = backend_->recv(payload, src, tag_of(recv, true));
+  return {std::move(work), std::move(payload)};
+}
+
+C10dTransport::PostedRecv C10dTransport::take_or_start_recv(const Action& recv, const TensorMeta& meta) {
+  {
+    const std::lock_guard lock(mutex_);
+    if (auto it = receiving_.find(recv); it != receiving_.end()) {
+      PostedRecv posted = std::move(it->second);
+      receiving_.erase(it);
+      return posted;
+    }
+  }
+  return start_recv(recv, meta);
+}
+
+void C10dTransport::post_next_recv(const Action& recv) {
+  const auto next = next_receive_.find(recv);
+  if (next == next_receive_.end()) return;
+  const auto agreed = agreed_.find(next->second);
+  if (agreed == agreed_.end()) return;  // its header says its shape: nothing to post ahead
+  const std::lock_guard lock(mutex_);
+  if (receiving_.count(next->second) == 0) receiving_.emplace(next->second, start_recv(next->second, agreed->second));
 }
 
 // The header of a hand-off nobody agreed on: what the sender says it sends, checked to be for
@@ -190,6 +223,7 @@ void C10dTransport::reset() {
   const std::lock_guard lock(mutex_);
   aborted_.reset();
   sending_.clear();
+  receiving_.clear();  // left by a failed step only: their sends may never come
 }
 
 }  // namespace pipeworks::hw

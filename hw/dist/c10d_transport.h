@@ -16,7 +16,18 @@
 //
 // A send returns once posted, as torch's isend does: the rank computes on while the receiver
 // takes the data, and finish_sends (called by the executor at the end of the rank's program)
-// waits for every posted send. A receive waits for its data. Nothing waits for a peer that waits
+// waits for every posted send. A receive waits for its data. Given the order of the rank's
+// receives (receive_in_order), a receive first posts the next agreed one, so that its sender
+// finds it posted:
+//
+//   rank 1 (receiver)   RECV_F(1,0): post 1RECV_F1, wait for 0 ...... F(1,0) ........ RECV_F(1,1): posted, wait
+//   rank 0 (sender)                   F(0,1) SEND_F(0,1): receiver ready -> written by this thread
+//
+// Gloo writes a payload from the sending thread only when the receiver's recv is already
+// posted; otherwise the data waits until the sender's I/O thread answers the receiver's late
+// "ready", and when the sender's cores compute, that thread waits for a core (up to a scheduler
+// tick; docs/data_parallel.md). One receive ahead holds one received tensor early, outside the
+// executor's activation count. Nothing waits for a peer that waits
 // for this rank in turn, so every valid schedule completes (lower_comm's order is deadlock-free
 // even for rendezvous sends). Every wait has a deadline and names the peer rank and the action.
 #pragma once
@@ -70,6 +81,9 @@ class C10dTransport final : public Transport {
   // and accept any dtype and shape it announces. An agreement on one side only is a contract
   // violation that ends in a timeout naming the peer.
   void agree(const sched::Action& recv, TensorMeta meta);
+  // The receives of one step of this rank's program, in the order the rank runs them: each
+  // receive then posts the next agreed one before it waits.
+  void receive_in_order(std::vector<sched::Action> receives);
 
   sched::Status send(const sched::Action& send, const at::Tensor& tensor) override;
   sched::Result<at::Tensor> recv(const sched::Action& recv, std::chrono::nanoseconds timeout) override;
@@ -97,15 +111,27 @@ class C10dTransport final : public Transport {
                                         const std::string& what);
 
   std::map<sched::Action, TensorMeta> agreed_;  // by receiving action
+  std::map<sched::Action, sched::Action> next_receive_;  // receive_in_order's: each receive's successor
+
+  struct PostedRecv {
+    c10::intrusive_ptr<c10d::Work> work;
+    std::vector<at::Tensor> tensors;  // the payload's buffer
+  };
+  PostedRecv start_recv(const sched::Action& recv, const TensorMeta& meta);
+  // The receive `recv` posted ahead, taken out of receiving_, or posted now.
+  PostedRecv take_or_start_recv(const sched::Action& recv, const TensorMeta& meta);
+  // Posts the agreed receive after `recv` in receive_in_order's order, unless posted already.
+  void post_next_recv(const sched::Action& recv);
 
   struct PostedSend {
     c10::intrusive_ptr<c10d::Work> work;
     std::vector<at::Tensor> tensors;  // what the work reads, kept alive until it completes
     std::string what;
   };
-  mutable std::mutex mutex_;  // guards aborted_ and sending_
+  mutable std::mutex mutex_;  // guards aborted_, sending_ and receiving_
   std::optional<std::string> aborted_;
   std::vector<PostedSend> sending_;
+  std::map<sched::Action, PostedRecv> receiving_;  // posted ahead, by receiving action
 };
 
 }  // namespace pipeworks::hw

@@ -81,8 +81,8 @@ const TensorMeta& handoff_meta(const Action& recv, const std::vector<TensorMeta>
 }
 
 // The c10d transport of this rank's program, agreeing with its peers on every hand-off's dtype
-// and shape (both sides from the same table, so payloads travel without headers), wrapped
-// by the die-at hook when it names a SEND or RECV.
+// and shape (both sides from the same table, so payloads travel without headers) and posting
+// each receive ahead in the program's order, wrapped by the die-at hook when it names a SEND or RECV.
 sched::Result<std::unique_ptr<Transport>> rank_transport(const RankRun& run, const std::vector<TensorMeta>& metas,
                                                          const DistributedOptions& options,
                                                          const std::optional<Action>& die_at) {
@@ -96,11 +96,14 @@ sched::Result<std::unique_ptr<Transport>> rank_transport(const RankRun& run, con
   transport_options.device = run.where->device_of(run.place.device);
   auto c10d_transport = C10dTransport::create(run.group.backend, transport_options);
   if (!c10d_transport) return rank_error(rank, c10d_transport.error().message);
+  std::vector<Action> receives;
   for (const Action& a : schedule.programs[static_cast<std::size_t>(run.place.device)]) {
     const auto received = sched::is_send(a.kind) ? sched::comm_peer(a, schedule.num_stages) : std::optional<Action>(a);
     if (!received || !sched::is_recv(received->kind)) continue;
     (*c10d_transport)->agree(*received, handoff_meta(*received, metas));
+    if (sched::is_recv(a.kind)) receives.push_back(a);
   }
+  (*c10d_transport)->receive_in_order(std::move(receives));
   std::unique_ptr<Transport> transport = std::move(c10d_transport).value();
   if (die_at && sched::is_comm(die_at->kind) && run.place.replica == 0) transport = dying_transport(std::move(transport), *die_at, rank);
   return transport;

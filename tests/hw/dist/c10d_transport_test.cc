@@ -2,7 +2,8 @@
 // TCPStore): tensors arrive intact with and without an agreed shape (without one, in the shape
 // the header announces), a tensor that breaks an agreement is refused by its sender, an agreed
 // payload travels without a header, a send returns once posted and finish_sends waits for its
-// receiver, and a receive whose sender never comes times out naming the peer.
+// receiver, a receive posts the next one of the rank's order so that its send completes before
+// the receiver asks for it, and a receive whose sender never comes times out naming the peer.
 #include <chrono>
 #include <future>
 #include <thread>
@@ -145,6 +146,28 @@ TEST_CASE("c10d transport: a send returns once posted, finish_sends waits for it
   REQUIRE_FALSE(unfinished.ok());
   CHECK_THAT(unfinished.error().message, Catch::Contains("rank 0: 0SEND_F1 to rank 1 (1RECV_F1)"));
   pair.rank0->abort("test over");
+}
+
+TEST_CASE("c10d transport: a receive posts the next one of the rank's order", "[c10d]") {
+  Pair pair = connect_pair(milliseconds(3000));
+  const Action first{1, ActionKind::kRecvF, 0}, second{1, ActionKind::kRecvF, 1};
+  for (C10dTransport* side : {pair.rank0.get(), pair.rank1.get()}) {
+    side->agree(first, TensorMeta{torch::kFloat32, {2, 3}});
+    side->agree(second, TensorMeta{torch::kFloat32, {2, 3}});
+  }
+  const bool in_order = GENERATE(true, false);
+  if (in_order) pair.rank1->receive_in_order({first, second});
+  REQUIRE(pair.rank0->send({0, ActionKind::kSendF, 0}, torch::zeros({2, 3})).ok());
+  REQUIRE(pair.rank0->send({0, ActionKind::kSendF, 1}, torch::ones({2, 3})).ok());
+  REQUIRE(pair.rank1->recv(first, milliseconds(3000)).ok());
+  // Gloo completes a send once its receiver has posted the receive: with the order, rank 1
+  // posted micro-batch 1's before waiting for micro-batch 0's; without it, nobody has.
+  const auto sends = pair.rank0->finish_sends(milliseconds(in_order ? 3000 : 300));
+  CHECK(sends.ok() == in_order);
+  if (!in_order) return;  // the failed wait dropped the send
+  const auto second_received = pair.rank1->recv(second, milliseconds(3000));
+  REQUIRE(second_received.ok());
+  CHECK(torch::equal(*second_received, torch::ones({2, 3})));
 }
 
 TEST_CASE("c10d transport: a receive without a sender times out naming the peer", "[c10d]") {
