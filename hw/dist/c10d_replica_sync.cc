@@ -9,6 +9,7 @@
 
 #include "hw/model/torch_errors.h"
 #include "hw/model/training.h"
+#include "hw/predict/cost_fit.h"
 
 namespace pipeworks::hw {
 namespace {
@@ -239,8 +240,7 @@ sched::Result<std::int64_t> C10dReplicaSync::time_median(Stage& s, int repetitio
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
     if (r > 0) samples.push_back(ns);  // the first one connects and warms up
   }
-  std::sort(samples.begin(), samples.end());
-  return samples[samples.size() / 2];
+  return summarize_timings(std::move(samples)).median_ns;
 }
 
 sched::Result<C10dReplicaSync::CollectiveTimes> C10dReplicaSync::time_collectives(int stage, int repetitions) {

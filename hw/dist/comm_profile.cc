@@ -31,11 +31,6 @@ std::int64_t since(Clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
 }
 
-std::int64_t median(std::vector<std::int64_t> samples) {
-  std::sort(samples.begin(), samples.end());
-  return samples[samples.size() / 2];
-}
-
 struct Bounce {
   std::int64_t one_way_ns = 0;  // median round trip / 2
   std::int64_t post_ns = 0;     // median time the send call held this rank (what SEND holds)
@@ -57,7 +52,7 @@ sched::Result<Bounce> bounce(C10dGroup& group, int peer, bool first, sched::Byte
     }
     if (r > 0) trips.push_back(since(start));
   }
-  return Bounce{median(trips) / 2, median(posts)};
+  return Bounce{summarize_timings(std::move(trips)).median_ns / 2, summarize_timings(std::move(posts)).median_ns};
 }
 
 // The mean of `samples`: what a step that runs many of them spends on each (the all-reduce over
@@ -143,8 +138,7 @@ std::int64_t time_optimizer(const std::vector<at::Tensor>& parameters, const Opt
     optimizer->step();
     if (r > 0) samples.push_back(since(start));
   }
-  std::sort(samples.begin(), samples.end());
-  return samples[samples.size() / 2];
+  return summarize_timings(std::move(samples)).median_ns;
 }
 
 // This rank's stages: {stage: [reduce, gather, optimizer]}; empty on the ranks of other replicas

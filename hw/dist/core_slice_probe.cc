@@ -13,6 +13,7 @@
 #include <torch/torch.h>
 
 #include "hw/exec/cpu_affinity.h"
+#include "hw/predict/cost_fit.h"
 
 namespace pipeworks::hw {
 namespace {
@@ -55,8 +56,7 @@ sched::Result<sched::Nanoseconds> time_woken_handoff(RankRun& run, int peer, con
     const std::string stop = fmt::format("rank {}: stopping busy rank {}", run.env.rank, rank);
     if (auto s = wait_work(run.group.backend->send(message, rank, kStopTag), run.group.timeout, stop); !s) return s.error();
   }
-  std::nth_element(one_way.begin(), one_way.begin() + static_cast<std::ptrdiff_t>(one_way.size() / 2), one_way.end());
-  return one_way[one_way.size() / 2];
+  return summarize_timings(std::move(one_way)).median_ns;
 }
 
 // Device 1's rank: answers each message at once.
