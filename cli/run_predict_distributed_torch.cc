@@ -95,8 +95,11 @@ int report(const RunOptions& options, const hw::DistributedPrediction& p) {
   }
   const sched::Nanoseconds predicted = p.prediction->result.step_ns;
   const double error = p.measured_step_ns > 0 ? static_cast<double>(predicted) / static_cast<double>(p.measured_step_ns) - 1 : 0;
-  fmt::print("\nstep: predicted {:.3f} ms, measured {:.3f} ms (median of {} steps), error {:+.1f}%\n", ms(predicted),
-             ms(p.measured_step_ns), p.run.steps.size(), 100 * error);
+  const auto [fastest, slowest] = std::minmax_element(
+      p.run.steps.begin(), p.run.steps.end(), [](const auto& a, const auto& b) { return a.step_ns < b.step_ns; });
+  fmt::print("\nstep: predicted {:.3f} ms, measured {:.3f} ms (median of {} steps, {:.3f} to {:.3f} ms), error {:+.1f}%\n",
+             ms(predicted), ms(p.measured_step_ns), p.run.steps.size(),
+             p.run.steps.empty() ? 0.0 : ms(fastest->step_ns), p.run.steps.empty() ? 0.0 : ms(slowest->step_ns), 100 * error);
   if (auto s = write_prediction_pictures({options.trace, options.svg, options.json}, p.prediction->result.timeline,
                                          p.run.last_timeline, options.config, p.run.partition);
       !s) {

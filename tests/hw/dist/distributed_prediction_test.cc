@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,13 @@ nlohmann::json predicted(int ranks, const std::vector<std::string>& layout, cons
   const testing::Launched launched = testing::launch_run(ranks, args);
   INFO(launched.out << launched.err);
   REQUIRE(launched.result.exit_code == 0);
-  CHECK_THAT(launched.out, Catch::Contains("[rank 0] step: predicted "));
+  // The headline gives the measured steps' range beside their median.
+  const std::regex headline(
+      R"(\[rank 0\] step: predicted [0-9.]+ ms, measured ([0-9.]+) ms \(median of 2 steps, ([0-9.]+) to ([0-9.]+) ms\))");
+  std::smatch parts;
+  REQUIRE(std::regex_search(launched.out, parts, headline));
+  CHECK(std::stod(parts[2]) <= std::stod(parts[1]));
+  CHECK(std::stod(parts[1]) <= std::stod(parts[3]));
   CHECK_THAT(launched.out, Catch::Contains("[rank 0] measured by the ranks before the first step"));
   CHECK_THAT(launched.out, !Catch::Contains("[rank 1] step: predicted"));
   std::ifstream in(dir / "prediction.json");
