@@ -55,14 +55,6 @@ sched::Result<Bounce> bounce(C10dGroup& group, int peer, bool first, sched::Byte
   return Bounce{summarize_timings(std::move(trips)).median_ns / 2, summarize_timings(std::move(posts)).median_ns};
 }
 
-// The mean of `samples`: what a step that runs many of them spends on each (the all-reduce over
-// Gloo is bimodal on a shared machine, and a median of R lands in one mode or the other).
-std::int64_t mean(const std::vector<std::int64_t>& samples) {
-  long double sum = 0;
-  for (const std::int64_t s : samples) sum += static_cast<long double>(s);
-  return std::llround(static_cast<double>(sum / static_cast<long double>(samples.size())));
-}
-
 // R all-reduces of `bytes` over `group` after one untimed; their mean (a step runs dozens).
 sched::Result<std::int64_t> time_all_reduce(TensorParallelGroup& group, sched::Bytes bytes, int repetitions) {
   torch::Tensor buffer = torch::zeros({std::max<std::int64_t>(1, bytes / 4)}, torch::kFloat);
@@ -76,7 +68,9 @@ sched::Result<std::int64_t> time_all_reduce(TensorParallelGroup& group, sched::B
   } catch (const std::exception& e) {
     return sched::Error{fmt::format("timing the tensor-parallel all-reduce: {}", e.what())};
   }
-  return mean(samples);
+  // The mean (a step runs dozens): the all-reduce over Gloo is bimodal on a shared machine, and a
+  // median of R lands in one mode or the other.
+  return summarize_timings(std::move(samples)).mean_ns;
 }
 
 // Replica 0's tensor group of device 0 times its all-reduce at 4 bytes and at the largest buffer

@@ -61,7 +61,10 @@ Timing summarize_timings(std::vector<std::int64_t> samples_ns) {
   std::sort(samples_ns.begin(), samples_ns.end());
   const std::size_t n = samples_ns.size();
   const std::int64_t median = n % 2 == 1 ? samples_ns[n / 2] : (samples_ns[n / 2 - 1] + samples_ns[n / 2]) / 2;
-  return {median, samples_ns.front(), samples_ns.back()};
+  long double sum = 0;
+  for (const std::int64_t s : samples_ns) sum += static_cast<long double>(s);
+  const auto mean = static_cast<std::int64_t>(std::llround(static_cast<double>(sum / static_cast<long double>(n))));
+  return {median, samples_ns.front(), samples_ns.back(), mean};
 }
 
 }  // namespace pipeworks::hw

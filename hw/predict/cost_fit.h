@@ -38,11 +38,13 @@ sched::Result<LinearFit> fit_linear(const std::vector<FitPoint>& points);
 sim::ScaledDuration to_scaled_duration(const LinearFit& fit);
 sim::ScaledBytes to_scaled_bytes(const LinearFit& fit);
 
-// Median (the mean of the two middle values for an even count), min and max of timings in ns.
+// Median (the mean of the two middle values for an even count), min, max and mean of timings in
+// ns. The mean is what a step that repeats the timed thing many times spends on each.
 struct Timing {
   std::int64_t median_ns = 0;
   std::int64_t min_ns = 0;
   std::int64_t max_ns = 0;
+  std::int64_t mean_ns = 0;
 };
 Timing summarize_timings(std::vector<std::int64_t> samples_ns);
 

@@ -85,6 +85,9 @@ TEST_CASE("fit_linear: least squares with clamped parts") {
   CHECK(t.median_ns == 2);  // (2 + 3) / 2 in integer ns
   CHECK(t.min_ns == 1);
   CHECK(t.max_ns == 5);
+  CHECK(t.mean_ns == 3);  // 11 / 4 = 2.75, rounded
+  CHECK(summarize_timings({1, 2, 1000}).mean_ns == 334);  // a rare slow sample moves the mean, not the median
+  CHECK(summarize_timings({1, 2, 1000}).median_ns == 2);
 }
 
 TEST_CASE("executor memory attribution moves a re-materialized stage's kept bytes to its output") {
