@@ -13,6 +13,7 @@
 #include "hw/dist/core_slice_probe.h"
 #include "hw/dist/replica_checks.h"
 #include "hw/model/training.h"
+#include "hw/predict/cache_sweep.h"
 #include "hw/predict/cost_fit.h"
 #include "hw/predict/tensor_parallel_profile.h"
 #include "sim/engine/collectives.h"
@@ -117,9 +118,11 @@ sched::Result<json> time_handoff(RankRun& run, int repetitions, sched::Bytes lar
   return json::array({std::llround(fit->fixed) - overhead, bandwidth, overhead, std::llround(points.front().value)});
 }
 
-// The median of R optimizer steps on a scratch copy of `parameters` (gradients of ones).
+// The median of R optimizer steps on a scratch copy of `parameters` (gradients of ones), each
+// after a sweep of the caches: in a step the optimizer finds its state evicted by the compute.
 std::int64_t time_optimizer(const std::vector<at::Tensor>& parameters, const OptimizerConfig& config,
                             int repetitions) {
+  CacheSweep sweep(2 * last_level_cache_bytes());
   std::vector<torch::Tensor> scratch;
   for (const at::Tensor& p : parameters) {
     scratch.push_back(p.detach().clone().requires_grad_(true));
@@ -128,6 +131,7 @@ std::int64_t time_optimizer(const std::vector<at::Tensor>& parameters, const Opt
   auto optimizer = make_optimizer(scratch, config);
   std::vector<std::int64_t> samples;
   for (int r = 0; r <= repetitions; ++r) {
+    sweep.run();
     const Clock::time_point start = Clock::now();
     optimizer->step();
     if (r > 0) samples.push_back(since(start));

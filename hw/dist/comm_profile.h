@@ -10,7 +10,8 @@
 //   collectives  each stage's reduction over its replicas (all-reduce, or ZeRO-1's reduce-scatter)
 //                and ZeRO-1's all-gather of its parameters, R times each; medians
 //                (C10dReplicaSync::time_collectives)
-//   optimizer    each stage's optimizer step on a scratch copy of its parameters, R times; median
+//   optimizer    each stage's optimizer step on a scratch copy of its parameters, R times, each
+//                after a sweep of the caches (cache_sweep.h); median
 //   core slice   with more threads than cores and pp >= 2, how long a woken rank waits for a
 //                core while the others compute (core_slice_probe.h)
 //   tensor       with tp > 1, replica 0's tensor-parallel group of device 0 all-reduces R times at
