@@ -40,6 +40,8 @@ sched::Result<Profile> profile_replica(const RankRun& run, const DistributedPred
   po.device = c.device;
   po.microbatch_sizes = {c.batch_size / (c.num_microbatches * c.data_parallel)};
   po.repetitions = settings.repetitions;
+  po.rounds = settings.profile_rounds;
+  po.round_gap_s = settings.profile_round_gap_s;
   po.threads = run.executor->threads_per_worker();
   po.workers = std::min(run.env.world_size, run.setup.report.spec.num_layers());
   po.measure_machine = true;
