@@ -125,6 +125,12 @@ sched::Status predict_replica(const RankRun& run, DistributedPrediction& out) {
     out.cluster.inter_node = out.cluster.intra_node;
   }
   use_tensor_link(run, out);
+  if (run.place.layout.dp > 1) {
+    out.warnings.push_back(fmt::format(
+        "the {} replicas are simulated as one, in step: a REDUCE_GRAD that waits for a slower replica is not modelled, "
+        "so the measured step is likely longer (docs/data_parallel.md)",
+        run.place.layout.dp));
+  }
   auto prediction = predict_run(replica, out.run.schedule, out.run.partition, out.profile->spec, out.cluster,
                                 &*out.profile, nullptr, &out.comm.stages);
   if (!prediction) return prediction.error();
