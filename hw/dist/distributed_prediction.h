@@ -33,8 +33,8 @@ struct DistributedPredictionSettings {
   int warmup = 2;              // steps before the measured ones
   int repetitions = 15;        // per profiled layer
   // The layers timed in this many rounds, this far apart, the median round kept
-  // (ProfileOptions::rounds): one round of 15 passes lasts tens of milliseconds, and a slow spell
-  // of this shared machine as short as that moved one round's forward total by +-27%.
+  // (ProfileOptions::rounds): one round of 15 passes lasts tens of milliseconds, short enough for
+  // one slow spell of a shared machine to bend it (bench/README.md, "the profile in rounds").
   int profile_rounds = 5;
   double profile_round_gap_s = 0.05;
   int comm_repetitions = 20;   // per timed hand-off, collective and optimizer step

@@ -1,8 +1,8 @@
 // Puts a timing into the cache state the run has. A run's optimizer step finds its state evicted
 // by the step's compute in between; timed back to back with itself it finds everything in cache
-// and comes out short (an Adam step over 2 MiB of parameters: 1.35-1.79x as long after a sweep,
-// bench/README.md). Sweeping a buffer of twice the last-level cache before each timed repetition
-// times it as the run meets it. LibTorch-free.
+// and comes out short (bench/README.md, "the optimizer step after a cache sweep"). Sweeping a
+// buffer of twice the last-level cache before each timed repetition times it as the run meets
+// it. LibTorch-free.
 #pragma once
 
 #include <string_view>
