@@ -176,7 +176,8 @@ void add_run_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--pin-workers", options->pin_workers,
                   "auto | on | off: device d's worker and its intra-op threads on cores of their own (cores "
                   "[d*t, (d+1)*t) of this process's affinity mask for t threads); auto pins when a core is left over, "
-                  "on whenever they fit")
+                  "on whenever they fit. With --distributed and a pipeline alone (tp 1, dp 1), rank r's whole process "
+                  "(its Gloo threads too) on cores [r*t, (r+1)*t), auto whenever every rank fits")
       ->capture_default_str();
   cmd->add_option("--trace", options->trace, "write a Chrome trace of the last step");
   cmd->add_option("--svg", options->svg, "write an SVG Gantt chart of the last step");

@@ -2,6 +2,7 @@
 #include "hw/dist/comm_profile.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -97,20 +98,31 @@ sched::Result<json> time_tensor_all_reduce(RankRun& run, int repetitions) {
 }
 
 // Replica 0's ranks of devices 0 and 1 fit one way = o + latency + bytes / bandwidth at 4 bytes
-// and the largest hand-off, o the send overhead at the largest; other ranks skip. Returns
-// [latency ns, bandwidth B/s, send overhead ns, one way at 4 bytes ns] (device 0's view) or null.
-sched::Result<json> time_handoff(RankRun& run, int repetitions, sched::Bytes largest) {
+// and the largest hand-off, o the send overhead at the largest; other ranks skip. Each size is
+// timed in `rounds` rounds taken in turn (4 bytes, largest, 4 bytes, ...) and keeps its median
+// round: a burst of the machine's other work then moves one round, not the fit, where two points
+// timed once each gave a largest hand-off of 1.9 ms and a fit that cost every 4 KiB hand-off
+// that much (bench/README.md, "ranks bound to cores"). Returns [latency ns, bandwidth B/s, send
+// overhead ns, one way at 4 bytes ns] (device 0's view) or null.
+sched::Result<json> time_handoff(RankRun& run, int repetitions, int rounds, sched::Bytes largest) {
   const sim::ParallelLayout& layout = run.place.layout;
   if (layout.pp < 2 || run.place.replica != 0 || run.place.device > 1 || run.place.tensor_rank != 0) return json();
   const int peer = sim::rank_of(layout, {0, 0, 1 - run.place.device});
-  std::vector<FitPoint> points;
-  std::int64_t overhead = 0;
-  for (const sched::Bytes bytes : {sched::Bytes{4}, std::max<sched::Bytes>(8, largest)}) {
-    auto timed = bounce(run.group, peer, run.place.device == 0, bytes, repetitions);
-    if (!timed) return timed.error();
-    points.push_back({static_cast<double>(bytes), static_cast<double>(timed->one_way_ns)});
-    overhead = timed->post_ns;
+  const std::array<sched::Bytes, 2> sizes = {4, std::max<sched::Bytes>(8, largest)};
+  std::array<std::vector<std::int64_t>, 2> one_way, posted;
+  for (int r = 0; r < std::max(1, rounds); ++r) {
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      auto timed = bounce(run.group, peer, run.place.device == 0, sizes[i], repetitions);
+      if (!timed) return timed.error();
+      one_way[i].push_back(timed->one_way_ns);
+      posted[i].push_back(timed->post_ns);
+    }
   }
+  std::vector<FitPoint> points;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    points.push_back({static_cast<double>(sizes[i]), static_cast<double>(summarize_timings(one_way[i]).median_ns)});
+  }
+  std::int64_t overhead = summarize_timings(posted[1]).median_ns;
   auto fit = fit_linear(points);
   if (!fit) return fit.error();
   const double bandwidth = fit->per_sample * 1e15 <= 1.0 ? sim::kUnboundedBandwidth : 1e9 / fit->per_sample;
@@ -191,14 +203,14 @@ sched::Result<CommProfile> merge_parts(const std::vector<std::string>& parts, in
 
 }  // namespace
 
-sched::Result<CommProfile> profile_comm(RankRun& run, int repetitions) {
+sched::Result<CommProfile> profile_comm(RankRun& run, int repetitions, int rounds) {
   sched::Bytes largest = 0;
   for (const TensorMeta& meta : run.metas) {
     sched::Bytes bytes = static_cast<sched::Bytes>(c10::elementSize(meta.dtype));
     for (const std::int64_t size : meta.sizes) bytes *= size;
     largest = std::max(largest, bytes);
   }
-  auto handoff = time_handoff(run, repetitions, largest);
+  auto handoff = time_handoff(run, repetitions, rounds, largest);
   if (!handoff) return rank_error(run.env.rank, handoff.error().message);
   auto slice = probe_core_slice(run, repetitions, handoff->is_array() ? handoff->at(3).get<sched::Nanoseconds>() : 0);
   if (!slice) return rank_error(run.env.rank, slice.error().message);

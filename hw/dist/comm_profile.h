@@ -55,7 +55,8 @@ struct CommProfile {
 };
 
 // Every rank calls it at the same point of the run, after set_up_rank; rank 0 gets the whole
-// profile, the others an empty one. Every wait has the run's deadline.
-sched::Result<CommProfile> profile_comm(RankRun& run, int repetitions);
+// profile, the others an empty one. Every wait has the run's deadline. Each timing takes
+// `repetitions` samples; the hand-off's two sizes are timed in `rounds` rounds in turn.
+sched::Result<CommProfile> profile_comm(RankRun& run, int repetitions, int rounds);
 
 }  // namespace pipeworks::hw

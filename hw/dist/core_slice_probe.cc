@@ -100,7 +100,7 @@ bool probes_core_slice(int processes, int threads, int cores, int pipeline_ranks
 sched::Result<std::optional<sched::Nanoseconds>> probe_core_slice(RankRun& run, int repetitions,
                                                                   sched::Nanoseconds idle_one_way_ns) {
   // Rank 0's core count for all: the decision must be the same on every rank.
-  auto cores = exchange_all(run.group, "core-slice-cores", std::to_string(usable_cpus().size()));
+  auto cores = exchange_all(run.group, "core-slice-cores", std::to_string(run.machine_cpus.size()));
   if (!cores) return cores.error();
   const sim::ParallelLayout& layout = run.place.layout;
   if (!probes_core_slice(run.env.world_size, run.executor->threads_per_worker(), std::stoi(cores->front()), layout.pp)) {

@@ -49,6 +49,12 @@ sched::Result<DistributedEnv> read_distributed_env(const EnvLookup& lookup) {
     if (!l) return l.error();
     env.local_rank = static_cast<int>(*l);
   }
+  env.local_world_size = env.world_size;
+  if (const char* local_world = look_up(lookup, "LOCAL_WORLD_SIZE")) {
+    auto l = parse_int("LOCAL_WORLD_SIZE", local_world, 1, *w);
+    if (!l) return l.error();
+    env.local_world_size = static_cast<int>(*l);
+  }
   if (const char* addr = look_up(lookup, "MASTER_ADDR")) {
     if (std::string_view(addr).empty()) return sched::Error{"MASTER_ADDR is set but empty"};
     env.master_addr = addr;

@@ -44,6 +44,7 @@ sched::Result<Profile> profile_replica(const RankRun& run, const DistributedPred
   po.round_gap_s = settings.profile_round_gap_s;
   po.threads = run.executor->threads_per_worker();
   po.workers = std::min(run.env.world_size, run.setup.report.spec.num_layers());
+  po.worker_cpus = bound_device_cpus(run);  // bound ranks: its workers on their cores
   po.measure_machine = true;
   po.measure_stage_temporaries = false;  // this partition's stages are measured below
   po.tensor_parallel = c.tensor_parallel;
@@ -67,7 +68,7 @@ sched::Result<Profile> profile_replica(const RankRun& run, const DistributedPred
 // (core_slice_probe.h), or, where they measured none (pp 1), a warning says it is left out.
 void share_cores(const RankRun& run, std::optional<sched::Nanoseconds> slice, sim::ClusterSpec& cluster,
                  std::vector<std::string>& notes, std::vector<std::string>& warnings) {
-  const int cores = static_cast<int>(std::max<std::size_t>(1, usable_cpus().size()));
+  const int cores = static_cast<int>(std::max<std::size_t>(1, run.machine_cpus.size()));
   const int t = run.executor->threads_per_worker();
   const int replicas = run.place.layout.dp * run.place.layout.tp;  // the ranks a device stands for
   const double alone = std::max(1.0, static_cast<double>(replicas * t) / cores);
@@ -80,6 +81,10 @@ void share_cores(const RankRun& run, std::optional<sched::Nanoseconds> slice, si
                               alone > 1.0 ? fmt::format("; each computes at 1/{:.2f} of its speed (its {} ranks at "
                                                         "once)", alone, replicas)
                                           : std::string()));
+  if (!run.bound_cpus.empty()) {
+    notes.push_back(fmt::format("each rank bound to cores of its own (rank 0 to {}; --pin-workers off leaves them "
+                                "unbound)", format_cpu_list(run.bound_cpus)));
+  }
   cluster.core_slice_ns = slice.value_or(0);
   if (slice) {
     notes.push_back(fmt::format("a rank woken while the others computed waited {:.2f} ms for a core (median): the "
@@ -187,11 +192,19 @@ sched::Result<DistributedPrediction> predict_distributed(const RunConfig& config
   // steps use: LibTorch's default (every core, in every process) oversubscribes the cores and
   // times an OpenMP team waiting for its descheduled threads.
   set_worker_threads(run.executor->threads_per_worker());
-  auto comm = profile_comm(run, settings.comm_repetitions);
+  auto comm = profile_comm(run, settings.comm_repetitions, settings.profile_rounds);
   if (!comm) return comm.error();
   out.comm = replica_costs(*comm);
   if (out.rank == 0) {
+    // The profile's workers stand for every rank: they start on the machine's cores, not this
+    // rank's own (bind_rank), while the other ranks wait at the barrier below.
+    if (!run.bound_cpus.empty()) {
+      if (auto s = pin_current_thread(run.machine_cpus); !s) return rank_error(0, s.error().message);
+    }
     auto profile = profile_replica(run, settings);
+    if (!run.bound_cpus.empty()) {
+      if (auto s = pin_current_thread(run.bound_cpus); !s) return rank_error(0, s.error().message);
+    }
     if (!profile) return rank_error(0, profile.error().message);
     out.profile = std::move(profile).value();
   }

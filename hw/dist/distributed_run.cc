@@ -19,7 +19,8 @@ sched::Result<DistributedReport> run_distributed(const RunConfig& config, const 
   // One worker per process: it gets the threads a single worker would get among all devices,
   // as in the in-process run, so both runs reduce in the same order.
   report.threads_per_worker = run.executor->threads_per_worker();
-  report.worker_cpus = run.executor->worker_cpus();  // the plan for every device (each rank makes the same)
+  // The plan for every device (each rank makes the same): its ranks' cores where they are bound.
+  report.worker_cpus = run.bound_cpus.empty() ? run.executor->worker_cpus() : bound_device_cpus(run);
   if (run.setup.reference) {
     set_worker_threads(run.executor->threads_per_worker());  // the reference runs here, as one worker would
     run.where->use_exact_arithmetic();                        // compared with the CPU's arithmetic

@@ -1,6 +1,7 @@
 // One rank's set-up and steps (see rank_run.h).
 #include "hw/dist/rank_run.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -23,6 +24,7 @@
 #include "hw/run/reference_check.h"
 #include "hw/dist/run_agreement.h"
 #include "hw/exec/compute_devices.h"
+#include "hw/exec/cpu_affinity.h"
 #include "hw/exec/executor.h"
 #include "hw/exec/threads.h"
 #include "hw/model/model_zoo.h"
@@ -149,6 +151,7 @@ sched::Status make_rank_executor(RankRun& run, const DistributedOptions& options
         resolve_threads_per_worker(run.config.threads_per_worker, run.place.layout.devices());
     executor_options.pin_workers = WorkerPinning::kOff;
   }
+  if (!run.bound_cpus.empty()) executor_options.pin_workers = WorkerPinning::kOff;  // bound whole (bind_rank)
   executor_options.replicas = run.replicas;
   executor_options.microbatch_offset = run.place.replica * run.config.num_microbatches;
   auto executor = make_executor_on(*run.where, run.setup.report.schedule, std::move(run.setup.cells),
@@ -255,15 +258,51 @@ sched::Result<RankRun> prepare_rank(const RunConfig& config, const DistributedOp
   auto setup = set_up_run(config, one_process_per_device, shard);
   if (!setup) return rank_error(rank, setup.error().message);
   RankRun run{config, env, std::move(setup).value(), std::move(*checked), nullptr, {}, std::move(tensor_parallel),
-              nullptr, nullptr, {}};
+              nullptr, nullptr, {}, {}, {}};
   if (die_at && run.place.replica == 0) install_die_at(run.setup.cells, *die_at, rank);
   return run;
+}
+
+// A CPU rank's process on cores of its own (plan_rank_cpus) before it starts any thread, so that
+// its worker, LibTorch's threads and its backend's (Gloo's loop) inherit them. Unbound, the kernel
+// wakes a rank's Gloo thread on the core of the rank that sent to it, which goes on computing, and
+// the hand-off waits up to a scheduler tick (bench/README.md, "ranks bound to cores"). Pipelines
+// only: with replicas or tensor-parallel ranks Gloo's collectives run on threads of their own,
+// which a bound rank's worker then shares its cores with (measured slower with tp 2, no faster
+// with dp 2); check_run_config refuses --pin-workers on there.
+sched::Status bind_rank(RankRun& run) {
+  run.machine_cpus = usable_cpus();
+  const sim::ParallelLayout& layout = run.place.layout;
+  if (run.config.device != DeviceKind::kCpu || layout.dp > 1 || layout.tp > 1) return sched::Ok{};
+  const int threads = resolve_threads_per_worker(run.config.threads_per_worker, run.place.layout.devices());
+  auto cpus = plan_rank_cpus(run.config.pin_workers, run.env.local_rank, run.env.local_world_size, threads,
+                             run.machine_cpus);
+  if (!cpus) return sched::Error{"--pin-workers: " + cpus.error().message};
+  if (cpus->empty()) return sched::Ok{};
+  if (auto pinned = pin_current_thread(*cpus); !pinned) return pinned.error();
+  run.bound_cpus = std::move(cpus).value();
+  return sched::Ok{};
 }
 
 }  // namespace
 
 sched::Error rank_error(int rank, const std::string& message) {
   return sched::Error{fmt::format("rank {}: {}", rank, message)};
+}
+
+std::vector<std::vector<int>> bound_device_cpus(const RankRun& run) {
+  const sim::ParallelLayout& layout = run.place.layout;
+  if (run.bound_cpus.empty() || run.env.local_world_size != run.env.world_size) return {};
+  const int threads = resolve_threads_per_worker(run.config.threads_per_worker, layout.devices());
+  std::vector<std::vector<int>> out(static_cast<std::size_t>(layout.pp));
+  for (int r = 0; r < run.env.world_size; ++r) {
+    auto cpus = plan_rank_cpus(WorkerPinning::kOn, r, run.env.world_size, threads, run.machine_cpus);
+    if (!cpus) return {};
+    std::vector<int>& device = out[static_cast<std::size_t>(sim::coord_of(layout, r).pp)];
+    device.insert(device.end(), cpus->begin(), cpus->end());
+  }
+  for (std::vector<int>& cpus : out) std::sort(cpus.begin(), cpus.end());
+  return out;
 }
 
 // prepare_rank; then this rank's devices, the group of ranks (its tensor-parallel group before
@@ -279,6 +318,7 @@ sched::Result<RankRun> set_up_rank(const RunConfig& config, const DistributedOpt
   auto prepared = prepare_rank(config, options, *env, *die_at);
   if (!prepared) return prepared.error();
   RankRun run = std::move(prepared).value();
+  if (auto s = bind_rank(run); !s) return rank_error(rank, s.error().message);
   auto where = rank_compute_devices(*env, options.backend);
   if (!where) return where.error();
   run.where = std::move(where).value();

@@ -39,7 +39,13 @@ struct RankRun {
   std::shared_ptr<C10dReplicaSync> replicas;  // null without data parallelism
   std::unique_ptr<Executor> executor;
   std::vector<TensorMeta> metas;  // per stage, its output's dtype and shape for one micro-batch
+  std::vector<int> machine_cpus;  // the cores this machine's ranks share (the launch's mask)
+  std::vector<int> bound_cpus;    // this rank's own, every thread of it bound there; empty: not bound
 };
+
+// Per device, the cores its ranks on this machine were bound to (bind_rank in rank_run.cc); empty
+// when the ranks are not bound or span machines.
+std::vector<std::vector<int>> bound_device_cpus(const RankRun& run);
 
 sched::Result<RankRun> set_up_rank(const RunConfig& config, const DistributedOptions& options);
 

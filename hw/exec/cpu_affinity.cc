@@ -65,6 +65,20 @@ sched::Result<std::vector<std::vector<int>>> plan_worker_cpus(WorkerPinning pinn
   return plan;
 }
 
+sched::Result<std::vector<int>> plan_rank_cpus(WorkerPinning pinning, int local_rank, int local_ranks,
+                                               int threads_per_worker, const std::vector<int>& usable) {
+  if (local_ranks < 1 || local_rank < 0 || local_rank >= local_ranks || threads_per_worker < 1) {
+    return sched::Error{fmt::format("rank binding: local rank {} of {} ranks x {} threads", local_rank, local_ranks,
+                                    threads_per_worker)};
+  }
+  if (pinning == WorkerPinning::kOff) return std::vector<int>();
+  const auto needed = static_cast<std::size_t>(local_ranks) * static_cast<std::size_t>(threads_per_worker);
+  if (pinning == WorkerPinning::kAuto && needed > usable.size()) return std::vector<int>();
+  auto plan = plan_worker_cpus(WorkerPinning::kOn, local_ranks, threads_per_worker, usable);
+  if (!plan) return plan.error();
+  return plan->at(static_cast<std::size_t>(local_rank));
+}
+
 namespace {
 
 sched::Status pin_native(pthread_t thread, const std::vector<int>& cpus) {

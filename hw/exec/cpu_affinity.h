@@ -41,6 +41,19 @@ std::vector<int> usable_cpus();
 sched::Result<std::vector<std::vector<int>>> plan_worker_cpus(WorkerPinning pinning, int num_devices,
                                                               int threads_per_worker, const std::vector<int>& usable);
 
+// The cores of local rank r of `local_ranks` processes on one machine, each with t threads per
+// worker: usable[r*t .. (r+1)*t), as plan_worker_cpus gives device r. A rank's process is bound
+// whole (its worker, its main thread, its backend's threads), so unlike in-process workers it
+// needs no core left over: auto binds whenever local_ranks * t fit the usable cores. Empty when
+// off, or auto and they do not fit; an error when on and they do not, or local_rank is out of
+// range.
+//
+//   2 ranks x 1 thread, cores 0-1:   rank 0 -> core 0, rank 1 -> core 1
+//   2 ranks x 2 threads, cores 0-3:  rank 0 -> cores 0-1, rank 1 -> cores 2-3
+//   4 ranks x 1 thread, cores 0-1:   none (auto), an error (on)
+sched::Result<std::vector<int>> plan_rank_cpus(WorkerPinning pinning, int local_rank, int local_ranks,
+                                               int threads_per_worker, const std::vector<int>& usable);
+
 // Restricts `thread` to `cpus` (pthread_setaffinity_np); threads it starts later inherit them.
 sched::Status pin_thread(std::thread& thread, const std::vector<int>& cpus);
 // The same for the calling thread.

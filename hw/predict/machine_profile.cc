@@ -208,13 +208,14 @@ void run_stage(Model& model, const StageWork& w, const Batch& batch) {
   }
 }
 
-// The median F + B of each stage in `active`, each on its own thread, the threads started
-// together, timed on the stage's device clock (the executor's: host clock or CUDA events); 0 for
-// stages not active.
+// The median F + B of each stage in `active`, each on its own thread (on cpus[i] where given),
+// the threads started together, timed on the stage's device clock (the executor's: host clock or
+// CUDA events); 0 for stages not active.
 sched::Result<std::vector<sched::Nanoseconds>> time_stages(Model& model, const std::vector<StageWork>& work,
                                                            const Batch& batch, const std::vector<std::size_t>& active,
                                                            int threads, int repetitions,
-                                                           const ActionClockFactory& clocks) {
+                                                           const ActionClockFactory& clocks,
+                                                           const std::vector<std::vector<int>>& cpus) {
   std::vector<sched::Nanoseconds> medians(work.size(), 0);
   std::vector<std::string> errors(work.size());
   std::barrier<> start(static_cast<std::ptrdiff_t>(active.size()));
@@ -222,6 +223,9 @@ sched::Result<std::vector<sched::Nanoseconds>> time_stages(Model& model, const s
     std::vector<std::jthread> pool;
     for (const std::size_t i : active) {
       pool.emplace_back([&, i] {
+        if (i < cpus.size()) {
+          if (auto pinned = pin_current_thread(cpus[i]); !pinned) errors[i] = pinned.error().message;
+        }
         set_worker_threads(threads);
         std::vector<std::int64_t> samples;
         std::unique_ptr<ActionClock> clock = clocks ? clocks(static_cast<int>(i)) : nullptr;
@@ -250,7 +254,8 @@ sched::Result<std::vector<sched::Nanoseconds>> time_stages(Model& model, const s
 }
 
 sched::Status measure_contention(MachineProfile& out, const ComputeDevices& where, const ModelConfig& config,
-                                 int microbatch_size, int repetitions, std::vector<std::string>& notes) {
+                                 int microbatch_size, int repetitions, const std::vector<std::vector<int>>& cpus,
+                                 std::vector<std::string>& notes) {
   if (out.workers < 2) return sched::Ok{};
   auto model = build_model(config);
   if (!model) return model.error();
@@ -271,11 +276,11 @@ sched::Status measure_contention(MachineProfile& out, const ComputeDevices& wher
   for (int r = 0; r < kRounds; ++r) {
     sched::Nanoseconds alone = 0;
     for (const std::size_t i : everyone) {
-      auto t = time_stages(*model, work, batch, {i}, out.threads, per_round, options.clock);
+      auto t = time_stages(*model, work, batch, {i}, out.threads, per_round, options.clock, cpus);
       if (!t) return t.error();
       alone += (*t)[i];
     }
-    auto together = time_stages(*model, work, batch, everyone, out.threads, per_round, options.clock);
+    auto together = time_stages(*model, work, batch, everyone, out.threads, per_round, options.clock, cpus);
     if (!together) return together.error();
     sched::Nanoseconds at_once = 0;
     for (const sched::Nanoseconds t : *together) at_once += t;
@@ -299,7 +304,8 @@ sched::Status measure_contention(MachineProfile& out, const ComputeDevices& wher
 
 sched::Result<MachineProfile> profile_machine(const ModelConfig& model, int microbatch_size, int workers, int threads,
                                               int repetitions, std::vector<std::string>& notes,
-                                              const ComputeDevices& where) {
+                                              const ComputeDevices& where,
+                                              const std::vector<std::vector<int>>& worker_cpus) {
   if (workers < 1 || threads < 1 || repetitions < 1 || microbatch_size < 1) {
     return sched::Error{"machine profile: workers, threads, repetitions and micro-batch size must be >= 1"};
   }
@@ -311,7 +317,9 @@ sched::Result<MachineProfile> profile_machine(const ModelConfig& model, int micr
   try {
     if (auto s = measure_handoff(out, where, repetitions, notes); !s) return s.error();
     if (auto s = measure_dispatch(out, where, threads, repetitions); !s) return s.error();
-    if (auto s = measure_contention(out, where, model, microbatch_size, repetitions, notes); !s) return s.error();
+    if (auto s = measure_contention(out, where, model, microbatch_size, repetitions, worker_cpus, notes); !s) {
+      return s.error();
+    }
   } catch (const std::exception& e) {
     return sched::Error{fmt::format("machine profile: {}", torch_error_message(e))};
   }

@@ -55,10 +55,12 @@ struct MachineProfile {
 using sim::kUnboundedBandwidth;
 
 // `model` is the workload of the contention measurement (at `microbatch_size` samples); every
-// figure is measured on `where`'s devices.
+// figure is measured on `where`'s devices. `worker_cpus` (per worker; empty: not pinned) pins the
+// contention's workers as the run pins its own, so the factor is the one its placement sees.
 sched::Result<MachineProfile> profile_machine(const ModelConfig& model, int microbatch_size, int workers,
                                               int threads, int repetitions, std::vector<std::string>& notes,
-                                              const ComputeDevices& where);
+                                              const ComputeDevices& where,
+                                              const std::vector<std::vector<int>>& worker_cpus);
 
 // `workers` devices (memory unknown, speed 1) on one node with the measured contention and, on
 // the CPU, the node's cores and the workers' threads (so that workers beyond the cores wait for

@@ -359,7 +359,7 @@ sched::Result<Profile> profile_model(const ProfileOptions& options,
     const auto t1 = ProfileClock::now();
     const int middle = options.microbatch_sizes[options.microbatch_sizes.size() / 2];
     auto machine = profile_machine(options.model, middle, options.workers, options.threads, options.repetitions,
-                                   profile.notes, where);
+                                   profile.notes, where, options.worker_cpus);
     if (!machine) return machine.error();
     profile.machine = std::move(machine).value();
     say(fmt::format("machine: hand-off, dispatch overhead and contention in {:.1f} s",

@@ -53,6 +53,7 @@ struct ProfileOptions {
   // Devices of the cluster spec; with 2 or more, the contention factor of that many workers
   // running at once is measured (machine_profile.h).
   int workers = 2;
+  std::vector<std::vector<int>> worker_cpus;  // per worker, the cores of its contention timing; empty: unpinned
   bool measure_machine = true;  // hand-off, dispatch overhead, contention
   // Every contiguous range of layers' temporaries at every size (sim::StageTemporaries), ranges
   // of up to `max_range_layers` layers (0: as many as stage_memory.h's budget allows).

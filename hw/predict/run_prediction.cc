@@ -115,7 +115,7 @@ sched::Status obtain_costs(const RunConfig& c, const PredictionSettings& s, Pred
     auto where = make_compute_devices(c.device);
     if (!where) return where.error();
     auto machine = profile_machine(c.model, c.batch_size / c.num_microbatches, report.plan.schedule.num_devices(),
-                                   report.plan.threads_per_worker, s.repetitions, report.notes, **where);
+                                   report.plan.threads_per_worker, s.repetitions, report.notes, **where, {});
     if (!machine) return machine.error();
     report.cluster = cluster_from_machine(*machine);
   }

@@ -36,14 +36,20 @@ TEST_CASE("distributed env: torchrun's variables with defaults") {
   CHECK(env->rank == 2);
   CHECK(env->world_size == 4);
   CHECK(env->local_rank == 2);
+  CHECK(env->local_world_size == 4);
   CHECK(env->master_addr == "127.0.0.1");
   CHECK(env->master_port == 29500);
   env = read_distributed_env(lookup_in({{"RANK", "0"}, {"WORLD_SIZE", "1"}, {"LOCAL_RANK", "5"},
                                         {"MASTER_ADDR", "10.0.0.7"}, {"MASTER_PORT", "1234"}}));
   REQUIRE(env.ok());
   CHECK(env->local_rank == 5);
+  CHECK(env->local_world_size == 1);
   CHECK(env->master_addr == "10.0.0.7");
   CHECK(env->master_port == 1234);
+  env = read_distributed_env(lookup_in({{"RANK", "5"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"},
+                                        {"LOCAL_WORLD_SIZE", "4"}}));
+  REQUIRE(env.ok());
+  CHECK(env->local_world_size == 4);
   CHECK(distributed_env_present(lookup_in({{"WORLD_SIZE", "2"}})));
   CHECK_FALSE(distributed_env_present(lookup_in({})));
 }
@@ -58,6 +64,8 @@ TEST_CASE("distributed env: malformed variables are errors naming the variable")
       {{{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "70000"}}, "MASTER_PORT='70000'"},
       {{{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", ""}}, "MASTER_ADDR"},
       {{{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "a"}}, "LOCAL_RANK='a'"},
+      {{{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_WORLD_SIZE", "3"}}, "LOCAL_WORLD_SIZE='3'"},
+      {{{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"LOCAL_WORLD_SIZE", "0"}}, "LOCAL_WORLD_SIZE='0'"},
   };
   for (const auto& [vars, expected] : cases) {
     auto env = read_distributed_env(lookup_in(vars));

@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 
 #include "hw/hw_test_support.h"  // first: LibTorch (glog's CHECK is undefined there for Catch's)
 
@@ -65,6 +66,25 @@ TEST_CASE("worker pinning: auto pins only with a core left over, on fails where 
   CHECK(refused.error().message == "cannot pin 2 workers x 2 threads to cores of their own: 2 usable core(s) (0-1)");
   CHECK_FALSE(plan_worker_cpus(WorkerPinning::kOn, 0, 1, usable).ok());
   CHECK_FALSE(plan_worker_cpus(WorkerPinning::kAuto, 1, 0, usable).ok());
+}
+
+TEST_CASE("rank binding: a rank's process gets its slice whenever every rank fits with no core left over") {
+  const std::vector<int> two = {0, 1};
+  const std::vector<int> four = {0, 1, 4, 5};
+  CHECK(*plan_rank_cpus(WorkerPinning::kAuto, 0, 2, 1, two) == std::vector<int>{0});
+  CHECK(*plan_rank_cpus(WorkerPinning::kAuto, 1, 2, 1, two) == std::vector<int>{1});
+  CHECK(*plan_rank_cpus(WorkerPinning::kOn, 1, 2, 2, four) == std::vector<int>{4, 5});
+  CHECK(plan_rank_cpus(WorkerPinning::kAuto, 3, 4, 1, two)->empty());
+  CHECK(plan_rank_cpus(WorkerPinning::kOff, 0, 2, 1, two)->empty());
+  auto refused = plan_rank_cpus(WorkerPinning::kOn, 3, 4, 1, two);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error().message, Catch::Contains("cannot pin 4 workers x 1 threads"));
+  for (auto [rank, ranks, threads] : {std::tuple{2, 2, 1}, std::tuple{-1, 2, 1}, std::tuple{0, 0, 1},
+                                      std::tuple{0, 2, 0}}) {
+    auto bad = plan_rank_cpus(WorkerPinning::kAuto, rank, ranks, threads, two);
+    REQUIRE_FALSE(bad.ok());
+    CHECK_THAT(bad.error().message, Catch::Contains("rank binding: local rank"));
+  }
 }
 
 TEST_CASE("worker pinning: names, core lists and the plan's description") {

@@ -78,11 +78,23 @@ TEST_CASE("profile on a device: bytes come from the device's meter, equal to the
   CHECK(std::is_sorted(heard.begin(), heard.end()));
 }
 
+TEST_CASE("profile on a device: the contention's workers run on the cores given and a core out of range is an error") {
+  ScriptedDevices devices;
+  devices.counting_allocator = true;
+  std::vector<std::string> notes;
+  auto pinned = profile_machine(testing::tiny_mlp(), 2, 2, 1, 2, notes, devices, {{0}, {0}});
+  REQUIRE(pinned.ok());
+  CHECK(pinned->contention_factor == 1.0);
+  auto refused = profile_machine(testing::tiny_mlp(), 2, 2, 1, 2, notes, devices, {{0}, {100000}});
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error().message, Catch::Contains("contention: pin_thread: core 100000 is out of range"));
+}
+
 TEST_CASE("profile on a device: hand-off, dispatch and contention are measured on the device") {
   ScriptedDevices devices;
   devices.counting_allocator = true;
   std::vector<std::string> notes;
-  auto machine = profile_machine(testing::tiny_mlp(), 2, 2, 1, 2, notes, devices);
+  auto machine = profile_machine(testing::tiny_mlp(), 2, 2, 1, 2, notes, devices, {});
   REQUIRE(machine.ok());
   CHECK(machine->device == DeviceKind::kCuda);  // the stand-in is a queued device
   // Each hand-off is the two receiver's marks around SEND + RECV: one mark apart at every size.
