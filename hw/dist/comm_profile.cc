@@ -76,9 +76,11 @@ sched::Result<std::int64_t> time_all_reduce(TensorParallelGroup& group, sched::B
 }
 
 // Replica 0's tensor group of device 0 times its all-reduce at 4 bytes and at the largest buffer
-// its layers all-reduce; its tensor rank 0 returns [latency ns, bandwidth B/s, bytes, small ns,
-// large ns] (sim::ring_all_reduce_link), every other rank null.
-sched::Result<json> time_tensor_all_reduce(RankRun& run, int repetitions) {
+// its layers all-reduce, the two in `rounds` rounds in turn, each size's median round kept (one
+// round of each gave 0.5-0.9 ms and 1.5-3.3 ms in three runs a minute apart: bench/README.md,
+// "ranks bound to cores"); its tensor rank 0 returns [latency ns, bandwidth B/s, bytes, small
+// ns, large ns] (sim::ring_all_reduce_link), every other rank null.
+sched::Result<json> time_tensor_all_reduce(RankRun& run, int repetitions, int rounds) {
   const sim::ParallelLayout& layout = run.place.layout;
   if (layout.tp < 2 || run.place.replica != 0 || run.place.device != 0) return json();
   auto microbatch = sim::microbatch_size(run.config.batch_size, run.config.num_microbatches * run.config.data_parallel);
@@ -87,14 +89,21 @@ sched::Result<json> time_tensor_all_reduce(RankRun& run, int repetitions) {
   if (!counted) return counted.error();
   sched::Bytes largest = 8;
   for (const LayerCollectives& c : *counted) largest = std::max(largest, c.bytes);
-  auto small = time_all_reduce(*run.tensor_parallel.group, 4, repetitions);
-  if (!small) return small.error();
-  auto large = time_all_reduce(*run.tensor_parallel.group, largest, repetitions);
-  if (!large) return large.error();
-  auto link = sim::ring_all_reduce_link(layout.tp, 4, *small, largest, *large);
+  std::vector<std::int64_t> small_rounds, large_rounds;
+  for (int r = 0; r < std::max(1, rounds); ++r) {
+    auto small = time_all_reduce(*run.tensor_parallel.group, 4, repetitions);
+    if (!small) return small.error();
+    small_rounds.push_back(*small);
+    auto large = time_all_reduce(*run.tensor_parallel.group, largest, repetitions);
+    if (!large) return large.error();
+    large_rounds.push_back(*large);
+  }
+  const std::int64_t small = summarize_timings(small_rounds).median_ns;
+  const std::int64_t large = summarize_timings(large_rounds).median_ns;
+  auto link = sim::ring_all_reduce_link(layout.tp, 4, small, largest, large);
   if (!link) return link.error();
   if (run.place.tensor_rank != 0) return json();
-  return json::array({link->latency_ns, link->bandwidth_bytes_per_s, largest, *small, *large});
+  return json::array({link->latency_ns, link->bandwidth_bytes_per_s, largest, small, large});
 }
 
 // Replica 0's ranks of devices 0 and 1 fit one way = o + latency + bytes / bandwidth at 4 bytes
@@ -216,7 +225,7 @@ sched::Result<CommProfile> profile_comm(RankRun& run, int repetitions, int round
   if (!slice) return rank_error(run.env.rank, slice.error().message);
   auto stages = time_stages(run, repetitions);
   if (!stages) return rank_error(run.env.rank, stages.error().message);
-  auto tensor = time_tensor_all_reduce(run, repetitions);
+  auto tensor = time_tensor_all_reduce(run, repetitions, rounds);
   if (!tensor) return rank_error(run.env.rank, tensor.error().message);
   const json part = {
       {"handoff", *handoff}, {"stages", *stages}, {"tensor", *tensor}, {"rank_device", run.place.device},

@@ -48,7 +48,7 @@ struct CommProfile {
   // With tp > 1: the ring link the tensor-parallel all-reduces were fitted to, and what was timed.
   std::optional<sim::LinkSpec> tensor_link;
   sched::Bytes tensor_bytes = 0;  // the largest buffer
-  sched::Nanoseconds tensor_small_ns = 0;  // mean all-reduce of 4 bytes
+  sched::Nanoseconds tensor_small_ns = 0;  // all-reduce of 4 bytes: the median round's mean
   sched::Nanoseconds tensor_large_ns = 0;  // and of tensor_bytes
   // With more threads than cores and pp >= 2: the OS time slice the ranks saw (core_slice_probe.h).
   std::optional<sched::Nanoseconds> core_slice_ns;
@@ -56,7 +56,8 @@ struct CommProfile {
 
 // Every rank calls it at the same point of the run, after set_up_rank; rank 0 gets the whole
 // profile, the others an empty one. Every wait has the run's deadline. Each timing takes
-// `repetitions` samples; the hand-off's two sizes are timed in `rounds` rounds in turn.
+// `repetitions` samples; the hand-off's two sizes, and the tensor-parallel all-reduce's, are
+// timed in `rounds` rounds in turn.
 sched::Result<CommProfile> profile_comm(RankRun& run, int repetitions, int rounds);
 
 }  // namespace pipeworks::hw
