@@ -73,7 +73,11 @@ sched::Result<std::vector<int>> plan_rank_cpus(WorkerPinning pinning, int local_
   }
   if (pinning == WorkerPinning::kOff) return std::vector<int>();
   const auto needed = static_cast<std::size_t>(local_ranks) * static_cast<std::size_t>(threads_per_worker);
-  if (pinning == WorkerPinning::kAuto && needed > usable.size()) return std::vector<int>();
+  if (needed > usable.size()) {
+    if (pinning == WorkerPinning::kAuto) return std::vector<int>();
+    return sched::Error{fmt::format("cannot bind {} ranks x {} threads to cores of their own: {} usable core(s) ({})",
+                                    local_ranks, threads_per_worker, usable.size(), format_cpu_list(usable))};
+  }
   auto plan = plan_worker_cpus(WorkerPinning::kOn, local_ranks, threads_per_worker, usable);
   if (!plan) return plan.error();
   return plan->at(static_cast<std::size_t>(local_rank));

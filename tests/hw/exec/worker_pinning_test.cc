@@ -78,7 +78,7 @@ TEST_CASE("rank binding: a rank's process gets its slice whenever every rank fit
   CHECK(plan_rank_cpus(WorkerPinning::kOff, 0, 2, 1, two)->empty());
   auto refused = plan_rank_cpus(WorkerPinning::kOn, 3, 4, 1, two);
   REQUIRE_FALSE(refused.ok());
-  CHECK_THAT(refused.error().message, Catch::Contains("cannot pin 4 workers x 1 threads"));
+  CHECK_THAT(refused.error().message, Catch::Contains("cannot bind 4 ranks x 1 threads to cores of their own: 2 usable core(s) (0-1)"));
   for (auto [rank, ranks, threads] : {std::tuple{2, 2, 1}, std::tuple{-1, 2, 1}, std::tuple{0, 0, 1},
                                       std::tuple{0, 2, 0}}) {
     auto bad = plan_rank_cpus(WorkerPinning::kAuto, rank, ranks, threads, two);
