@@ -263,8 +263,9 @@ sched::Result<RankRun> prepare_rank(const RunConfig& config, const DistributedOp
   return run;
 }
 
-// A CPU rank's process on cores of its own (plan_rank_cpus) before it starts any thread, so that
-// its worker, LibTorch's threads and its backend's (Gloo's loop) inherit them. Unbound, the kernel
+// A CPU rank's process on cores of its own (plan_rank_cpus): every thread it has (pin_process),
+// and, bound before its backend connects and its executor starts, its worker, LibTorch's threads
+// and its backend's (Gloo's loop) inherit them. Unbound, the kernel
 // wakes a rank's Gloo thread on the core of the rank that sent to it, which goes on computing, and
 // the hand-off waits up to a scheduler tick (bench/README.md, "ranks bound to cores"). Pipelines
 // only: with replicas or tensor-parallel ranks Gloo's collectives run on threads of their own,
@@ -279,7 +280,7 @@ sched::Status bind_rank(RankRun& run) {
                              run.machine_cpus);
   if (!cpus) return sched::Error{"--pin-workers: " + cpus.error().message};
   if (cpus->empty()) return sched::Ok{};
-  if (auto pinned = pin_current_thread(*cpus); !pinned) return pinned.error();
+  if (auto pinned = pin_process(*cpus); !pinned) return pinned.error();
   run.bound_cpus = std::move(cpus).value();
   return sched::Ok{};
 }

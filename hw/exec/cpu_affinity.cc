@@ -1,10 +1,13 @@
 // Worker-to-core pinning (see cpu_affinity.h).
 #include "hw/exec/cpu_affinity.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -85,7 +88,7 @@ sched::Result<std::vector<int>> plan_rank_cpus(WorkerPinning pinning, int local_
 
 namespace {
 
-sched::Status pin_native(pthread_t thread, const std::vector<int>& cpus) {
+sched::Result<cpu_set_t> cpu_set_of(const std::vector<int>& cpus) {
   if (cpus.empty()) return sched::Error{"pin_thread: no cores given"};
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -93,7 +96,13 @@ sched::Status pin_native(pthread_t thread, const std::vector<int>& cpus) {
     if (c < 0 || c >= CPU_SETSIZE) return sched::Error{fmt::format("pin_thread: core {} is out of range", c)};
     CPU_SET(c, &set);
   }
-  if (const int rc = pthread_setaffinity_np(thread, sizeof(set), &set); rc != 0) {
+  return set;
+}
+
+sched::Status pin_native(pthread_t thread, const std::vector<int>& cpus) {
+  auto set = cpu_set_of(cpus);
+  if (!set) return set.error();
+  if (const int rc = pthread_setaffinity_np(thread, sizeof(*set), &*set); rc != 0) {
     return sched::Error{fmt::format("cannot pin a worker to cores {}: {}", format_cpu_list(cpus), std::strerror(rc))};
   }
   return sched::Ok{};
@@ -106,6 +115,25 @@ sched::Status pin_thread(std::thread& thread, const std::vector<int>& cpus) {
 }
 
 sched::Status pin_current_thread(const std::vector<int>& cpus) { return pin_native(pthread_self(), cpus); }
+
+sched::Status pin_process(const std::vector<int>& cpus) {
+  auto set = cpu_set_of(cpus);
+  if (!set) return set.error();
+  if (auto s = pin_current_thread(cpus); !s) return s;
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return sched::Error{fmt::format("cannot list this process's threads: {}", std::strerror(errno))};
+  sched::Status status = sched::Ok{};
+  while (const dirent* entry = readdir(dir)) {
+    const pid_t tid = static_cast<pid_t>(std::strtol(entry->d_name, nullptr, 10));
+    // A thread that ended since the listing (ESRCH) has nothing left to bind.
+    if (tid > 0 && sched_setaffinity(tid, sizeof(*set), &*set) != 0 && errno != ESRCH) {
+      status = sched::Error{fmt::format("cannot bind thread {} to cores {}: {}", tid, format_cpu_list(cpus),
+                                        std::strerror(errno))};
+    }
+  }
+  closedir(dir);
+  return status;
+}
 
 std::string format_cpu_list(const std::vector<int>& cpus) {
   std::string out;

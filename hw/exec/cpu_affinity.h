@@ -59,6 +59,10 @@ sched::Status pin_thread(std::thread& thread, const std::vector<int>& cpus);
 // The same for the calling thread.
 sched::Status pin_current_thread(const std::vector<int>& cpus);
 
+// Restricts every thread this process has now to `cpus`, the calling one first (threads started
+// later inherit from the thread that starts them). Errors name the thread that could not be.
+sched::Status pin_process(const std::vector<int>& cpus);
+
 // "0-1", "2,5,7": a core list as taskset and /proc print it.
 std::string format_cpu_list(const std::vector<int>& cpus);
 

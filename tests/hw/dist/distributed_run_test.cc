@@ -12,6 +12,7 @@
 
 #include "hw/dist/launcher.h"
 #include "hw/dist/launch_support.h"
+#include "hw/exec/cpu_affinity.h"
 #include "hw/exec/executor.h"
 #include "hw/model/model_zoo.h"
 #include "hw/model/stage_cell.h"
@@ -144,6 +145,32 @@ TEST_CASE("distributed run: every schedule kind over Gloo ranks matches the in-p
       fs::remove_all(dir);
     }
   }
+}
+
+// The report's worker_cpus of a 2-rank run with these layout flags.
+nlohmann::json reported_worker_cpus(const std::string& name, std::vector<std::string> args) {
+  const fs::path dir = fresh_dir(name);
+  args.insert(args.end(), {"-M", "2", "--batch", "8", "--steps", "1", "--json", (dir / "report.json").string()});
+  const Launched launched = launch_run(2, args);
+  INFO(launched.out << launched.err);
+  REQUIRE(launched.result.exit_code == 0);
+  std::ifstream in(dir / "report.json");
+  const nlohmann::json cpus = nlohmann::json::parse(in).at("worker_cpus");
+  fs::remove_all(dir);
+  return cpus;
+}
+
+TEST_CASE("distributed run: a pipeline's ranks are bound to cores of their own where they fit", "[distributed]") {
+  const std::vector<int> usable = usable_cpus();
+  const nlohmann::json bound = reported_worker_cpus("bound", {"-K", "2", "--intra-op-threads", "1"});
+  if (usable.size() >= 2) {
+    CHECK(bound == nlohmann::json::array({{usable[0]}, {usable[1]}}));
+  } else {
+    CHECK(bound.empty());
+  }
+  CHECK(reported_worker_cpus("off", {"-K", "2", "--intra-op-threads", "1", "--pin-workers", "off"}).empty());
+  // Replicas run their collectives on Gloo's own threads, which a bound rank would crowd: unbound.
+  CHECK(reported_worker_cpus("replicas", {"--pp", "1", "--dp", "2", "--intra-op-threads", "1"}).empty());
 }
 
 TEST_CASE("distributed run: WORLD_SIZE must match the schedule's devices", "[distributed]") {

@@ -3,6 +3,8 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <set>
@@ -85,6 +87,28 @@ TEST_CASE("rank binding: a rank's process gets its slice whenever every rank fit
     REQUIRE_FALSE(bad.ok());
     CHECK_THAT(bad.error().message, Catch::Contains("rank binding: local rank"));
   }
+}
+
+TEST_CASE("rank binding: pin_process binds every thread the process already has") {
+  const std::vector<int> usable = usable_cpus();
+  std::atomic<bool> stop{false};
+  std::thread earlier([&stop] {
+    while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  const std::vector<int> one = {usable.front()};
+  const sched::Status bound = pin_process(one);
+  const std::map<std::string, std::string> lists = thread_cpu_lists();
+  const sched::Status restored = pin_process(usable);  // the other tests run on the whole mask
+  stop = true;
+  earlier.join();
+  REQUIRE(bound.ok());
+  REQUIRE(restored.ok());
+  REQUIRE(lists.size() >= 2);
+  for (const auto& [tid, list] : lists) CHECK(list == format_cpu_list(one));
+  for (const auto& [tid, list] : thread_cpu_lists()) CHECK(list == format_cpu_list(usable));
+  auto refused = pin_process({-1});
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error().message, Catch::Contains("core -1 is out of range"));
 }
 
 TEST_CASE("worker pinning: names, core lists and the plan's description") {
