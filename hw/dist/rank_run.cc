@@ -265,10 +265,9 @@ sched::Result<RankRun> prepare_rank(const RunConfig& config, const DistributedOp
 
 // A CPU rank's process on cores of its own (plan_rank_cpus): every thread it has (pin_process),
 // and, bound before its backend connects and its executor starts, its worker, LibTorch's threads
-// and its backend's (Gloo's loop) inherit them. Unbound, the kernel
-// wakes a rank's Gloo thread on the core of the rank that sent to it, which goes on computing, and
-// the hand-off waits up to a scheduler tick (bench/README.md, "ranks bound to cores"). Pipelines
-// only: with replicas or tensor-parallel ranks Gloo's collectives run on threads of their own,
+// and its backend's (Gloo's loop) inherit them. Unbound, the kernel wakes a rank's Gloo thread on
+// the core of the rank that sent to it, which goes on computing, and the hand-off waits up to a
+// scheduler tick (bench/README.md, "ranks bound to cores"). Pipelines only: with replicas or tensor-parallel ranks Gloo's collectives run on threads of their own,
 // which a bound rank's worker then shares its cores with (measured slower with tp 2, no faster
 // with dp 2); check_run_config refuses --pin-workers on there.
 sched::Status bind_rank(RankRun& run) {

@@ -126,9 +126,11 @@ sched::Status pin_process(const std::vector<int>& cpus) {
   while (const dirent* entry = readdir(dir)) {
     const pid_t tid = static_cast<pid_t>(std::strtol(entry->d_name, nullptr, 10));
     // A thread that ended since the listing (ESRCH) has nothing left to bind.
-    if (tid > 0 && sched_setaffinity(tid, sizeof(*set), &*set) != 0 && errno != ESRCH) {
+    if (tid <= 0 || sched_setaffinity(tid, sizeof(*set), &*set) == 0) continue;
+    const int error = errno;
+    if (error != ESRCH) {
       status = sched::Error{fmt::format("cannot bind thread {} to cores {}: {}", tid, format_cpu_list(cpus),
-                                        std::strerror(errno))};
+                                        std::strerror(error))};
     }
   }
   closedir(dir);
