@@ -136,6 +136,12 @@ sched::Status connect_replicas(RankRun& run, const DistributedOptions& options) 
   return sched::Ok{};
 }
 
+// A rank's intra-op threads: the machine's cores shared by every rank of every replica (with one
+// pipeline the executor resolves the same against its schedule's devices, the pipeline ranks).
+int rank_threads(const RankRun& run) {
+  return resolve_threads_per_worker(run.config.threads_per_worker, run.place.layout.devices());
+}
+
 // The executor of this rank's program: its device only, its replica's micro-batches and, with
 // data parallelism, its ReplicaSync in place of its own optimizers.
 sched::Status make_rank_executor(RankRun& run, const DistributedOptions& options,
@@ -147,8 +153,7 @@ sched::Status make_rank_executor(RankRun& run, const DistributedOptions& options
     // The machine's cores shared by every rank of every replica; pinning is by device, which the
     // replicas and tensor-parallel ranks of a device would share (check_run_config refuses
     // --pin-workers on).
-    executor_options.threads_per_worker =
-        resolve_threads_per_worker(run.config.threads_per_worker, run.place.layout.devices());
+    executor_options.threads_per_worker = rank_threads(run);
     executor_options.pin_workers = WorkerPinning::kOff;
   }
   if (!run.bound_cpus.empty()) executor_options.pin_workers = WorkerPinning::kOff;  // bound whole (bind_rank)
@@ -267,16 +272,16 @@ sched::Result<RankRun> prepare_rank(const RunConfig& config, const DistributedOp
 // and, bound before its backend connects and its executor starts, its worker, LibTorch's threads
 // and its backend's (Gloo's loop) inherit them. Unbound, the kernel wakes a rank's Gloo thread on
 // the core of the rank that sent to it, which goes on computing, and the hand-off waits up to a
-// scheduler tick (bench/README.md, "ranks bound to cores"). Pipelines only: with replicas or tensor-parallel ranks Gloo's collectives run on threads of their own,
-// which a bound rank's worker then shares its cores with (measured slower with tp 2, no faster
-// with dp 2); check_run_config refuses --pin-workers on there.
+// scheduler tick (bench/README.md, "ranks bound to cores"). Pipelines only: with replicas or
+// tensor-parallel ranks Gloo's collectives run on threads of their own, which a bound rank's
+// worker then shares its cores with (measured slower with tp 2, no faster with dp 2);
+// check_run_config refuses --pin-workers on there.
 sched::Status bind_rank(RankRun& run) {
   run.machine_cpus = usable_cpus();
   const sim::ParallelLayout& layout = run.place.layout;
   if (run.config.device != DeviceKind::kCpu || layout.dp > 1 || layout.tp > 1) return sched::Ok{};
-  const int threads = resolve_threads_per_worker(run.config.threads_per_worker, run.place.layout.devices());
-  auto cpus = plan_rank_cpus(run.config.pin_workers, run.env.local_rank, run.env.local_world_size, threads,
-                             run.machine_cpus);
+  auto cpus = plan_rank_cpus(run.config.pin_workers, run.env.local_rank, run.env.local_world_size,
+                             rank_threads(run), run.machine_cpus);
   if (!cpus) return sched::Error{"--pin-workers: " + cpus.error().message};
   if (cpus->empty()) return sched::Ok{};
   if (auto pinned = pin_process(*cpus); !pinned) return pinned.error();
@@ -293,7 +298,7 @@ sched::Error rank_error(int rank, const std::string& message) {
 std::vector<std::vector<int>> bound_device_cpus(const RankRun& run) {
   const sim::ParallelLayout& layout = run.place.layout;
   if (run.bound_cpus.empty() || run.env.local_world_size != run.env.world_size) return {};
-  const int threads = resolve_threads_per_worker(run.config.threads_per_worker, layout.devices());
+  const int threads = rank_threads(run);
   std::vector<std::vector<int>> out(static_cast<std::size_t>(layout.pp));
   for (int r = 0; r < run.env.world_size; ++r) {
     auto cpus = plan_rank_cpus(WorkerPinning::kOn, r, run.env.world_size, threads, run.machine_cpus);
