@@ -53,6 +53,12 @@ std::string machine_summary(const hw::MachineProfile& m) {
                        m.workers, m.contention_factor, sim::format_duration(m.contention_concurrent.median_ns),
                        sim::format_duration(m.contention_alone.median_ns));
   }
+  if (m.device == hw::DeviceKind::kCpu) {
+    out += fmt::format("idle slowdown: F+B after {} ms asleep takes {:.3f}x its time back to back ({} vs {}, the "
+                       "first stage's)\n",
+                       hw::kIdleSlowdownAfter.count(), m.idle_slowdown, sim::format_duration(m.idle_after.median_ns),
+                       sim::format_duration(m.idle_hot.median_ns));
+  }
   return out;
 }
 

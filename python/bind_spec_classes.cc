@@ -133,6 +133,10 @@ void bind_cluster_classes(py::module_& m) {
       .def_readwrite("threads_per_device", &sim::ClusterSpec::threads_per_device)
       .def_readwrite("core_slice_ns", &sim::ClusterSpec::core_slice_ns,
                      "how long a device computing back to back keeps its core while others wait (0: none)")
+      .def_readwrite("idle_slowdown", &sim::ClusterSpec::idle_slowdown,
+                     "an action after its device idled takes up to this factor of its time (1: never slower)")
+      .def_readwrite("idle_slowdown_after_ns", &sim::ClusterSpec::idle_slowdown_after_ns,
+                     "the idle time from which idle_slowdown applies in full (linear before)")
       .def_property_readonly("compute_slots", &sim::ClusterSpec::compute_slots,
                              "devices of a node that compute at once (0: no limit)")
       .def_property_readonly("num_devices", &sim::ClusterSpec::num_devices)
@@ -191,6 +195,10 @@ void bind_cost_model_classes(py::module_& m) {
                      "devices of one contention group that compute at once; the others wait (0: no limit)")
       .def_readwrite("compute_slice_ns", &sim::CostModel::compute_slice_ns,
                      "how long a device computing back to back keeps its slot while others wait (0: none)")
+      .def_readwrite("idle_slowdown", &sim::CostModel::idle_slowdown,
+                     "an action after its device idled takes up to this factor of its time (1: never slower)")
+      .def_readwrite("idle_slowdown_after_ns", &sim::CostModel::idle_slowdown_after_ns,
+                     "the idle time from which idle_slowdown applies in full (linear before)")
       .def_readwrite("microbatch_size", &sim::CostModel::microbatch_size)
       .def("check", [](const sim::CostModel& c) { unwrap_status(sim::check_cost_model(c)); });
 }

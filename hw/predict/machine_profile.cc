@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -168,6 +169,19 @@ sched::Status measure_dispatch(MachineProfile& out, const ComputeDevices& where,
   return sched::Ok{};
 }
 
+// The factors below (contention, idle slowdown) compare two conditions that alternate in this
+// many rounds, each round giving one ratio, so load from other processes that comes and goes hits
+// both sides alike; the factor is the median ratio, and one below 1 is noise: 1, with a note.
+constexpr int kFactorRounds = 5;
+
+double factor_of_rounds(std::vector<double> ratios, std::string_view what, std::vector<std::string>& notes) {
+  if (ratios.empty()) return 1.0;
+  std::sort(ratios.begin(), ratios.end());
+  const double factor = ratios[ratios.size() / 2];
+  if (factor < 1.0) notes.push_back(fmt::format("{} measured {:.3f}x (noise); using 1", what, factor));
+  return std::max(1.0, factor);
+}
+
 // One worker's share of a pipeline: layers [begin, end) of the one model, on their stage's input.
 struct StageWork {
   int begin = 0;
@@ -267,13 +281,11 @@ sched::Status measure_contention(MachineProfile& out, const ComputeDevices& wher
   if (work.size() < 2) return sched::Ok{};  // one layer: nothing to run at once
   std::vector<std::size_t> everyone(work.size());
   for (std::size_t i = 0; i < work.size(); ++i) everyone[i] = i;
-  // Alone (each stage in turn) and together alternate in rounds and the factor is the median of
-  // the per-round ratios, so load from other processes that comes and goes hits both sides alike.
-  constexpr int kRounds = 5;
+  // Alone (each stage in turn) and together alternate in rounds (kFactorRounds).
   const int per_round = std::max(1, repetitions / 2);
   std::vector<double> ratios;
   std::vector<std::int64_t> alone_all, together_all;
-  for (int r = 0; r < kRounds; ++r) {
+  for (int r = 0; r < kFactorRounds; ++r) {
     sched::Nanoseconds alone = 0;
     for (const std::size_t i : everyone) {
       auto t = time_stages(*model, work, batch, {i}, out.threads, per_round, options.clock, cpus);
@@ -290,13 +302,86 @@ sched::Status measure_contention(MachineProfile& out, const ComputeDevices& wher
   }
   out.contention_alone = summarize_timings(alone_all);
   out.contention_concurrent = summarize_timings(together_all);
-  std::sort(ratios.begin(), ratios.end());
-  const double factor = ratios.empty() ? 1.0 : ratios[ratios.size() / 2];
-  if (factor < 1.0) {
-    notes.push_back(fmt::format("contention: {} workers measured {:.3f}x the time alone (noise); using 1",
-                                out.workers, factor));
+  out.contention_factor =
+      factor_of_rounds(std::move(ratios), fmt::format("contention: {} workers at once against alone", out.workers), notes);
+  return sched::Ok{};
+}
+
+// F + B of `w`, `count` times, each after a sleep of `pause` (none: back to back); the median.
+std::int64_t median_stage_ns(Model& model, const StageWork& w, const Batch& batch, int count,
+                             std::chrono::microseconds pause) {
+  std::vector<std::int64_t> samples;
+  for (int i = 0; i < count; ++i) {
+    if (pause.count() > 0) std::this_thread::sleep_for(pause);
+    const Clock::time_point t0 = Clock::now();
+    run_stage(model, w, batch);
+    samples.push_back(ns_between(t0, Clock::now()));
   }
-  out.contention_factor = std::max(1.0, factor);
+  return summarize_timings(std::move(samples)).median_ns;
+}
+
+// Runs the F+B of `w` over and over on its own thread (on `cpus` where given) until destroyed: the
+// other workers of a pipeline, which compute while one of them waits.
+class BusyStage {
+ public:
+  BusyStage(Model& model, const StageWork& w, const Batch& batch, const std::vector<int>& cpus, int threads)
+      : thread_([&model, &w, &batch, cpus, threads](std::stop_token stop) {
+          if (!cpus.empty()) (void)pin_current_thread(cpus);  // a core out of range fails the measured side
+          set_worker_threads(threads);
+          try {
+            while (!stop.stop_requested()) run_stage(model, w, batch);
+          } catch (const std::exception&) {
+            // The measured side runs the same model and reports an error of its own.
+          }
+        }) {}
+
+ private:
+  std::jthread thread_;
+};
+
+// On the CPU: how much slower the first stage's F+B runs after its worker slept kIdleSlowdownAfter
+// than back to back (machine_profile.h), with the second stage computing meanwhile where there is
+// one, as a pipeline's other worker does; on the workers' cores where the run pins them.
+sched::Status measure_idle_slowdown(MachineProfile& out, const ComputeDevices& where, const ModelConfig& config,
+                                    int microbatch_size, int repetitions, const std::vector<std::vector<int>>& cpus,
+                                    std::vector<std::string>& notes) {
+  if (where.asynchronous()) return sched::Ok{};  // queued kernels: the host's idling is not theirs
+  auto model = build_model(config);
+  if (!model) return model.error();
+  const Batch batch = make_batch(config, microbatch_size, config.seed);
+  const std::vector<StageWork> work = split_work(*model, batch, out.workers, where);
+  const int per_round = std::max(1, repetitions / 2);
+  std::vector<std::int64_t> hot, after;
+  std::vector<double> ratios;
+  std::string error;
+  std::optional<BusyStage> other;
+  if (work.size() > 1) other.emplace(*model, work[1], batch, cpus.size() > 1 ? cpus[1] : std::vector<int>{}, out.threads);
+  std::jthread([&] {
+    if (!cpus.empty()) {
+      if (auto pinned = pin_current_thread(cpus.front()); !pinned) {
+        error = pinned.error().message;
+        return;
+      }
+    }
+    set_worker_threads(out.threads);
+    try {
+      (void)median_stage_ns(*model, work.front(), batch, kWarmup, std::chrono::microseconds{0});
+      for (int r = 0; r < kFactorRounds; ++r) {
+        hot.push_back(median_stage_ns(*model, work.front(), batch, per_round, std::chrono::microseconds{0}));
+        after.push_back(median_stage_ns(*model, work.front(), batch, per_round, kIdleSlowdownAfter));
+        if (hot.back() > 0) ratios.push_back(static_cast<double>(after.back()) / static_cast<double>(hot.back()));
+      }
+    } catch (const std::exception& e) {
+      error = torch_error_message(e);
+    }
+  }).join();
+  other.reset();
+  if (!error.empty()) return sched::Error{"idle slowdown: " + error};
+  out.idle_hot = summarize_timings(hot);
+  out.idle_after = summarize_timings(after);
+  out.idle_slowdown = factor_of_rounds(
+      std::move(ratios), fmt::format("idle slowdown: F+B after {} ms asleep against back to back", kIdleSlowdownAfter.count()),
+      notes);
   return sched::Ok{};
 }
 
@@ -318,6 +403,9 @@ sched::Result<MachineProfile> profile_machine(const ModelConfig& model, int micr
     if (auto s = measure_handoff(out, where, repetitions, notes); !s) return s.error();
     if (auto s = measure_dispatch(out, where, threads, repetitions); !s) return s.error();
     if (auto s = measure_contention(out, where, model, microbatch_size, repetitions, worker_cpus, notes); !s) {
+      return s.error();
+    }
+    if (auto s = measure_idle_slowdown(out, where, model, microbatch_size, repetitions, worker_cpus, notes); !s) {
       return s.error();
     }
   } catch (const std::exception& e) {
@@ -349,6 +437,10 @@ sim::ClusterSpec cluster_from_machine(const MachineProfile& machine) {
   cluster.contention_factor = std::max(1.0, machine.contention_factor);
   cluster.cores = machine.cores;
   cluster.threads_per_device = std::max(1, machine.threads);
+  if (machine.idle_slowdown > 1.0) {
+    cluster.idle_slowdown = machine.idle_slowdown;
+    cluster.idle_slowdown_after_ns = std::chrono::nanoseconds(kIdleSlowdownAfter).count();
+  }
   return cluster;
 }
 

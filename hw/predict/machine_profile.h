@@ -14,7 +14,13 @@
 //                 median over 5 alternating rounds of
 //                 sum over stages of median(F+B, all K at once) / sum of median(F+B, each alone),
 //                 each F+B on its device's clock (GPUs sharing one contend on it)
+//   idle slowdown CPU: the first stage's F+B (the whole model with one worker), median over 5
+//                 rounds of median(F+B, each after a sleep of kIdleSlowdownAfter) / median(F+B,
+//                 back to back), the two alternating in each round, the second stage's F+B
+//                 running meanwhile on a thread of its own (a pipeline's other worker)
 #pragma once
+
+#include <chrono>
 
 #include <string>
 #include <vector>
@@ -44,11 +50,19 @@ struct MachineProfile {
   double contention_factor = 1;   // >= 1
   Timing contention_alone;        // per round: the stages' F+B medians summed, each stage alone
   Timing contention_concurrent;   // the same with every stage at once
+  double idle_slowdown = 1;       // >= 1; CPU only (1 on GPUs, not measured)
+  Timing idle_hot;                // per round: the stage's F+B median, back to back
+  Timing idle_after;              // the same, each after kIdleSlowdownAfter asleep
   int workers = 1;
   int threads = 1;
   int cores = 0;  // CPU: the cores this process may run on (its affinity mask); 0 on GPUs
   DeviceKind device = DeviceKind::kCpu;  // ComputeDevices::kind() of what was measured
 };
+
+// How long the idle-slowdown measurement leaves its worker asleep before each F+B: the plateau's
+// start in the cluster spec (ClusterSpec::idle_slowdown_after_ns), of the order of the waits of a
+// pipeline's fill and drain.
+inline constexpr std::chrono::milliseconds kIdleSlowdownAfter{5};
 
 // Tensors move by reference in process, so latency does not grow with size; the fit then says
 // "unbounded" (sim::kUnboundedBandwidth, 1 PB/s).

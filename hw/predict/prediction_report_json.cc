@@ -30,6 +30,8 @@ nlohmann::json cost_model_json(const PredictionReport& report) {
           {"relative_speed", report.device_speed()},
           {"device_slowdown", report.prediction.device_slowdown},
           {"comm_mode", sim::comm_mode_name(cm.comm_mode)},
+          {"idle_slowdown", cm.idle_slowdown},
+          {"idle_slowdown_after_ns", cm.idle_slowdown_after_ns},
           {"profiled", report.profile.has_value()},
           {"stage_replay", report.replay ? replay_json(*report.replay) : nlohmann::json(nullptr)}};
 }

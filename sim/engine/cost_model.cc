@@ -102,6 +102,12 @@ sched::Status check_contention(const CostModel& model) {
   if (model.compute_slice_ns < 0) {
     return sched::Error{fmt::format("cost model: compute_slice_ns is {}, must not be negative", model.compute_slice_ns)};
   }
+  if (!(model.idle_slowdown >= 1.0 && model.idle_slowdown <= 1000.0) || model.idle_slowdown_after_ns < 0 ||
+      (model.idle_slowdown != 1.0 && model.idle_slowdown_after_ns == 0)) {
+    return sched::Error{fmt::format("cost model: idle_slowdown is {}, must be in [1, 1000], and above 1 needs a "
+                                    "positive idle_slowdown_after_ns ({})",
+                                    model.idle_slowdown, model.idle_slowdown_after_ns)};
+  }
   if (!(model.overlapped_pass_share >= 0 && model.overlapped_pass_share <= 1)) {
     return sched::Error{fmt::format("cost model: overlapped_pass_share is {}, must be in [0, 1]", model.overlapped_pass_share)};
   }

@@ -115,6 +115,11 @@ struct CostModel {
   // its slot for up to this long from when it took it, however many wait (core_slots.h); 0: it
   // passes the slot to the longest waiter at each action's end.
   Nanoseconds compute_slice_ns = 0;
+  // A compute action that starts after its device idled for g takes
+  // (idle_slowdown - 1) x min(1, g / idle_slowdown_after_ns) more of its duration
+  // (ClusterSpec::idle_slowdown, idle_extra_ns in op_costs.h); 1: never.
+  double idle_slowdown = 1;
+  Nanoseconds idle_slowdown_after_ns = 0;
   // An OVERLAP_F_B pair of the schedule (sched/composite.h) takes max(F, B) + this x min(F, B),
   // its two passes ending together; 1: back to back (ClusterSpec::overlapped_pass_share).
   double overlapped_pass_share = 1;

@@ -8,6 +8,7 @@
 
 #include "sim/engine/core_slots.h"
 #include "sim/engine/event_queue.h"
+#include "sim/engine/op_costs.h"
 #include "sim/engine/stuck_message.h"
 
 namespace pipeworks::sim {
@@ -148,6 +149,12 @@ class Engine {
     waiter_head_[owner] = d;
   }
 
+  // What a compute op of class `c` adds when its device idled for `idle` before it: its resume
+  // cost and the idle slowdown (op_costs.h).
+  Nanoseconds resumed(const OpClass& c, Nanoseconds idle) const {
+    return c.resume_ns + idle_extra_ns(c.duration_ns, idle, t_.idle_slowdown, t_.idle_slowdown_after_ns);
+  }
+
   // Some ops of `owner` have ended: wakes the devices that waited on one of them.
   void wake_waiters_of(std::size_t owner) {
     std::int32_t* link = &waiter_head_[owner];
@@ -244,7 +251,7 @@ class Engine {
       queue_.push(Event{s, EventQueue::order_of(kPhaseCompute, static_cast<std::uint32_t>(run.p))});
       return run.p;
     }
-    const Nanoseconds duration = c.duration_ns + (s > run.active_end ? c.resume_ns : 0);
+    const Nanoseconds duration = c.duration_ns + (s > run.active_end ? resumed(c, s - run.active_end) : 0);
     run.free = s + duration;
     time_[pi] = OpTime{s, run.free};
     state_[pi] = kEnded;
@@ -293,7 +300,7 @@ class Engine {
   void place(std::int32_t op, std::int32_t slot, Nanoseconds start) {
     const OpClass& c = class_of(op);
     const auto d = static_cast<std::size_t>(c.device);
-    const Nanoseconds end = start + c.duration_ns + (start > active_end_[d] ? c.resume_ns : 0);
+    const Nanoseconds end = start + c.duration_ns + (start > active_end_[d] ? resumed(c, start - active_end_[d]) : 0);
     slots_.occupy(slot, c.device, op, start);
     time_[static_cast<std::size_t>(op)] = OpTime{start, end};
     state_[static_cast<std::size_t>(op)] = kEnded;

@@ -6,9 +6,10 @@
 // through the event queue:
 //
 //   compute op   start = max(stream free, end of each data dependency); end = start + duration,
-//                + its resume cost when it starts after its device's previous compute op (or
-//                send overhead) ended (the device idled: it waited for data or held its stream
-//                for a transfer). With compute slots (CostModel::compute_slots, workers sharing
+//                + its resume cost and its idle slowdown (op_costs.h's idle_extra_ns of the idle
+//                time) when it starts after its device's previous compute op (or send overhead)
+//                ended (the device idled: it waited for data or held its stream for a
+//                transfer). With compute slots (CostModel::compute_slots, workers sharing
 //                a CPU node's cores) it is ready then and starts on a slot of its group: the
 //                one its device holds while its time slice lasts, else a free one, else when
 //                one is handed to it, the longest waiter first in global time order (through

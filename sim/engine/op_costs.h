@@ -16,6 +16,16 @@ namespace pipeworks::sim {
 // integral bandwidths. Fails when the result would exceed the simulator's time range.
 sched::Result<Nanoseconds> transfer_ns(const Link& link, Bytes bytes);
 
+// What a compute op of `duration` adds after its device idled for `idle` (CostModel::
+// idle_slowdown): (slowdown - 1) x min(1, idle / after) of the duration. A linear ramp to a
+// plateau, the shape of the slowdown measured on this VM's CPU (bench/README.md, "the idle
+// slowdown").
+inline Nanoseconds idle_extra_ns(Nanoseconds duration, Nanoseconds idle, double slowdown, Nanoseconds after) {
+  if (slowdown <= 1.0 || idle <= 0 || duration <= 0) return 0;
+  const double share = idle >= after ? 1.0 : static_cast<double>(idle) / static_cast<double>(after);
+  return static_cast<Nanoseconds>(static_cast<double>(duration) * (slowdown - 1.0) * share + 0.5);
+}
+
 namespace detail {
 
 // The simulator's time range: every time the engine computes stays within it (int64 / 4).

@@ -450,6 +450,8 @@ sched::Result<OpTable> build_op_table(const sched::Schedule& schedule, const Cos
   table.static_memory = static_memory(schedule, model);
   table.link_shared.assign(model.links.size(), 0);
   table.overlap_grad_reduce = model.overlap_grad_reduce;
+  table.idle_slowdown = model.idle_slowdown;
+  table.idle_slowdown_after_ns = model.idle_slowdown_after_ns;
   table.reduce_grad_buckets.reserve(model.stages.size());
   for (const StageCost& c : model.stages) table.reduce_grad_buckets.push_back(c.reduce_grad_buckets);
   limit_compute_slots(model, num_devices, table);

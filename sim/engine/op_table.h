@@ -71,6 +71,8 @@ struct OpTable {
   std::vector<std::int32_t> slot_group;
   std::int32_t slot_groups = 0;
   Nanoseconds compute_slice_ns = 0;  // CostModel::compute_slice_ns
+  double idle_slowdown = 1;          // CostModel::idle_slowdown
+  Nanoseconds idle_slowdown_after_ns = 0;
 
   std::size_t size() const { return ops.size(); }
   const OpClass& class_of(std::size_t op) const { return classes[static_cast<std::size_t>(ops[op].op_class)]; }

@@ -278,6 +278,8 @@ sched::Result<CostModel> build_cost_model_of_checked(const ModelSpec& model, con
   if (cluster.contention_factor > 1.0) cost.contention_factor.assign(static_cast<std::size_t>(D), cluster.contention_factor);
   cost.compute_slots = cluster.compute_slots();
   cost.compute_slice_ns = cluster.core_slice_ns;
+  cost.idle_slowdown = cluster.idle_slowdown;
+  cost.idle_slowdown_after_ns = cluster.idle_slowdown_after_ns;
   cost.overlapped_pass_share = cluster.overlapped_pass_share;
   if (cluster.contention_factor > 1.0 || cost.compute_slots > 0) {
     for (int d = 0; d < D; ++d) cost.contention_group.push_back(cluster.node_of(devices[static_cast<std::size_t>(d)]));

@@ -99,6 +99,14 @@ void read_execution(SpecReader& reader, const Json& root, ClusterSpec& spec) {
   spec.cores = static_cast<int>(reader.integer(root, "", "cores", 0, 0));
   spec.threads_per_device = static_cast<int>(reader.integer(root, "", "threads_per_device", 1, 1));
   spec.core_slice_ns = reader.duration(root, "", "core_slice", Nanoseconds{0});
+  spec.idle_slowdown = reader.positive_number(root, "", "idle_slowdown", 1.0);
+  if (reader.ok() && !(spec.idle_slowdown >= 1.0 && spec.idle_slowdown <= 1000.0)) {
+    reader.fail("/idle_slowdown", &root["idle_slowdown"], "must be from 1 (no slowdown) to 1000");
+  }
+  spec.idle_slowdown_after_ns = reader.duration(root, "", "idle_slowdown_after", Nanoseconds{0});
+  if (reader.ok() && spec.idle_slowdown != 1.0 && spec.idle_slowdown_after_ns <= 0) {
+    reader.fail("/idle_slowdown_after", nullptr, "needs a positive idle time with an idle_slowdown above 1");
+  }
   if (reader.ok() && (spec.cores > kMaxCores || spec.threads_per_device > kMaxCores)) {
     reader.fail(spec.cores > kMaxCores ? "/cores" : "/threads_per_device", nullptr,
                 fmt::format("at most {}", kMaxCores));
@@ -164,6 +172,12 @@ sched::Status check_cluster_spec(const ClusterSpec& spec) {
                              spec.cores, kMaxCores, spec.threads_per_device, kMaxCores));
   }
   if (spec.core_slice_ns < 0) return error(who + ": core_slice must not be negative");
+  if (!(spec.idle_slowdown >= 1.0 && spec.idle_slowdown <= 1000.0) || spec.idle_slowdown_after_ns < 0 ||
+      (spec.idle_slowdown != 1.0 && spec.idle_slowdown_after_ns == 0)) {
+    return error(fmt::format("{}: idle_slowdown {} must be from 1 to 1000, and above 1 needs a positive "
+                             "idle_slowdown_after ({} ns)",
+                             who, spec.idle_slowdown, spec.idle_slowdown_after_ns));
+  }
   if (spec.inter_node_links < 1 || spec.inter_node_links > spec.devices_per_node) {
     return error(fmt::format("{}: inter_node_links ({}) must be from 1 to devices_per_node ({})", who,
                              spec.inter_node_links, spec.devices_per_node));
@@ -188,7 +202,8 @@ sched::Result<ClusterSpec> parse_cluster_spec(std::string_view json_text, std::s
   reader.allow_keys(root, "", {"name", "description", "devices", "device", "devices_per_node",
                                "intra_node", "inter_node", "inter_node_links", "comm_mode", "dispatch_overhead",
                                "dispatch_overhead_ns", "contention", "cores", "threads_per_device",
-                               "core_slice", "core_slice_ns", "overlapped_pass_share", "tensor_parallel_link"});
+                               "core_slice", "core_slice_ns", "idle_slowdown", "idle_slowdown_after",
+                               "idle_slowdown_after_ns", "overlapped_pass_share", "tensor_parallel_link"});
   spec.name = reader.string(root, "", "name", std::nullopt);
   spec.description = reader.string(root, "", "description", std::string());
   if (reader.ok() && !root.contains("devices")) reader.fail("/devices", nullptr, "missing required field");
@@ -280,6 +295,8 @@ std::string cluster_spec_to_json(const ClusterSpec& spec) {
   if (spec.cores > 0) root["cores"] = spec.cores;
   if (spec.threads_per_device != 1) root["threads_per_device"] = spec.threads_per_device;
   if (spec.core_slice_ns != 0) root["core_slice"] = exact_duration_string(spec.core_slice_ns);
+  if (spec.idle_slowdown != 1.0) root["idle_slowdown"] = spec.idle_slowdown;
+  if (spec.idle_slowdown_after_ns != 0) root["idle_slowdown_after"] = exact_duration_string(spec.idle_slowdown_after_ns);
   return root.dump(2) + "\n";
 }
 

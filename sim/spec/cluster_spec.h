@@ -70,6 +70,12 @@ struct ClusterSpec {
   // its core while another waits for one (the OS scheduler's time slice; CostModel::
   // compute_slice_ns). 0: a freed core goes at once to the device that waited longest.
   Nanoseconds core_slice_ns = 0;
+  // A compute action that starts after its device idled runs slower: while a CPU worker waits,
+  // its working set leaves the caches (on a VM, the halted vCPU's). After an idle of g it takes
+  // (idle_slowdown - 1) x min(1, g / idle_slowdown_after) more of its time (sim::idle_extra_ns).
+  // 1: no slowdown (GPUs, whose queued kernels do not idle so).
+  double idle_slowdown = 1;
+  Nanoseconds idle_slowdown_after_ns = 0;
   // A schedule's overlapped F and B pairs (OVERLAP_F_B: DualPipeV's forward of one stage beside the
   // backward of another on one GPU) take the longer pass plus this share of the shorter, both
   // ending together: how much the two slow each other. 1: back to back, as a CPU runs them.

@@ -221,6 +221,24 @@ class SimulateTest(unittest.TestCase):
         cluster.core_slice_ns = 3_000_000
         self.assertEqual(pw.parse_cluster_spec(cluster.to_json()).core_slice_ns, 3_000_000)
 
+    def test_idle_slowdown_grows_with_the_idle(self):
+        # GPipe K=2 M=1, eager, F=10, B=20, slowdown 1.4 from 20 of idle: d1's F0 idled 10 (+2),
+        # d0's B0 idled 32 (+8): 70 against 60 (tests/sim/engine/simulator_test.cc draws it).
+        schedule = pw.lower_comm(pw.generate("gpipe", 2, 1))
+        cm = pw.uniform_cost_model(2, 10, 20, 0, "eager")
+        self.assertEqual(pw.simulate(schedule, cm).makespan_ns, 60)
+        cm.idle_slowdown = 1.4
+        cm.idle_slowdown_after_ns = 20
+        self.assertEqual(pw.simulate(schedule, cm).makespan_ns, 70)
+        cm.idle_slowdown_after_ns = 0
+        with self.assertRaises(pw.Error):
+            pw.simulate(schedule, cm)
+        cluster = pw.cluster_preset("cpu2")
+        cluster.idle_slowdown = 1.25
+        cluster.idle_slowdown_after_ns = 5_000_000
+        again = pw.parse_cluster_spec(cluster.to_json())
+        self.assertEqual((again.idle_slowdown, again.idle_slowdown_after_ns), (1.25, 5_000_000))
+
     def test_sweep_rows_count_tables_read_beyond_the_profile(self):
         # A layer measured at micro-batch sizes 1 and 2: read at 4 its two tables extrapolate.
         spec = pw.parse_model_spec(

@@ -109,6 +109,8 @@ TEST_CASE("profile on a device: hand-off, dispatch and contention are measured o
   CHECK(cluster.name == "cuda-inprocess-2");
   CHECK(cluster.intra_node.latency_ns == kScriptedMarkNs);
   CHECK(cluster.cores == 0);  // devices that are not CPU workers never wait for a core
+  CHECK(machine->idle_slowdown == 1.0);  // queued kernels: not measured
+  CHECK(cluster.idle_slowdown == 1.0);
   CHECK(cluster.compute_slots() == 0);
 }
 

@@ -123,6 +123,12 @@ TEST_CASE("the profiler writes a model spec and a cluster spec the simulator acc
   CHECK(cluster->num_devices() == 2);
   CHECK(cluster->devices[0].relative_speed <= 1.0);
   CHECK(cluster->comm_mode == sim::CommMode::kEager);
+  // The idle slowdown measured on the CPU: at least 1, and in the cluster spec once above it.
+  CHECK(profile->machine.idle_slowdown >= 1.0);
+  CHECK(profile->machine.idle_hot.median_ns > 0);
+  CHECK(profile->machine.idle_after.median_ns > 0);
+  CHECK(cluster->idle_slowdown == profile->machine.idle_slowdown);
+  CHECK(cluster->idle_slowdown_after_ns == (profile->machine.idle_slowdown > 1.0 ? 5'000'000 : 0));
 
   auto partition = sim::uniform_partition(parsed->num_layers(), 2);
   REQUIRE(partition.ok());

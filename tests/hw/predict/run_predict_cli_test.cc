@@ -56,6 +56,8 @@ TEST_CASE("run --predict: a JSON report with both timelines and the stage replay
   REQUIRE(replay["device_contention"].size() == 2);
   CHECK(replay["device_contention"][0].get<double>() >= 1.0);
   CHECK(report["cost_model"]["relative_speed"] == 1.0);
+  CHECK(report["cost_model"]["idle_slowdown"].get<double>() >= 1.0);  // measured by the run's profile
+  CHECK(report["cost_model"]["idle_slowdown_after_ns"].is_number_integer());
   CHECK(report["worker_cpus"].is_array());  // empty (auto on 2 cores, K = 2) or a core list per device
   CHECK(run.output.find("workers: ") != std::string::npos);
 

@@ -8,6 +8,7 @@
 
 #include "sched/generators.h"
 #include "sched/passes.h"
+#include "sim/engine/op_costs.h"
 #include "sim/engine/simulator.h"
 
 using namespace pipeworks;
@@ -395,6 +396,40 @@ TEST_CASE("resume costs: an action that starts after its device idled costs its 
   auto refused = sim::simulate(schedule, none);
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.error().message.find("stages[0].resume_backward_ns") != std::string::npos);
+}
+
+TEST_CASE("idle slowdown: an action after its device idled takes a share of its time more, growing with the idle",
+          "[simulator]") {
+  // Lowered GPipe, K=2, M=1, eager, F = 10, B = 20, free transfers; idle slowdown 1.4 reached
+  // after 20 of idle, linear before: d1's F0 idled 10 (+10 x 0.4 x 10/20 = 2), its B0 follows at
+  // once; d0's B0 idled 32 (+20 x 0.4 = 8). d0's F0 starts the step: no idle.
+  //   d0: F0 [0,10) ........ waits 32 ......... B0 [42, 70)
+  //   d1: waits, F0 [10, 22) B0 [22, 42)
+  const sched::Schedule schedule = make(ScheduleKind::kGPipe, 2, 1, true);
+  sim::CostModel costs = sim::uniform_cost_model(2, 10, 20, 0, CommMode::kEager);
+  costs.idle_slowdown = 1.4;
+  costs.idle_slowdown_after_ns = 20;
+  using Spans = std::vector<std::pair<sched::Nanoseconds, sched::Nanoseconds>>;
+  const Spans expected{{0, 10}, {10, 22}, {22, 42}, {42, 70}};
+  const sim::SimResult r = run(schedule, costs, true);
+  CHECK(r.makespan_ns == 70);
+  CHECK(sorted_compute(r) == expected);
+  CHECK(r.devices[0].busy_ns == 10 + 28);
+  // The same with one compute slot for both devices (the slot path): every action waits anyway.
+  costs.compute_slots = 1;
+  CHECK(sorted_compute(run(schedule, costs, true)) == expected);
+  CHECK(sim::idle_extra_ns(20, 5, 1.4, 20) == 2);
+  CHECK(sim::idle_extra_ns(20, 0, 1.4, 20) == 0);
+  CHECK(sim::idle_extra_ns(20, 1000, 1.4, 20) == 8);
+  CHECK(sim::idle_extra_ns(20, 1000, 1.0, 0) == 0);
+  costs.compute_slots = 0;
+  costs.idle_slowdown_after_ns = 0;
+  auto refused = sim::simulate(schedule, costs);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.error().message, Catch::Contains("idle_slowdown"));
+  costs.idle_slowdown = 0.5;
+  costs.idle_slowdown_after_ns = 20;
+  CHECK_FALSE(sim::simulate(schedule, costs).ok());
 }
 
 TEST_CASE("first-of-step costs: a stage's first F, R and B of a step cost their own figure, without resume",

@@ -137,6 +137,17 @@ TEST_CASE("a CPU node's cores limit how many of its devices compute at once") {
   CHECK(cluster.compute_slots() == 1);
 }
 
+TEST_CASE("a CPU node's idle slowdown reaches the cost model") {
+  ClusterSpec cluster = two_nodes_of_two();
+  cluster.idle_slowdown = 1.25;
+  cluster.idle_slowdown_after_ns = 5'000'000;
+  auto model = build_cost_model(three_layers(), cluster, *explicit_partition({0, 1, 3}, 3), {0, 2}, 4,
+                                OptimizerKind::kSgd);
+  REQUIRE(model.ok());
+  CHECK(model->idle_slowdown == 1.25);
+  CHECK(model->idle_slowdown_after_ns == 5'000'000);
+}
+
 TEST_CASE("halving the micro-batch size rescales every per-sample cost") {
   const ModelSpec spec = *model_preset("gpt2-small");
   const ClusterSpec cluster = *cluster_preset("dgx-h100");

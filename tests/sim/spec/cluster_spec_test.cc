@@ -112,6 +112,35 @@ TEST_CASE("a tensor-parallel link round-trips, defaults to intra_node and is che
   CHECK_THAT(refused.error().message, Catch::Contains("/tensor_parallel_link/bandwidth_bytes_per_s"));
 }
 
+TEST_CASE("a CPU node's idle slowdown round-trips: a factor below 1 or without its idle time is refused") {
+  auto spec = parse_cluster_spec(R"({"name": "cpu", "devices": 2, "device": {"memory_bytes": "1GiB"},
+    "intra_node": {"bandwidth_bytes_per_s": "8GB/s"}, "idle_slowdown": 1.25, "idle_slowdown_after": "5ms"})");
+  REQUIRE(spec.ok());
+  CHECK(spec->idle_slowdown == 1.25);
+  CHECK(spec->idle_slowdown_after_ns == 5'000'000);
+  auto again = parse_cluster_spec(cluster_spec_to_json(*spec));
+  REQUIRE(again.ok());
+  CHECK(*again == *spec);
+  ClusterSpec plain = *spec;
+  plain.idle_slowdown = 1;
+  plain.idle_slowdown_after_ns = 0;
+  CHECK_THAT(cluster_spec_to_json(plain), !Catch::Contains("idle_slowdown"));
+  spec->idle_slowdown_after_ns = 0;
+  CHECK_THAT(check_cluster_spec(*spec).error().message, Catch::Contains("idle_slowdown"));
+  spec->idle_slowdown = 0.9;
+  CHECK_THAT(check_cluster_spec(*spec).error().message, Catch::Contains("idle_slowdown"));
+  for (const char* bad : {R"("idle_slowdown": 0.9, "idle_slowdown_after": "5ms")", R"("idle_slowdown": 1.2)",
+                          R"("idle_slowdown": "fast", "idle_slowdown_after": "5ms")",
+                          R"("idle_slowdown": 1.2, "idle_slowdown_after": "-1ms")",
+                          R"("idle_slowdown": 2000, "idle_slowdown_after": "5ms")"}) {
+    INFO(bad);
+    auto refused = parse_cluster_spec(std::string(R"({"name": "x", "devices": 1, "device": {"memory_bytes": "1GiB"}, )") +
+                                      bad + "}");
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(refused.error().message, Catch::Contains("/idle_slowdown"));
+  }
+}
+
 TEST_CASE("a CPU node's cores and threads per device round-trip and give its compute slots") {
   auto spec = parse_cluster_spec(R"({"name": "cpu", "devices": 16, "device": {"memory_bytes": "1GiB"},
     "intra_node": {"bandwidth_bytes_per_s": "8GB/s"}, "cores": 2, "threads_per_device": 1, "core_slice": "3ms"})");
