@@ -10,6 +10,7 @@
 #include "hw/exec/cpu_affinity.h"
 #include "hw/exec/threads.h"
 #include "hw/predict/stage_memory.h"
+#include "sched/units_text.h"
 
 namespace pipeworks::hw {
 namespace {
@@ -75,9 +76,14 @@ void share_cores(const RankRun& run, std::optional<sched::Nanoseconds> slice, si
   for (sim::DeviceSpec& d : cluster.devices) d.relative_speed /= alone;
   cluster.cores = cores;
   cluster.threads_per_device = replicas * t;
-  notes.push_back(fmt::format("{} processes x {} threads on {} cores: at most {} of the replica's {} devices compute "
-                              "at once, the others wait for a core{}",
-                              run.place.layout.devices(), t, cores, cluster.compute_slots(), run.place.layout.pp,
+  const int pp = run.place.layout.pp;
+  const std::string waits =
+      cluster.compute_slots() >= pp
+          ? fmt::format("the replica's {} never wait{} for a core", sched::counted(pp, "device"), pp == 1 ? "s" : "")
+          : fmt::format("at most {} of the replica's {} devices compute at once, the others wait for a core",
+                        cluster.compute_slots(), pp);
+  notes.push_back(fmt::format("{} processes x {} threads on {} cores: {}{}", run.place.layout.devices(), t, cores,
+                              waits,
                               alone > 1.0 ? fmt::format("; each computes at 1/{:.2f} of its speed (its {} ranks at "
                                                         "once)", alone, replicas)
                                           : std::string()));

@@ -105,6 +105,7 @@ TEST_CASE("distributed prediction: tp 2 times the tensor group's all-reduce and 
   CHECK(tensor.at("link_bandwidth_bytes_per_s").get<double>() > 0);
   CHECK_THAT(report.at("notes").dump(), Catch::Contains("tensor-parallel all-reduce over Gloo (2 ranks)"));
   CHECK_THAT(report.at("notes").dump(), Catch::Contains("2 processes x 1 threads"));
+  CHECK_THAT(report.at("notes").dump(), Catch::Contains("the replica's 1 device never waits for a core"));
   const auto both = predicted(4, {"--tp", "2", "--pp", "2"}, "predict_tp2_pp2");
   CHECK(both.contains("tensor_all_reduce"));
   CHECK(both.at("handoff_bandwidth_bytes_per_s").get<double>() > 0);
