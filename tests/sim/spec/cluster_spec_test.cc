@@ -8,6 +8,12 @@
 namespace pipeworks::sim {
 namespace {
 
+// A one-device spec with `members` added to its top level.
+sched::Result<ClusterSpec> one_device_with(const char* members) {
+  return parse_cluster_spec(std::string(R"({"name": "x", "devices": 1, "device": {"memory_bytes": "1GiB"}, )") +
+                            members + "}");
+}
+
 TEST_CASE("a uniform cluster loads") {
   auto spec = parse_cluster_spec(R"({
     "name": "two-nodes", "devices": 16,
@@ -134,8 +140,7 @@ TEST_CASE("a CPU node's idle slowdown round-trips: a factor below 1 or without i
                           R"("idle_slowdown": 1.2, "idle_slowdown_after": "-1ms")",
                           R"("idle_slowdown": 2000, "idle_slowdown_after": "5ms")"}) {
     INFO(bad);
-    auto refused = parse_cluster_spec(std::string(R"({"name": "x", "devices": 1, "device": {"memory_bytes": "1GiB"}, )") +
-                                      bad + "}");
+    auto refused = one_device_with(bad);
     REQUIRE_FALSE(refused.ok());
     CHECK_THAT(refused.error().message, Catch::Contains("/idle_slowdown"));
   }
@@ -163,8 +168,7 @@ TEST_CASE("a CPU node's cores and threads per device round-trip and give its com
   for (const char* bad : {R"("cores": -1)", R"("cores": 1.5)", R"("threads_per_device": 0)", R"("cores": 100000)",
                           R"("core_slice": "-1ms")", R"("core_slice": "soon")"}) {
     INFO(bad);
-    auto refused = parse_cluster_spec(std::string(R"({"name": "x", "devices": 1, "device": {"memory_bytes": "1GiB"}, )") +
-                                      bad + "}");
+    auto refused = one_device_with(bad);
     CHECK_FALSE(refused.ok());
   }
 }
