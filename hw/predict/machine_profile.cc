@@ -326,7 +326,8 @@ class BusyStage {
  public:
   BusyStage(Model& model, const StageWork& w, const Batch& batch, const std::vector<int>& cpus, int threads)
       : thread_([&model, &w, &batch, cpus, threads](std::stop_token stop) {
-          if (!cpus.empty()) (void)pin_current_thread(cpus);  // a core out of range fails the measured side
+          // measure_contention, which runs first, has refused any core out of range.
+          if (!cpus.empty()) (void)pin_current_thread(cpus);
           set_worker_threads(threads);
           try {
             while (!stop.stop_requested()) run_stage(model, w, batch);
