@@ -79,11 +79,12 @@ TEST_CASE("hostile profile: --no-machine prints no machine figures it did not me
   REQUIRE(skipped.exit_code == 0);
   CHECK_THAT(skipped.output, Catch::Contains("machine: not measured (--no-machine)"));
   CHECK_THAT(skipped.output, !Catch::Contains("contention:") && !Catch::Contains("hand-off (") &&
-                                 !Catch::Contains("dispatch overhead"));
+                                 !Catch::Contains("dispatch overhead") && !Catch::Contains("idle slowdown"));
   const test::CliRun measured = test::run_pipeworks(kTinyProfileMachine + "-o " + (dir / "m.json").string());
   INFO(measured.output);
   REQUIRE(measured.exit_code == 0);
   CHECK_THAT(measured.output, Catch::Contains("contention: 2 workers at once take") &&
+                                  Catch::Contains("idle slowdown: F+B after 5 ms asleep takes") &&
                                   Catch::Contains("hand-off (in-process transport)") &&
                                   !Catch::Contains("not measured"));
   fs::remove_all(dir);
