@@ -316,11 +316,21 @@ class Compiler {
   // its SEND) fit in kMaxTime, and a device's bytes when the static memory and every positive
   // change together fit in int64: checked by a bound over the classes, op by op only when the
   // bound is too coarse.
+  // The most time an op of class `c` may take: its duration, its resume cost, and for a compute
+  // op the whole idle slowdown (op_costs.h's idle_extra_ns, rounded).
+  Int128 most_ns(const OpClass& c) const {
+    Int128 most = Int128{c.duration_ns} + c.resume_ns;
+    if (sched::is_compute(c.kind) && model_.idle_slowdown > 1.0) {
+      most += static_cast<Int128>(static_cast<double>(c.duration_ns) * (model_.idle_slowdown - 1.0)) + 1;
+    }
+    return most;
+  }
+
   bool check_totals() {
     Int128 longest = 0;
     Int128 largest_growth = 0;
     for (const OpClass& c : table_.classes) {
-      longest = std::max(longest, Int128{c.duration_ns} + c.resume_ns);
+      longest = std::max(longest, most_ns(c));
       largest_growth = std::max(largest_growth, Int128{c.memory_delta_bytes});
     }
     Int128 static_bytes = 0;
@@ -334,7 +344,7 @@ class Compiler {
     Int128 total_bytes = static_bytes;
     for (const Op& op : table_.ops) {
       const OpClass& c = table_.classes[static_cast<std::size_t>(op.op_class)];
-      if (!sched::is_recv(c.kind)) total_ns += Int128{c.duration_ns} + c.resume_ns;
+      if (!sched::is_recv(c.kind)) total_ns += most_ns(c);
       total_bytes += std::max<Bytes>(c.memory_delta_bytes, 0);
     }
     if (total_ns > kMaxTime) {

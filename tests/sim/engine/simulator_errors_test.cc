@@ -98,6 +98,16 @@ TEST_CASE("sums that would overflow the time range are rejected", "[errors]") {
   CHECK_THAT(error_of(schedule, m), Contains("total duration overflows the simulator's time range"));
 }
 
+TEST_CASE("an idle slowdown that could carry the sums past the time range is rejected", "[errors]") {
+  // 4096 actions of 2^48 ns fit (2^61 - 1); each may take up to 1000x its time after an idle.
+  const auto schedule = gpipe(1, 2048);
+  auto m = sim::uniform_cost_model(1, std::int64_t{1} << 48, std::int64_t{1} << 48);
+  REQUIRE(sim::simulate(schedule, m).ok());
+  m.idle_slowdown = 1000;
+  m.idle_slowdown_after_ns = 1;
+  CHECK_THAT(error_of(schedule, m), Contains("total duration overflows the simulator's time range"));
+}
+
 TEST_CASE("sums near the range are checked op by op where a bound over the op classes is too coarse", "[errors]") {
   // One F of 2^50 ns (the stage's first, a class of its own) among 4095 ops of 1 ns: the longest
   // class times the op count passes 2^61, the actual sum does not.
