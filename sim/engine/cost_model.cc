@@ -21,6 +21,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/spec/cluster_spec.h"
+
 namespace pipeworks::sim {
 namespace {
 
@@ -102,8 +104,7 @@ sched::Status check_contention(const CostModel& model) {
   if (model.compute_slice_ns < 0) {
     return sched::Error{fmt::format("cost model: compute_slice_ns is {}, must not be negative", model.compute_slice_ns)};
   }
-  if (!(model.idle_slowdown >= 1.0 && model.idle_slowdown <= 1000.0) || model.idle_slowdown_after_ns < 0 ||
-      (model.idle_slowdown != 1.0 && model.idle_slowdown_after_ns == 0)) {
+  if (!valid_idle_slowdown(model.idle_slowdown, model.idle_slowdown_after_ns)) {
     return sched::Error{fmt::format("cost model: idle_slowdown is {}, must be in [1, 1000], and above 1 needs a "
                                     "positive idle_slowdown_after_ns ({})",
                                     model.idle_slowdown, model.idle_slowdown_after_ns)};

@@ -172,8 +172,7 @@ sched::Status check_cluster_spec(const ClusterSpec& spec) {
                              spec.cores, kMaxCores, spec.threads_per_device, kMaxCores));
   }
   if (spec.core_slice_ns < 0) return error(who + ": core_slice must not be negative");
-  if (!(spec.idle_slowdown >= 1.0 && spec.idle_slowdown <= 1000.0) || spec.idle_slowdown_after_ns < 0 ||
-      (spec.idle_slowdown != 1.0 && spec.idle_slowdown_after_ns == 0)) {
+  if (!valid_idle_slowdown(spec.idle_slowdown, spec.idle_slowdown_after_ns)) {
     return error(fmt::format("{}: idle_slowdown {} must be from 1 to 1000, and above 1 needs a positive "
                              "idle_slowdown_after ({} ns)",
                              who, spec.idle_slowdown, spec.idle_slowdown_after_ns));

@@ -90,6 +90,12 @@ struct ClusterSpec {
   friend bool operator==(const ClusterSpec&, const ClusterSpec&) = default;
 };
 
+// An idle slowdown from 1 (none) to 1000, above 1 with a positive idle time to reach it
+// (ClusterSpec::idle_slowdown; the cost model's copy obeys the same rule).
+inline bool valid_idle_slowdown(double factor, Nanoseconds after_ns) {
+  return factor >= 1.0 && factor <= 1000.0 && after_ns >= 0 && (factor == 1.0 || after_ns > 0);
+}
+
 // Checks >= 1 device, devices_per_node >= 1 dividing the count, positive speeds and
 // bandwidths (inter-node only when there are several nodes), non-negative sizes and times, a
 // contention factor in [1, 1000], 1 <= inter_node_links <= devices_per_node.
