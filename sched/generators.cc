@@ -150,6 +150,61 @@ int ready_stage(const std::vector<int>& stages, const std::vector<Program>& stag
   return best;
 }
 
+// Interleaves the stage orders of devices that hold several stages by a unit-time list schedule:
+// at each step every device runs the next action of one of its stages whose dependencies finished
+// (ready_stage), appended to `programs`. done[stage][position] is the step at which that action
+// completes. What a device can run at step t + 1 changes only when an action of its stages'
+// neighbours (or its own) finished at t, so each step tries just those devices: time proportional
+// to the actions, not to devices x steps.
+Status unit_time_merge(const Schedule& all, const std::vector<std::vector<int>>& stages_of,
+                       std::vector<Program>& programs) {
+  const int num_stages = all.num_stages;
+  const auto num_devices = stages_of.size();
+  auto index = ActionIndex::build(all);
+  if (!index) return index.error();
+  std::vector<std::vector<std::int64_t>> done(static_cast<std::size_t>(num_stages));
+  for (int s = 0; s < num_stages; ++s) {
+    done[static_cast<std::size_t>(s)].assign(all.programs[static_cast<std::size_t>(s)].size(),
+                                             std::numeric_limits<std::int64_t>::max());
+  }
+  std::vector<std::size_t> next(static_cast<std::size_t>(num_stages), 0);
+  std::size_t remaining = all.num_actions();
+  std::vector<int> trying(num_devices);
+  for (std::size_t d = 0; d < num_devices; ++d) trying[d] = static_cast<int>(d);
+  std::vector<int> woken;
+  std::vector<std::int64_t> queued_for(num_devices, -1);
+  for (std::int64_t step = 0; remaining > 0; ++step) {
+    woken.clear();
+    const auto wake_stage = [&](int s) {
+      if (s < 0 || s >= num_stages) return;
+      const auto d = static_cast<std::size_t>(all.placement[static_cast<std::size_t>(s)]);
+      if (queued_for[d] != step + 1) queued_for[d] = step + 1, woken.push_back(static_cast<int>(d));
+    };
+    const auto finished_now = [&](const Action& a) {
+      auto loc = index->find(a);
+      if (!loc) return true;  // not in the schedule: nothing to wait for
+      return done[static_cast<std::size_t>(loc->device)][static_cast<std::size_t>(loc->position)] <= step;
+    };
+    for (const int d : trying) {
+      const int best =
+          ready_stage(stages_of[static_cast<std::size_t>(d)], all.programs, next, *index, num_stages, finished_now);
+      if (best < 0) continue;
+      const std::size_t pos = next[static_cast<std::size_t>(best)]++;
+      done[static_cast<std::size_t>(best)][pos] = step + 1;
+      programs[static_cast<std::size_t>(d)].push_back(all.programs[static_cast<std::size_t>(best)][pos]);
+      --remaining;
+      for (int s = best - 1; s <= best + 1; ++s) wake_stage(s);
+    }
+    // Nothing ran this step and nothing is in flight: every action finished by `step`, so
+    // no later step can make progress either.
+    if (woken.empty() && remaining > 0) {
+      return Error{fmt::format("stage orders cannot progress: {} actions are blocked", remaining)};
+    }
+    std::swap(trying, woken);
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 Result<Schedule> merge_stage_orders(int num_stages, int num_microbatches, const std::vector<int>& placement,
@@ -172,59 +227,9 @@ Result<Schedule> merge_stage_orders(int num_stages, int num_microbatches, const 
     }
     return schedule;
   }
-
-  // Unit-time list schedule. done[stage][position] is the step at which that action completes.
-  Schedule all;  // every action once, so dependencies resolve against the full set
-  all.num_stages = num_stages;
-  all.num_microbatches = num_microbatches;
-  all.placement = placement;
+  Schedule all = schedule;  // every action once, a program per stage, so dependencies resolve against the full set
   all.programs = stage_orders;
-  auto index = ActionIndex::build(all);
-  if (!index) return index.error();
-  std::vector<std::vector<std::int64_t>> done(static_cast<std::size_t>(num_stages));
-  for (int s = 0; s < num_stages; ++s) {
-    done[static_cast<std::size_t>(s)].assign(stage_orders[static_cast<std::size_t>(s)].size(),
-                                             std::numeric_limits<std::int64_t>::max());
-  }
-  auto finished_by = [&](const Action& a, std::int64_t step) {
-    auto loc = index->find(a);
-    if (!loc) return true;  // not in the schedule: nothing to wait for
-    return done[static_cast<std::size_t>(loc->device)][static_cast<std::size_t>(loc->position)] <= step;
-  };
-  std::vector<std::size_t> next(static_cast<std::size_t>(num_stages), 0);
-  std::size_t remaining = all.num_actions();
-  // What a device can run at step t + 1 changes only when an action of its stages' neighbours
-  // (or its own) finished at t, so each step tries just those devices: time proportional to the
-  // actions, not to devices x steps.
-  std::vector<int> trying(static_cast<std::size_t>(num_devices));
-  for (int d = 0; d < num_devices; ++d) trying[static_cast<std::size_t>(d)] = d;
-  std::vector<int> woken;
-  std::vector<std::int64_t> queued_for(static_cast<std::size_t>(num_devices), -1);
-  for (std::int64_t step = 0; remaining > 0; ++step) {
-    woken.clear();
-    const auto wake_stage = [&](int s) {
-      if (s < 0 || s >= num_stages) return;
-      const int d = placement[static_cast<std::size_t>(s)];
-      if (queued_for[static_cast<std::size_t>(d)] != step + 1) queued_for[static_cast<std::size_t>(d)] = step + 1, woken.push_back(d);
-    };
-    const auto finished_now = [&](const Action& a) { return finished_by(a, step); };
-    for (const int d : trying) {
-      const int best =
-          ready_stage(stages_of[static_cast<std::size_t>(d)], stage_orders, next, *index, num_stages, finished_now);
-      if (best < 0) continue;
-      const std::size_t pos = next[static_cast<std::size_t>(best)]++;
-      done[static_cast<std::size_t>(best)][pos] = step + 1;
-      schedule.programs[static_cast<std::size_t>(d)].push_back(stage_orders[static_cast<std::size_t>(best)][pos]);
-      --remaining;
-      for (int s = best - 1; s <= best + 1; ++s) wake_stage(s);
-    }
-    // Nothing ran this step and nothing is in flight: every action finished by `step`, so
-    // no later step can make progress either.
-    if (woken.empty() && remaining > 0) {
-      return Error{fmt::format("stage orders cannot progress: {} actions are blocked", remaining)};
-    }
-    std::swap(trying, woken);
-  }
+  if (Status merged = unit_time_merge(all, stages_of, schedule.programs); !merged) return merged.error();
   return schedule;
 }
 

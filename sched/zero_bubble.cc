@@ -98,6 +98,91 @@ bool waits_for_result(std::int64_t t, std::int64_t w_time, std::int64_t handoff,
 // result on its way.
 enum class Choice : std::uint8_t { kInput, kForward, kWeight, kWait };
 
+// What the ZB-H2 rule knows as it runs: per stage the next F, I and W and when it is free; per
+// stage and micro-batch when its F ended and when its F and I reach the neighbouring stage (kNever
+// where not yet known).
+struct H2State {
+  static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+  std::size_t k, m;
+  int limit;  // micro-batches in flight on a stage: F run, W not yet
+  std::vector<std::int64_t> f_done, f_arrives, i_arrives;  // [s * m + micro-batch]
+  std::vector<int> nf, ni, nw;
+  std::vector<std::int64_t> free_at;
+  H2State(int stages, int microbatches)
+      : k(static_cast<std::size_t>(stages)),
+        m(static_cast<std::size_t>(microbatches)),
+        limit(2 * stages - 1),
+        f_done(k * m, kNever),
+        f_arrives(f_done),
+        i_arrives(f_done),
+        nf(k, 0),
+        ni(nf),
+        nw(nf),
+        free_at(k, 0) {}
+};
+
+// Stage s's choices at t in the rule's preference (zb_h2_rule); none where it has nothing to do.
+std::size_t h2_choices(const H2State& st, std::size_t s, std::int64_t t, std::int64_t w_time, std::int64_t handoff,
+                       bool leave_w_for_results, std::array<Choice, 4>& choices) {
+  constexpr std::int64_t kNever = H2State::kNever;
+  const std::size_t k = st.k, m = st.m;
+  const auto num_microbatches = static_cast<int>(m);
+  const auto i = static_cast<std::size_t>(st.ni[s]);
+  const auto f = static_cast<std::size_t>(st.nf[s]);
+  const bool i_left = st.ni[s] < num_microbatches;
+  const bool can_i = i_left && st.f_done[s * m + i] <= t && (s + 1 == k || st.i_arrives[(s + 1) * m + i] <= t);
+  const bool may_f = st.nf[s] < num_microbatches && st.nf[s] - st.nw[s] < st.limit;
+  const std::int64_t next_f = may_f && s > 0 ? st.f_arrives[(s - 1) * m + f] : kNever;  // when it can run
+  const bool can_f = may_f && (s == 0 || next_f <= t);
+  const bool i_waits = i_left && s + 1 < k && st.f_done[s * m + i] <= t;
+  const std::int64_t next_i = i_waits ? st.i_arrives[(s + 1) * m + i] : kNever;  // when it can run
+  const bool result_coming = (next_f != kNever && next_f > t) || (next_i != kNever && next_i > t);
+  std::size_t count = 0;
+  bool wait_listed = false;
+  if (can_i) choices[count++] = Choice::kInput;
+  if (can_f) choices[count++] = Choice::kForward;
+  if (st.nw[s] < st.ni[s]) {
+    wait_listed = leave_w_for_results &&
+                  waits_for_result(t, w_time, handoff, next_f, next_i, st.ni[s] + 1 == num_microbatches);
+    if (wait_listed) choices[count++] = Choice::kWait;
+    choices[count++] = Choice::kWeight;
+  }
+  if (count > 0 && result_coming && !wait_listed) {
+    choices[count++] = Choice::kWait;  // the rule's last choice: hold a ready action for a result on its way
+  }
+  return count;
+}
+
+using H2WakeUp = std::pair<std::int64_t, std::size_t>;
+using H2WakeUps = std::priority_queue<H2WakeUp, std::vector<H2WakeUp>, std::greater<>>;
+
+// Runs stage s's next action of `kind` (not a wait) from t: records it in the stage's order, when
+// its result reaches the neighbour (whom that wakes) and when the stage is free again (which wakes it).
+void h2_take(H2State& st, Choice kind, std::size_t s, std::int64_t t, const StageTimes& cost, std::int64_t handoff,
+             RuleRun& run, H2WakeUps& wake_ups) {
+  const std::size_t m = st.m;
+  const int stage = static_cast<int>(s);
+  std::int64_t end = 0;
+  if (kind == Choice::kInput) {
+    end = t + cost.input_grad;
+    st.i_arrives[s * m + static_cast<std::size_t>(st.ni[s])] = end + handoff;
+    run.orders[s].push_back(input_grad(stage, st.ni[s]++));
+    if (s > 0) wake_ups.emplace(end + handoff, s - 1);
+  } else if (kind == Choice::kForward) {
+    end = t + cost.forward;
+    const std::size_t at = s * m + static_cast<std::size_t>(st.nf[s]);
+    st.f_done[at] = end;
+    st.f_arrives[at] = end + handoff;
+    if (s + 1 < st.k) wake_ups.emplace(end + handoff, s + 1);
+    run.orders[s].push_back(forward(stage, st.nf[s]++));
+  } else {
+    end = t + cost.weight_grad;
+    run.orders[s].push_back(weight_grad(stage, st.nw[s]++));
+  }
+  st.free_at[s] = end;
+  wake_ups.emplace(end, s);
+}
+
 // The ZB-H2 list schedule: whenever a stage is free, it runs its next I if ready, else its next F
 // if ready and under the in-flight limit, else its oldest pending W unless `leave_w_for_results`
 // and waits_for_result (zero_bubble.h), each taking its stage's time; a result reaches the
@@ -109,77 +194,24 @@ enum class Choice : std::uint8_t { kInput, kForward, kWeight, kWait };
 // while a result is on its way, last unless the rule waits) and `departures` picks another than the first.
 RuleRun zb_h2_rule(int num_stages, int num_microbatches, const std::vector<StageTimes>& times, std::int64_t handoff,
                    bool leave_w_for_results, const Departures& departures) {
-  constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
-  const auto k = static_cast<std::size_t>(num_stages);
-  const auto m = static_cast<std::size_t>(num_microbatches);
-  const int limit = 2 * num_stages - 1;
-  std::vector<std::int64_t> f_done(k * m, kNever);  // [s * m + micro-batch], on its own stage
-  std::vector<std::int64_t> f_arrives = f_done;     // at the next stage
-  std::vector<std::int64_t> i_arrives = f_done;     // at the previous stage
-  std::vector<int> nf(k, 0), ni(k, 0), nw(k, 0);
-  std::vector<std::int64_t> free_at(k, 0);
+  H2State st(num_stages, num_microbatches);
   RuleRun run;
-  run.orders.resize(k);
+  run.orders.resize(st.k);
   auto departure = departures.cbegin();
-  using WakeUp = std::pair<std::int64_t, std::size_t>;
-  std::priority_queue<WakeUp, std::vector<WakeUp>, std::greater<>> wake_ups;
-  for (std::size_t s = 0; s < k; ++s) wake_ups.emplace(0, s);
-  std::size_t remaining = 3 * k * m;
+  H2WakeUps wake_ups;
+  for (std::size_t s = 0; s < st.k; ++s) wake_ups.emplace(0, s);
+  std::size_t remaining = 3 * st.k * st.m;
   while (remaining > 0 && !wake_ups.empty()) {
     const auto [t, s] = wake_ups.top();
     wake_ups.pop();
     ++run.wake_ups;
-    if (free_at[s] > t) continue;  // busy: its own end wakes it
-    const auto i = static_cast<std::size_t>(ni[s]);
-    const auto f = static_cast<std::size_t>(nf[s]);
-    const bool can_i = ni[s] < num_microbatches && f_done[s * m + i] <= t && (s + 1 == k || i_arrives[(s + 1) * m + i] <= t);
-    const bool may_f = nf[s] < num_microbatches && nf[s] - nw[s] < limit;
-    const std::int64_t next_f = may_f && s > 0 ? f_arrives[(s - 1) * m + f] : kNever;  // when it can run
-    const bool can_f = may_f && (s == 0 || next_f <= t);
-    const bool i_waits = ni[s] < num_microbatches && s + 1 < k && f_done[s * m + i] <= t;
-    const std::int64_t next_i = i_waits ? i_arrives[(s + 1) * m + i] : kNever;  // when it can run
-    const bool result_coming = (next_f != kNever && next_f > t) || (next_i != kNever && next_i > t);
-    const StageTimes& cost = times[s];
+    if (st.free_at[s] > t) continue;  // busy: its own end wakes it
     std::array<Choice, 4> choices{};
-    std::size_t count = 0;
-    if (can_i) choices[count++] = Choice::kInput;
-    if (can_f) choices[count++] = Choice::kForward;
-    if (nw[s] < ni[s]) {
-      const bool wait = leave_w_for_results && waits_for_result(t, cost.weight_grad, handoff, next_f, next_i,
-                                                                ni[s] + 1 == num_microbatches);
-      if (wait) choices[count++] = Choice::kWait;
-      choices[count++] = Choice::kWeight;
-    }
-    if (count > 0 && result_coming && std::find(choices.begin(), choices.begin() + count, Choice::kWait) ==
-                                          choices.begin() + count) {
-      choices[count++] = Choice::kWait;  // the rule's last choice: hold a ready action for a result on its way
-    }
+    const std::size_t count = h2_choices(st, s, t, times[s].weight_grad, handoff, leave_w_for_results, choices);
     if (count == 0) continue;  // nothing to do until a neighbour's result arrives (it wakes this stage)
-    const std::size_t pick = take_choice(run, count, departures, departure);
-    const int stage = static_cast<int>(s);
-    std::int64_t end = 0;
-    switch (choices[pick]) {
-      case Choice::kInput:
-        end = t + cost.input_grad;
-        i_arrives[s * m + i] = end + handoff;
-        run.orders[s].push_back(input_grad(stage, ni[s]++));
-        if (s > 0) wake_ups.emplace(end + handoff, s - 1);
-        break;
-      case Choice::kForward:
-        end = t + cost.forward;
-        f_done[s * m + f] = end;
-        f_arrives[s * m + f] = end + handoff;
-        if (s + 1 < k) wake_ups.emplace(end + handoff, s + 1);
-        run.orders[s].push_back(forward(stage, nf[s]++));
-        break;
-      case Choice::kWeight:
-        end = t + cost.weight_grad;
-        run.orders[s].push_back(weight_grad(stage, nw[s]++));
-        break;
-      case Choice::kWait: continue;  // a result on its way wakes it
-    }
-    free_at[s] = end;
-    wake_ups.emplace(end, s);
+    const Choice chosen = choices[take_choice(run, count, departures, departure)];
+    if (chosen == Choice::kWait) continue;  // a result on its way wakes it
+    h2_take(st, chosen, s, t, times[s], handoff, run, wake_ups);
     --remaining;
   }
   run.complete = remaining == 0;
