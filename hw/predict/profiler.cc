@@ -300,11 +300,71 @@ std::string spec_description(const ProfileOptions& options, const ComputeDevices
   return text;
 }
 
+// The spec's input bytes, fitted over the micro-batch sizes, and each profiled layer's fitted costs.
+sched::Status fit_spec_layers(const ProfileOptions& options, Profile& profile) {
+  std::vector<FitPoint> input_points;
+  for (int size : options.microbatch_sizes) {
+    const Batch batch = make_batch(options.model, size, options.model.seed);
+    input_points.push_back({static_cast<double>(size), static_cast<double>(batch.inputs.nbytes())});
+  }
+  auto input_fit = fit_linear(input_points);
+  if (!input_fit) return input_fit.error();
+  profile.spec.input_bytes = to_scaled_bytes(*input_fit);
+  for (const LayerProfile& layer : profile.layers) {
+    auto fitted = fit_layer(layer, profile.notes);
+    if (!fitted) return fitted.error();
+    profile.spec.layers.push_back(std::move(fitted).value());
+  }
+  return sched::Ok{};
+}
+
+// The spec's stage temporaries, measured over layer ranges, with a note where ranges were capped.
+sched::Status add_stage_temporaries(const ProfileOptions& options, const ComputeDevices& where,
+                                    const std::function<void(const std::string&)>& say, Profile& profile) {
+  const auto t1 = ProfileClock::now();
+  auto temporaries = stage_temporaries(options, where, say);
+  if (!temporaries) return sched::Error{"profile: " + temporaries.error().message};
+  const int model_layers = num_model_layers(options.model);
+  if (const int w = measured_range_layers(model_layers, options.max_range_layers); w < model_layers) {
+    profile.notes.push_back(fmt::format(
+        "stage temporaries measured for ranges of up to {} of the {} layers ({} runs of a layer per size at most); "
+        "a longer stage composes its layers' bytes (--range-layers measures longer ranges, in time growing as "
+        "layers x range^2)",
+        w, model_layers, kRangeLayerBudget));
+  }
+  profile.spec.stage_temporaries = std::move(temporaries).value();
+  say(fmt::format("stage temporaries: {} layer ranges x {} sizes in {:.1f} s", profile.spec.stage_temporaries.size(),
+                  options.microbatch_sizes.size(), static_cast<double>(elapsed_ns_since(t1)) / 1e9));
+  return sched::Ok{};
+}
+
+// The machine's figures (hand-off, dispatch, contention, ...) measured at the middle micro-batch
+// size, or, with measure_machine off, a machine that adds nothing.
+sched::Status add_machine(const ProfileOptions& options, const ComputeDevices& where,
+                          const std::function<void(const std::string&)>& say, Profile& profile) {
+  if (!options.measure_machine) {
+    profile.machine.workers = options.workers;
+    profile.machine.threads = options.threads;
+    profile.machine.device = where.kind();
+    profile.machine.handoff_bandwidth_bytes_per_s = kUnboundedBandwidth;
+    return sched::Ok{};
+  }
+  const auto t1 = ProfileClock::now();
+  const int middle = options.microbatch_sizes[options.microbatch_sizes.size() / 2];
+  auto machine = profile_machine(options.model, middle, options.workers, options.threads, options.repetitions,
+                                 profile.notes, where, options.worker_cpus);
+  if (!machine) return machine.error();
+  profile.machine = std::move(machine).value();
+  say(fmt::format("machine: hand-off, dispatch overhead and contention in {:.1f} s",
+                  static_cast<double>(elapsed_ns_since(t1)) / 1e9));
+  return sched::Ok{};
+}
+
 }  // namespace
 
 sched::Result<Profile> profile_model(const ProfileOptions& options,
                                      const std::function<void(const std::string&)>& progress) {
-  const auto say = [&](const std::string& line) {
+  const std::function<void(const std::string&)> say = [&](const std::string& line) {
     if (progress) progress(line);
   };
   Profile profile;
@@ -320,56 +380,16 @@ sched::Result<Profile> profile_model(const ProfileOptions& options,
   profile.spec.tensor_parallel = options.tensor_parallel;
   say(fmt::format("layers: {} layers x {} sizes in {:.1f} s", profile.layers.size(), options.microbatch_sizes.size(),
                   static_cast<double>(elapsed_ns_since(t0)) / 1e9));
-
-  sim::ModelSpec& spec = profile.spec;
-  spec.name = model_display_name(options.model);
-  spec.description = spec_description(options, where);
-  std::vector<FitPoint> input_points;
-  for (int size : options.microbatch_sizes) {
-    const Batch batch = make_batch(options.model, size, options.model.seed);
-    input_points.push_back({static_cast<double>(size), static_cast<double>(batch.inputs.nbytes())});
-  }
-  auto input_fit = fit_linear(input_points);
-  if (!input_fit) return input_fit.error();
-  spec.input_bytes = to_scaled_bytes(*input_fit);
-  for (const LayerProfile& layer : profile.layers) {
-    auto fitted = fit_layer(layer, profile.notes);
-    if (!fitted) return fitted.error();
-    spec.layers.push_back(std::move(fitted).value());
-  }
+  profile.spec.name = model_display_name(options.model);
+  profile.spec.description = spec_description(options, where);
+  if (auto fitted = fit_spec_layers(options, profile); !fitted) return fitted.error();
   if (options.measure_stage_temporaries) {
-    const auto t1 = ProfileClock::now();
-    auto temporaries = stage_temporaries(options, where, say);
-    if (!temporaries) return sched::Error{"profile: " + temporaries.error().message};
-    const int model_layers = num_model_layers(options.model);
-    if (const int w = measured_range_layers(model_layers, options.max_range_layers); w < model_layers) {
-      profile.notes.push_back(fmt::format(
-          "stage temporaries measured for ranges of up to {} of the {} layers ({} runs of a layer per size at most); "
-          "a longer stage composes its layers' bytes (--range-layers measures longer ranges, in time growing as "
-          "layers x range^2)",
-          w, model_layers, kRangeLayerBudget));
-    }
-    spec.stage_temporaries = std::move(temporaries).value();
-    say(fmt::format("stage temporaries: {} layer ranges x {} sizes in {:.1f} s", spec.stage_temporaries.size(),
-                    options.microbatch_sizes.size(), static_cast<double>(elapsed_ns_since(t1)) / 1e9));
+    if (auto added = add_stage_temporaries(options, where, say, profile); !added) return added.error();
   }
-  if (auto status = sim::check_model_spec(spec); !status) return sched::Error{"profile: " + status.error().message};
-
-  if (options.measure_machine) {
-    const auto t1 = ProfileClock::now();
-    const int middle = options.microbatch_sizes[options.microbatch_sizes.size() / 2];
-    auto machine = profile_machine(options.model, middle, options.workers, options.threads, options.repetitions,
-                                   profile.notes, where, options.worker_cpus);
-    if (!machine) return machine.error();
-    profile.machine = std::move(machine).value();
-    say(fmt::format("machine: hand-off, dispatch overhead and contention in {:.1f} s",
-                    static_cast<double>(elapsed_ns_since(t1)) / 1e9));
-  } else {
-    profile.machine.workers = options.workers;
-    profile.machine.threads = options.threads;
-    profile.machine.device = where.kind();
-    profile.machine.handoff_bandwidth_bytes_per_s = kUnboundedBandwidth;
+  if (auto status = sim::check_model_spec(profile.spec); !status) {
+    return sched::Error{"profile: " + status.error().message};
   }
+  if (auto added = add_machine(options, where, say, profile); !added) return added.error();
   profile.cluster = cluster_from_machine(profile.machine);
   return profile;
 }

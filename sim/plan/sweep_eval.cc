@@ -144,6 +144,29 @@ sched::Result<ModelSpec> checked_rank_model(const SweepSpec& spec, const SweepCo
   return view;
 }
 
+// A simulated row's memory: the fullest device, and for the note of a row that does not fit the
+// device that overflows its cap most.
+void record_memory(const SimResult& result, SweepRow& row) {
+  row.fits = result.fits;
+  const auto by_peak = [](const DeviceResult& a, const DeviceResult& b) { return a.memory.peak_bytes < b.memory.peak_bytes; };
+  const auto fullest = std::max_element(result.devices.begin(), result.devices.end(), by_peak);
+  if (fullest != result.devices.end()) {
+    row.peak_device = fullest->device;
+    row.peak_bytes = fullest->memory.peak_bytes;
+    row.capacity_bytes = fullest->memory.capacity_bytes;
+  }
+  if (!row.fits) {
+    const auto overflow = [](const DeviceResult& d) {
+      return d.memory.capacity_bytes > 0 ? d.memory.peak_bytes - d.memory.capacity_bytes : Bytes{0};
+    };
+    const auto worst = std::max_element(result.devices.begin(), result.devices.end(),
+                                        [&](const auto& a, const auto& b) { return overflow(a) < overflow(b); });
+    row.overflow_bytes = overflow(*worst);
+    row.note = fmt::format("device {} needs {}, {} over its {} cap", worst->device, format_bytes(worst->memory.peak_bytes),
+                           format_bytes(row.overflow_bytes), format_bytes(worst->memory.capacity_bytes));
+  }
+}
+
 }  // namespace
 
 SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config, SweepMemo* memo,
@@ -193,25 +216,7 @@ SweepRow evaluate_config(const SweepSpec& spec, const SweepConfig& config, Sweep
   row.tail_ns = result->step_ns - result->compute_end_ns;
   add_rates(spec, config, row);
   row.bubble_fraction = result->bubble_fraction;
-  row.fits = result->fits;
-  // The fullest device, and for the note the one that overflows its cap most.
-  const auto by_peak = [](const DeviceResult& a, const DeviceResult& b) { return a.memory.peak_bytes < b.memory.peak_bytes; };
-  const auto fullest = std::max_element(result->devices.begin(), result->devices.end(), by_peak);
-  if (fullest != result->devices.end()) {
-    row.peak_device = fullest->device;
-    row.peak_bytes = fullest->memory.peak_bytes;
-    row.capacity_bytes = fullest->memory.capacity_bytes;
-  }
-  if (!row.fits) {
-    const auto overflow = [](const DeviceResult& d) {
-      return d.memory.capacity_bytes > 0 ? d.memory.peak_bytes - d.memory.capacity_bytes : Bytes{0};
-    };
-    const auto worst = std::max_element(result->devices.begin(), result->devices.end(),
-                                        [&](const auto& a, const auto& b) { return overflow(a) < overflow(b); });
-    row.overflow_bytes = overflow(*worst);
-    row.note = fmt::format("device {} needs {}, {} over its {} cap", worst->device, format_bytes(worst->memory.peak_bytes),
-                           format_bytes(row.overflow_bytes), format_bytes(worst->memory.capacity_bytes));
-  }
+  record_memory(*result, row);
   return row;
 }
 

@@ -191,22 +191,12 @@ sched::Status check_cluster_spec(const ClusterSpec& spec) {
   return sched::Ok{};
 }
 
-sched::Result<ClusterSpec> parse_cluster_spec(std::string_view json_text, std::string_view source) {
-  auto parsed = parse_spec_json(json_text, source);
-  if (!parsed) return parsed.error();
-  const Json& root = *parsed;
-  SpecReader reader{std::string(source)};
-  ClusterSpec spec;
-  if (!reader.expect_object(root, "")) return reader.error();
-  reader.allow_keys(root, "", {"name", "description", "devices", "device", "devices_per_node",
-                               "intra_node", "inter_node", "inter_node_links", "comm_mode", "dispatch_overhead",
-                               "dispatch_overhead_ns", "contention", "cores", "threads_per_device",
-                               "core_slice", "core_slice_ns", "idle_slowdown", "idle_slowdown_after",
-                               "idle_slowdown_after_ns", "overlapped_pass_share", "tensor_parallel_link"});
-  spec.name = reader.string(root, "", "name", std::nullopt);
-  spec.description = reader.string(root, "", "description", std::string());
+namespace {
+
+// "devices": an array of devices, or a count with one "device" they all share.
+void read_devices(SpecReader& reader, const Json& root, ClusterSpec& spec) {
   if (reader.ok() && !root.contains("devices")) reader.fail("/devices", nullptr, "missing required field");
-  if (!reader.ok()) return reader.error();
+  if (!reader.ok()) return;
   const Json& devices = root["devices"];
   if (devices.is_array()) {
     if (root.contains("device")) reader.fail("/device", nullptr, "not allowed when 'devices' is an array");
@@ -214,16 +204,20 @@ sched::Result<ClusterSpec> parse_cluster_spec(std::string_view json_text, std::s
     for (std::size_t i = 0; i < devices.size() && reader.ok(); ++i) {
       spec.devices.push_back(read_device(reader, devices[i], pointer_index("/devices", i)));
     }
-  } else {
-    const std::int64_t count = reader.integer(root, "", "devices", 1, std::nullopt);
-    if (reader.ok() && count > 65536) reader.fail("/devices", &devices, "at most 65536 devices");
-    if (reader.ok() && !root.contains("device")) {
-      reader.fail("/device", nullptr, "missing required field (the properties of every device)");
-    }
-    if (!reader.ok()) return reader.error();
-    spec.devices.assign(static_cast<std::size_t>(count), read_device(reader, root["device"], "/device"));
+    return;
   }
-  if (!reader.ok()) return reader.error();
+  const std::int64_t count = reader.integer(root, "", "devices", 1, std::nullopt);
+  if (reader.ok() && count > 65536) reader.fail("/devices", &devices, "at most 65536 devices");
+  if (reader.ok() && !root.contains("device")) {
+    reader.fail("/device", nullptr, "missing required field (the properties of every device)");
+  }
+  if (!reader.ok()) return;
+  spec.devices.assign(static_cast<std::size_t>(count), read_device(reader, root["device"], "/device"));
+}
+
+// The devices' nodes and the links inside and between them; a link given where the topology
+// never uses it is refused.
+void read_topology(SpecReader& reader, const Json& root, ClusterSpec& spec) {
   const auto per_node = reader.integer(root, "", "devices_per_node", 1, spec.num_devices());
   if (reader.ok() && (per_node > spec.num_devices() || spec.num_devices() % per_node != 0)) {
     reader.fail("/devices_per_node", &root["devices_per_node"],
@@ -249,15 +243,35 @@ sched::Result<ClusterSpec> parse_cluster_spec(std::string_view json_text, std::s
   if (reader.ok() && root.contains("tensor_parallel_link")) {
     spec.tensor_parallel_link = read_link(reader, root, "tensor_parallel_link");
   }
-  if (reader.ok()) {
-    for (const char* key : {"intra_node", "inter_node", "inter_node_links"}) {
-      const bool used = std::string_view(key) == "intra_node" ? spec.devices_per_node > 1 : spec.num_nodes() > 1;
-      if (!used && root.contains(key)) {
-        reader.fail(pointer_child("", key), nullptr,
-                    "given but never used with this topology (remove it or fix devices_per_node)");
-      }
+  if (!reader.ok()) return;
+  for (const char* key : {"intra_node", "inter_node", "inter_node_links"}) {
+    const bool used = std::string_view(key) == "intra_node" ? spec.devices_per_node > 1 : spec.num_nodes() > 1;
+    if (!used && root.contains(key)) {
+      reader.fail(pointer_child("", key), nullptr,
+                  "given but never used with this topology (remove it or fix devices_per_node)");
     }
   }
+}
+
+}  // namespace
+
+sched::Result<ClusterSpec> parse_cluster_spec(std::string_view json_text, std::string_view source) {
+  auto parsed = parse_spec_json(json_text, source);
+  if (!parsed) return parsed.error();
+  const Json& root = *parsed;
+  SpecReader reader{std::string(source)};
+  ClusterSpec spec;
+  if (!reader.expect_object(root, "")) return reader.error();
+  reader.allow_keys(root, "", {"name", "description", "devices", "device", "devices_per_node",
+                               "intra_node", "inter_node", "inter_node_links", "comm_mode", "dispatch_overhead",
+                               "dispatch_overhead_ns", "contention", "cores", "threads_per_device",
+                               "core_slice", "core_slice_ns", "idle_slowdown", "idle_slowdown_after",
+                               "idle_slowdown_after_ns", "overlapped_pass_share", "tensor_parallel_link"});
+  spec.name = reader.string(root, "", "name", std::nullopt);
+  spec.description = reader.string(root, "", "description", std::string());
+  read_devices(reader, root, spec);
+  if (!reader.ok()) return reader.error();
+  read_topology(reader, root, spec);
   read_execution(reader, root, spec);
   if (!reader.ok()) return reader.error();
   return spec;
