@@ -40,63 +40,73 @@ Error located(std::string_view source, int line, int column, std::string_view me
   return Error{fmt::format("{}:{}:{}: error: {}", source, line, column, message)};
 }
 
+// Where split_rows is in the text: the byte and its line and column (1-based).
+struct CsvCursor {
+  std::string_view text;
+  std::size_t i = 0;
+  int line = 1;
+  int column = 1;
+  bool at(char c) const { return i < text.size() && text[i] == c; }
+  bool at_cell_end() const { return i >= text.size() || text[i] == ',' || text[i] == '\n' || text[i] == '\r'; }
+};
+
+// A quoted cell from its opening '"' to what follows its closing one, which must end the cell;
+// '""' is a quote inside it. Each line end inside it, and each '""', marks where the cell's text
+// continues in the file.
+Status read_quoted_cell(CsvCursor& at, Cell& cell, std::string_view source) {
+  const int quote_line = at.line;
+  const int quote_column = at.column;
+  ++at.i, ++at.column;
+  cell.marks.front().at = {at.line, at.column};
+  for (;;) {
+    if (at.i >= at.text.size()) return located(source, quote_line, quote_column, "unterminated quoted cell");
+    const char c = at.text[at.i];
+    if (c == '"' && at.i + 1 < at.text.size() && at.text[at.i + 1] == '"') {
+      cell.text += '"';
+      at.i += 2, at.column += 2;
+      cell.marks.push_back({cell.text.size(), {at.line, at.column}});
+    } else if (c == '"') {
+      ++at.i, ++at.column;
+      break;
+    } else {
+      cell.text += c;
+      ++at.i;
+      // Line ends count as outside quotes: "\r\n", "\n" or a lone "\r".
+      if (c == '\n' || (c == '\r' && !at.at('\n'))) {
+        ++at.line, at.column = 1;
+        cell.marks.push_back({cell.text.size(), {at.line, at.column}});
+      } else {
+        ++at.column;
+      }
+    }
+  }
+  if (!at.at_cell_end()) return located(source, at.line, at.column, "unexpected text after a quoted cell");
+  return Ok{};
+}
+
 // Python csv.reader's default dialect: ',' separates, '"' quotes ('""' is a quote inside a
 // quoted cell), "\n" or "\r\n" ends a row, and a final line ending starts no new row.
 Result<std::vector<Row>> split_rows(std::string_view text, std::string_view source) {
   std::vector<Row> rows;
-  int line = 1;
-  int column = 1;
-  std::size_t i = 0;
-  if (text.substr(0, 3) == "\xEF\xBB\xBF") i = 3;  // UTF-8 byte order mark
-  while (i < text.size()) {
-    Row row{line, {}};
-    bool end_of_row = false;
-    while (!end_of_row) {
-      Cell cell{{}, {{0, {line, column}}}};
-      if (i < text.size() && text[i] == '"') {
-        const int quote_line = line;
-        const int quote_column = column;
-        ++i, ++column;
-        cell.marks.front().at = {line, column};
-        for (;;) {
-          if (i >= text.size()) return located(source, quote_line, quote_column, "unterminated quoted cell");
-          const char c = text[i];
-          if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-            cell.text += '"';
-            i += 2, column += 2;
-            cell.marks.push_back({cell.text.size(), {line, column}});
-          } else if (c == '"') {
-            ++i, ++column;
-            break;
-          } else {
-            cell.text += c;
-            ++i;
-            // Line ends count as outside quotes: "\r\n", "\n" or a lone "\r".
-            if (c == '\n' || (c == '\r' && (i >= text.size() || text[i] != '\n'))) {
-              ++line, column = 1;
-              cell.marks.push_back({cell.text.size(), {line, column}});
-            } else {
-              ++column;
-            }
-          }
-        }
-        if (i < text.size() && text[i] != ',' && text[i] != '\n' && text[i] != '\r') {
-          return located(source, line, column, "unexpected text after a quoted cell");
-        }
+  CsvCursor at{text};
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") at.i = 3;  // UTF-8 byte order mark
+  while (at.i < text.size()) {
+    Row row{at.line, {}};
+    for (bool end_of_row = false; !end_of_row;) {
+      Cell cell{{}, {{0, {at.line, at.column}}}};
+      if (at.at('"')) {
+        if (Status read = read_quoted_cell(at, cell, source); !read) return read.error();
       } else {
-        while (i < text.size() && text[i] != ',' && text[i] != '\n' && text[i] != '\r') {
-          cell.text += text[i];
-          ++i, ++column;
-        }
+        for (; !at.at_cell_end(); ++at.i, ++at.column) cell.text += text[at.i];
       }
       row.cells.push_back(std::move(cell));
-      if (i < text.size() && text[i] == ',') {
-        ++i, ++column;
+      if (at.at(',')) {
+        ++at.i, ++at.column;
         continue;
       }
-      if (i < text.size() && text[i] == '\r') ++i;
-      if (i < text.size() && text[i] == '\n') ++i;
-      ++line, column = 1;
+      if (at.at('\r')) ++at.i;
+      if (at.at('\n')) ++at.i;
+      ++at.line, at.column = 1;
       end_of_row = true;
     }
     // csv.reader yields [] for an empty line: a rank with an empty program.

@@ -121,6 +121,43 @@ sched::Status check_contention(const CostModel& model) {
   return sched::Ok{};
 }
 
+// Each link's latency, overhead and bandwidth, and every link index (a stage's gradient
+// reduction's, link_of's; -1 on link_of's diagonal) naming a link.
+sched::Status check_links(const CostModel& model) {
+  const auto d = static_cast<std::size_t>(model.num_devices);
+  for (std::size_t i = 0; i < model.links.size(); ++i) {
+    const Link& l = model.links[i];
+    if (auto st = check_value(l.latency_ns, 0, [&] { return fmt::format("links[{}].latency_ns", i); }); !st) return st;
+    if (auto st = check_value(l.send_overhead_ns, 0, [&] { return fmt::format("links[{}].send_overhead_ns", i); }); !st) {
+      return st;
+    }
+    if (!std::isfinite(l.bandwidth_bytes_per_s) || !(l.bandwidth_bytes_per_s > 0)) {
+      return sched::Error{fmt::format("cost model: links[{}].bandwidth_bytes_per_s is {}, must be finite and > 0", i,
+                                      l.bandwidth_bytes_per_s)};
+    }
+  }
+  const auto num_links = static_cast<int>(model.links.size());
+  for (std::size_t s = 0; s < model.stages.size(); ++s) {
+    if (model.stages[s].reduce_grad_link >= num_links) {
+      return sched::Error{fmt::format("cost model: stages[{}].reduce_grad_link is {}, not a link index in [-1, {})", s,
+                                      model.stages[s].reduce_grad_link, num_links)};
+    }
+  }
+  for (std::size_t src = 0; src < d; ++src) {
+    for (std::size_t dst = 0; dst < d; ++dst) {
+      const int id = model.link_of[src * d + dst];
+      if (src == dst && id != -1) {
+        return sched::Error{fmt::format("cost model: link_of[{}*{}+{}] is {}, the diagonal must be -1", src, d, dst, id)};
+      }
+      if (id < -1 || id >= num_links) {
+        return sched::Error{fmt::format("cost model: link_of[{}*{}+{}] is {}, not a link index in [-1, {})", src, d,
+                                        dst, id, num_links)};
+      }
+    }
+  }
+  return sched::Ok{};
+}
+
 }  // namespace
 
 sched::Status check_cost_model_devices(std::int64_t num_devices) {
@@ -161,36 +198,7 @@ sched::Status check_cost_model(const CostModel& model) {
       return st;
     }
   }
-  for (std::size_t i = 0; i < model.links.size(); ++i) {
-    const Link& l = model.links[i];
-    if (auto st = check_value(l.latency_ns, 0, [&] { return fmt::format("links[{}].latency_ns", i); }); !st) return st;
-    if (auto st = check_value(l.send_overhead_ns, 0, [&] { return fmt::format("links[{}].send_overhead_ns", i); }); !st) {
-      return st;
-    }
-    if (!std::isfinite(l.bandwidth_bytes_per_s) || !(l.bandwidth_bytes_per_s > 0)) {
-      return sched::Error{fmt::format("cost model: links[{}].bandwidth_bytes_per_s is {}, must be finite and > 0", i,
-                                      l.bandwidth_bytes_per_s)};
-    }
-  }
-  const auto num_links = static_cast<int>(model.links.size());
-  for (std::size_t s = 0; s < model.stages.size(); ++s) {
-    if (model.stages[s].reduce_grad_link >= num_links) {
-      return sched::Error{fmt::format("cost model: stages[{}].reduce_grad_link is {}, not a link index in [-1, {})", s,
-                                      model.stages[s].reduce_grad_link, num_links)};
-    }
-  }
-  for (std::size_t src = 0; src < d; ++src) {
-    for (std::size_t dst = 0; dst < d; ++dst) {
-      const int id = model.link_of[src * d + dst];
-      if (src == dst && id != -1) {
-        return sched::Error{fmt::format("cost model: link_of[{}*{}+{}] is {}, the diagonal must be -1", src, d, dst, id)};
-      }
-      if (id < -1 || id >= num_links) {
-        return sched::Error{fmt::format("cost model: link_of[{}*{}+{}] is {}, not a link index in [-1, {})", src, d,
-                                        dst, id, num_links)};
-      }
-    }
-  }
+  if (auto links = check_links(model); !links) return links;
   return check_contention(model);
 }
 
