@@ -2,7 +2,10 @@
 #pragma once
 
 #include <iostream>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 
@@ -20,6 +23,15 @@ inline int report_error(std::string_view command, int exit_code, std::string_vie
   if (exit_code == kExitUsage) std::cerr << "Run 'pipeworks " << command << " --help' for usage.\n";
   return exit_code;
 }
+
+// A step of a command that failed, and the exit code it maps to; steps return std::nullopt when
+// they did not fail.
+struct Failure {
+  int exit_code;
+  std::string message;
+};
+inline std::optional<Failure> usage(std::string message) { return Failure{kExitUsage, std::move(message)}; }
+inline std::optional<Failure> invalid(std::string message) { return Failure{kExitInvalid, std::move(message)}; }
 
 // Owned by main; a command's callback stores its exit code here.
 struct CommandContext {

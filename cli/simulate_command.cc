@@ -36,16 +36,14 @@
 namespace pipeworks::cli {
 namespace {
 
-// A model and a cluster worth simulating when none is named: GPT-2 medium on one DGX H100.
-SpecArgs default_specs() {
-  SpecArgs specs;
-  specs.model = "gpt2-medium";
-  specs.cluster = "dgx-h100";
-  return specs;
-}
-
 struct SimulateOptions {
-  SpecArgs specs = default_specs();
+  // Worth simulating when none is named: GPT-2 medium on one DGX H100.
+  SpecArgs specs = [] {
+    SpecArgs s;
+    s.model = "gpt2-medium";
+    s.cluster = "dgx-h100";
+    return s;
+  }();
   ScheduleRequest schedule;
   std::optional<int> batch;  // default: 4 samples per micro-batch
   std::string partition = kDefaultPartition;
@@ -57,12 +55,6 @@ struct SimulateOptions {
   std::string svg;
   bool grid = false;
 };
-
-// A failure and the exit code it maps to.
-struct Failure { int exit_code; std::string message; };
-
-std::optional<Failure> usage(std::string message) { return Failure{kExitUsage, std::move(message)}; }
-std::optional<Failure> invalid(std::string message) { return Failure{kExitInvalid, std::move(message)}; }
 
 // The specs: one tensor-parallel rank's model (--tp), the cluster with --comm applied.
 std::optional<Failure> resolve_specs(const SimulateOptions& o, sim::ModelSpec& model, sim::ClusterSpec& cluster) {
@@ -83,16 +75,22 @@ std::optional<Failure> resolve_specs(const SimulateOptions& o, sim::ModelSpec& m
   return std::nullopt;
 }
 
-std::optional<Failure> run(const SimulateOptions& o) {
-  const ScheduleRequest& request = o.schedule;
-  if (request.file.empty()) {
-    if (auto size = sched::check_schedule_size(request.stages, request.microbatches); !size) {
+// What is refused before a spec is read: a generated schedule's size and the output paths.
+std::optional<Failure> check_request(const SimulateOptions& o) {
+  if (o.schedule.file.empty()) {
+    if (auto size = sched::check_schedule_size(o.schedule.stages, o.schedule.microbatches); !size) {
       return usage(size.error().message);
     }
   }
   if (auto writable = check_output_paths({{"--json", o.json}, {"--trace", o.trace}, {"--svg", o.svg}}); !writable) {
     return invalid(writable.error().message);
   }
+  return std::nullopt;
+}
+
+std::optional<Failure> run(const SimulateOptions& o) {
+  const ScheduleRequest& request = o.schedule;
+  if (auto refused = check_request(o)) return refused;
   auto optimizer = sim::parse_optimizer(o.optimizer);
   if (!optimizer) return usage(optimizer.error().message);
   auto replicated = layout_from(o.layout, 1, 1);
@@ -107,9 +105,7 @@ std::optional<Failure> run(const SimulateOptions& o) {
   if (!chosen) return usage_error ? usage(chosen.error().message) : invalid(chosen.error().message);
   const sched::Schedule& schedule = chosen->schedule;
   if (auto size = sim::check_cost_model_devices(schedule.num_devices()); !size) return usage(size.error().message);
-  sim::ParallelLayout layout = *replicated;
-  layout.pp = schedule.num_devices();
-  layout.virtual_stages = std::max(1, schedule.num_stages / std::max(1, schedule.num_devices()));
+  const sim::ParallelLayout layout = sim::with_pipeline(*replicated, schedule.num_devices(), schedule.num_stages);
   if (auto fits = sim::check_layout(layout, cluster.num_devices(), cluster.devices_per_node); !fits) {
     return invalid(fmt::format("{} on cluster '{}': {}", sim::layout_text(layout), cluster.name, fits.error().message));
   }

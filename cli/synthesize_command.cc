@@ -46,8 +46,6 @@ struct SynthesizeOptions {
   std::string json;
 };
 
-struct Failure { int exit_code; std::string message; };
-
 sim::SearchOptions search_options(const SynthesizeOptions& o) { return {o.time_limit_s, o.seed, o.max_evaluations, !o.no_recompute}; }
 
 // What the search is asked: the resolved specs and the setup (sim/synth/problem_from_specs.h builds the rest).
@@ -58,17 +56,17 @@ struct Question {
 };
 
 std::optional<Failure> resolve(const SynthesizeOptions& o, sim::Bytes cap, Question& out) {
-  if (auto size = check_preset_size_args(o.specs); !size) return Failure{kExitUsage, size.error().message};
+  if (auto size = check_preset_size_args(o.specs); !size) return usage(size.error().message);
   auto optimizer = sim::parse_optimizer(o.optimizer);
-  if (!optimizer) return Failure{kExitUsage, optimizer.error().message};
+  if (!optimizer) return usage(optimizer.error().message);
   out.setup = sim::SynthesisSetup{o.stages, o.microbatches, o.batch, *optimizer, cap, {}, o.placement};
   if (auto split = sim::synthesis_microbatch_size(out.setup); !split) {
-    return Failure{kExitUsage, "--" + split.error().message};
+    return usage("--" + split.error().message);
   }
   auto cluster = resolve_cluster(o.specs, "synthesize");
-  if (!cluster) return Failure{kExitInvalid, cluster.error().message};
+  if (!cluster) return invalid(cluster.error().message);
   auto model = resolve_model(o.specs, "synthesize", &*cluster);
-  if (!model) return Failure{kExitInvalid, model.error().message};
+  if (!model) return invalid(model.error().message);
   out.model = std::move(model).value();
   out.cluster = std::move(cluster).value();
   return std::nullopt;
@@ -79,16 +77,16 @@ std::optional<Failure> search(const SynthesizeOptions& o, const Question& q, sim
                               sim::SynthesisInputs& inputs) {
   if (o.search_placement > 0) {
     auto found = sim::synthesize_placements(q.model, q.cluster, q.setup, search_options(o), o.search_placement);
-    if (!found) return Failure{kExitInvalid, found.error().message};
+    if (!found) return invalid(found.error().message);
     result = std::move(found->result);
     inputs = std::move(found->chosen.inputs);
     std::cout << placement_trials_text(inputs.placements_tried);
     return std::nullopt;
   }
   auto built = sim::problem_from_specs(q.model, q.cluster, q.setup, search_options(o));
-  if (!built) return Failure{kExitInvalid, built.error().message};
+  if (!built) return invalid(built.error().message);
   auto found = sim::synthesize(built->problem, search_options(o));
-  if (!found) return Failure{kExitInvalid, found.error().message};
+  if (!found) return invalid(found.error().message);
   result = std::move(found).value();
   inputs = std::move(built->inputs);
   return std::nullopt;
@@ -97,19 +95,19 @@ std::optional<Failure> search(const SynthesizeOptions& o, const Question& q, sim
 // Checks at the edge: K x M, the cap's spelling, the output paths and the schedule file's format.
 std::optional<Failure> check_edge(const SynthesizeOptions& o, sim::Bytes& cap) {
   if (auto size = sched::check_schedule_size(o.stages, o.microbatches); !size) {
-    return Failure{kExitUsage, size.error().message};
+    return usage(size.error().message);
   }
   auto parsed = sim::parse_bytes(o.memory_cap);
-  if (!parsed) return Failure{kExitUsage, fmt::format("--memory-cap: {}", parsed.error().message)};
-  if (*parsed <= 0) return Failure{kExitUsage, fmt::format("--memory-cap must be positive, got '{}'", o.memory_cap)};
+  if (!parsed) return usage(fmt::format("--memory-cap: {}", parsed.error().message));
+  if (*parsed <= 0) return usage(fmt::format("--memory-cap must be positive, got '{}'", o.memory_cap));
   cap = *parsed;
   if (!o.output.empty()) {
     if (auto format = sched::format_from_extension(o.output); !format) {
-      return Failure{kExitUsage, fmt::format("--output: {}", format.error().message)};
+      return usage(fmt::format("--output: {}", format.error().message));
     }
   }
   if (auto writable = check_output_paths({{"--output", o.output}, {"--json", o.json}}); !writable) {
-    return Failure{kExitInvalid, writable.error().message};
+    return invalid(writable.error().message);
   }
   return std::nullopt;
 }
@@ -125,17 +123,17 @@ std::optional<Failure> run(const SynthesizeOptions& o) {
   std::cout << synthesis_summary(result, inputs);
   if (!o.output.empty()) {
     if (auto saved = sched::save_schedule(result.best.schedule, o.output); !saved) {
-      return Failure{kExitInvalid, saved.error().message};
+      return invalid(saved.error().message);
     }
     std::cout << fmt::format("schedule        {} (`pipeworks simulate --schedule-file {}` reads it back)\n", o.output,
                              o.output);
   }
   if (!o.json.empty()) {
     if (auto written = sched::write_text_file(o.json, sim::synthesis_report_json(result, inputs)); !written) {
-      return Failure{kExitInvalid, written.error().message};
+      return invalid(written.error().message);
     }
   }
-  if (!std::cout.flush()) return Failure{kExitInvalid, "standard output: write failed"};
+  if (!std::cout.flush()) return invalid("standard output: write failed");
   return std::nullopt;
 }
 

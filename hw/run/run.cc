@@ -61,9 +61,7 @@ sched::Result<sched::Schedule> build_schedule(const RunConfig& config) {
 }
 
 sim::ParallelLayout run_layout(const RunConfig& config, const sched::Schedule& schedule) {
-  sim::ParallelLayout layout;
-  layout.pp = schedule.num_devices();
-  layout.virtual_stages = std::max(1, schedule.num_stages / std::max(1, layout.pp));
+  sim::ParallelLayout layout = sim::with_pipeline({}, schedule.num_devices(), schedule.num_stages);
   layout.dp = config.data_parallel;
   layout.tp = config.tensor_parallel;
   layout.zero = config.zero;

@@ -21,6 +21,12 @@ sched::Result<RankOrder> parse_rank_order(std::string_view text) {
   return sched::Error{fmt::format("unknown rank order '{}' (expected tp-dp-pp or tp-pp-dp)", text)};
 }
 
+ParallelLayout with_pipeline(ParallelLayout layout, int num_devices, int num_stages) {
+  layout.pp = num_devices;
+  layout.virtual_stages = std::max(1, num_stages / std::max(1, num_devices));
+  return layout;
+}
+
 sched::Status check_layout(const ParallelLayout& l, int num_devices, int devices_per_node) {
   for (const auto& [name, value] : {std::pair{"tp", l.tp}, {"pp", l.pp}, {"virtual stages", l.virtual_stages}, {"dp", l.dp}}) {
     if (value < 1 || value > sched::kMaxStages) {

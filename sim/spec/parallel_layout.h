@@ -43,6 +43,10 @@ struct ParallelLayout {
   friend bool operator==(const ParallelLayout&, const ParallelLayout&) = default;
 };
 
+// `layout` with a schedule's devices as its pipeline ranks and its stages a device as virtual
+// stages (at least 1): the layout a schedule of `num_stages` on `num_devices` runs.
+ParallelLayout with_pipeline(ParallelLayout layout, int num_devices, int num_stages);
+
 // Every count >= 1 and the product within `max_devices`; with a cluster (num_devices > 0), the
 // layout uses at most its devices and a tensor-parallel group stays inside one node.
 sched::Status check_layout(const ParallelLayout& layout, int num_devices = 0, int devices_per_node = 1);
