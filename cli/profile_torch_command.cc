@@ -3,8 +3,8 @@
 #include "cli/profile_report.h"
 
 #include <algorithm>
-#include <iostream>
 #include <limits>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -36,44 +36,56 @@ struct ProfileCommandOptions {
   hw::ProfileOptions profile;
 };
 
-int run_profile(ProfileCommandOptions& o) {
-  const auto fail_usage = [](const std::string& message) { return report_error("profile", kExitUsage, message); };
+// Reads the flags into o.profile and refuses what cannot be profiled here, before any timing.
+std::optional<Failure> resolve_request(ProfileCommandOptions& o) {
   auto device = hw::parse_device_kind(o.device);
-  if (!device) return fail_usage(device.error().message);
+  if (!device) return usage(device.error().message);
   o.profile.device = *device;
-  if (auto status = resolve_model_options(o.model, o.profile.model); !status) return fail_usage(status.error().message);
+  if (auto status = resolve_model_options(o.model, o.profile.model); !status) return usage(status.error().message);
   if (o.profile.round_gap_s > 0 && o.profile.rounds < 2) {
-    return fail_usage("--round-gap is the pause between rounds: it needs --rounds 2 or more");
+    return usage("--round-gap is the pause between rounds: it needs --rounds 2 or more");
   }
   if (o.no_machine && !o.cluster_out.empty()) {
-    return fail_usage("--cluster-out writes what --no-machine skips (the hand-off, dispatch and contention "
-                      "measurements): drop one of them");
+    return usage("--cluster-out writes what --no-machine skips (the hand-off, dispatch and contention "
+                 "measurements): drop one of them");
   }
   if (auto writable = check_output_paths({{"--output", o.output}, {"--cluster-out", o.cluster_out}}); !writable) {
-    std::cerr << "pipeworks profile: error: " << writable.error().message << "\n";
-    return kExitInvalid;
+    return invalid(writable.error().message);
   }
   if (auto available = hw::check_device_available(o.profile.device); !available) {
-    std::cerr << "pipeworks profile: error: " << available.error().message << "\n";
-    return kExitInvalid;
+    return invalid(available.error().message);
   }
   if (o.profile.model.kind == hw::ModelKind::kScripted) {
-    if (auto loaded = hw::load_scripted_model(o.profile.model); !loaded) {
-      std::cerr << "pipeworks profile: error: " << loaded.error().message << "\n";
-      return kExitInvalid;
-    }
+    if (auto loaded = hw::load_scripted_model(o.profile.model); !loaded) return invalid(loaded.error().message);
   }
-  if (o.profile.microbatch_sizes.empty()) return fail_usage("--microbatch-sizes needs at least one size");
+  if (o.profile.microbatch_sizes.empty()) return usage("--microbatch-sizes needs at least one size");
   const int largest = *std::max_element(o.profile.microbatch_sizes.begin(), o.profile.microbatch_sizes.end());
   if (auto fits = hw::check_profile_fits(o.profile.model, largest, o.profile.device, hw::this_machine_resources()); !fits) {
-    return fail_usage(fits.error().message);
+    return usage(fits.error().message);
   }
   o.profile.threads = hw::resolve_threads_per_worker(o.profile.threads, o.profile.workers);
   o.profile.measure_machine = !o.no_machine;
+  return std::nullopt;
+}
+
+// The model spec, and the cluster spec where asked for.
+std::optional<Failure> write_specs(const ProfileCommandOptions& o, const hw::Profile& profile) {
+  if (auto status = sim::save_model_spec(profile.spec, o.output); !status) return invalid(status.error().message);
+  fmt::print("wrote model spec {} ({} layers)\n", o.output, profile.spec.num_layers());
+  if (o.cluster_out.empty()) return std::nullopt;
+  if (auto written = sched::write_text_file(o.cluster_out, sim::cluster_spec_to_json(profile.cluster)); !written) {
+    return invalid(written.error().message);
+  }
+  fmt::print("wrote cluster spec {} ({} devices)\n", o.cluster_out, profile.cluster.num_devices());
+  return std::nullopt;
+}
+
+std::optional<Failure> run_profile(ProfileCommandOptions& o) {
+  if (auto refused = resolve_request(o)) return refused;
   fmt::print("pipeworks profile: {} on {}, micro-batch sizes {}, {} warm-up + {} repetitions x {}, {} "
              "per worker, {}\n",
-             hw::model_display_name(o.profile.model), hw::device_kind_name(o.profile.device), fmt::join(o.profile.microbatch_sizes, ","), o.profile.warmup,
-             o.profile.repetitions,
+             hw::model_display_name(o.profile.model), hw::device_kind_name(o.profile.device),
+             fmt::join(o.profile.microbatch_sizes, ","), o.profile.warmup, o.profile.repetitions,
              sched::counted(o.profile.rounds, "round"), sched::counted(o.profile.threads, "intra-op thread"),
              sched::counted(o.profile.workers, "worker"));
   std::fflush(stdout);
@@ -81,24 +93,9 @@ int run_profile(ProfileCommandOptions& o) {
     fmt::print("  {}\n", line);
     std::fflush(stdout);
   });
-  if (!profile) {
-    std::cerr << "pipeworks profile: error: " << profile.error().message << "\n";
-    return kExitInvalid;
-  }
+  if (!profile) return invalid(profile.error().message);
   fmt::print("{}", profile_summary(*profile));
-  if (auto status = sim::save_model_spec(profile->spec, o.output); !status) {
-    std::cerr << "pipeworks profile: error: " << status.error().message << "\n";
-    return kExitInvalid;
-  }
-  fmt::print("wrote model spec {} ({} layers)\n", o.output, profile->spec.num_layers());
-  if (!o.cluster_out.empty()) {
-    if (auto written = sched::write_text_file(o.cluster_out, sim::cluster_spec_to_json(profile->cluster)); !written) {
-      std::cerr << "pipeworks profile: error: " << written.error().message << "\n";
-      return kExitInvalid;
-    }
-    fmt::print("wrote cluster spec {} ({} devices)\n", o.cluster_out, profile->cluster.num_devices());
-  }
-  return kExitOk;
+  return write_specs(o, *profile);
 }
 
 }  // namespace
@@ -146,7 +143,10 @@ void add_profile_command(CLI::App& app, CommandContext& context) {
   cmd->add_flag("--no-machine", o->no_machine, "skip hand-off, dispatch and contention measurements");
   cmd->add_option("-o,--output", o->output, "model spec to write (JSON)")->required();
   cmd->add_option("--cluster-out", o->cluster_out, "cluster spec of this machine to write (JSON)");
-  cmd->callback([o, &context] { context.exit_code = run_profile(*o); });
+  cmd->callback([o, &context] {
+    const std::optional<Failure> failure = run_profile(*o);
+    context.exit_code = failure ? report_error("profile", failure->exit_code, failure->message) : kExitOk;
+  });
 }
 
 }  // namespace pipeworks::cli

@@ -1,4 +1,4 @@
-// What `pipeworks run` prints (see run_printing.h).
+// What `pipeworks run` prints and writes (see run_printing.h).
 #include "cli/run_printing.h"
 
 #include <cstdio>
@@ -7,12 +7,17 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cli/picture_title.h"
 #include "hw/exec/cpu_affinity.h"
+#include "hw/run/run_report_json.h"
 #include "hw/run/step_modes.h"
+#include "sched/text_file.h"
 #include "sched/units_text.h"
 #include "sim/plan/partition.h"
 #include "sim/spec/optimizer.h"
 #include "sim/spec/parallel_layout.h"
+#include "viz/chrome_trace.h"
+#include "viz/svg_gantt.h"
 
 namespace pipeworks::cli {
 
@@ -73,6 +78,24 @@ bool print_summary(const hw::RunReport& report, const hw::RunConfig& config) {
              k.max_abs_diff, k.max_rel_diff, k.exactly_equal ? ", exactly equal" : "", k.rtol, k.atol,
              k.passed ? "PASS" : "FAIL");
   return k.passed;
+}
+
+sched::Status write_run_outputs(const hw::RunReport& report, const RunOptions& options) {
+  const std::vector<const sched::Timeline*> timelines{&report.last_timeline};
+  if (!options.trace.empty()) {
+    if (auto s = viz::write_chrome_trace(options.trace, timelines); !s) return s;
+  }
+  if (!options.svg.empty()) {
+    viz::SvgOptions svg;
+    const hw::RunConfig& c = options.config;
+    svg.title = picture_title({hw::model_display_name(c.model), std::string(hw::device_kind_name(c.device)), hw::schedule_name(c),
+                               c.num_stages, c.num_microbatches, c.batch_size, c.recompute},
+                              "measured, last step");
+    svg.stage_layers = sim::stage_range_texts(report.partition);
+    if (auto s = viz::write_svg(options.svg, timelines, svg); !s) return s;
+  }
+  if (options.json.empty()) return sched::Ok{};
+  return sched::write_text_file(options.json, hw::run_report_json(options.config, report).dump(2) + "\n");
 }
 
 }  // namespace pipeworks::cli

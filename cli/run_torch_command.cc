@@ -14,7 +14,6 @@
 #include "cli/arg_checks.h"
 #include "cli/command_list.h"
 #include "cli/model_options.h"
-#include "cli/picture_title.h"
 #include "cli/planning_args.h"
 #include "cli/renamed_option.h"
 #include "cli/run_options.h"
@@ -32,13 +31,9 @@
 #include "hw/run/run.h"
 #include "hw/run/run_config_check.h"
 #include "hw/run/run_limits.h"
-#include "hw/run/run_report_json.h"
 #include "hw/run/run_resources.h"
 #include "sched/limits.h"
-#include "sched/text_file.h"
 #include "sim/spec/model_spec.h"
-#include "viz/chrome_trace.h"
-#include "viz/svg_gantt.h"
 
 namespace pipeworks::cli {
 namespace {
@@ -57,24 +52,6 @@ int fail_usage(const std::string& message) {
 
 int fail(const std::string& message) {
   return report_error("run", kExitInvalid, message);
-}
-
-sched::Status write_outputs(const hw::RunReport& report, const RunOptions& options) {
-  const std::vector<const sched::Timeline*> timelines{&report.last_timeline};
-  if (!options.trace.empty()) {
-    if (auto s = viz::write_chrome_trace(options.trace, timelines); !s) return s;
-  }
-  if (!options.svg.empty()) {
-    viz::SvgOptions svg;
-    const hw::RunConfig& c = options.config;
-    svg.title = picture_title({hw::model_display_name(c.model), std::string(hw::device_kind_name(c.device)), hw::schedule_name(c),
-                               c.num_stages, c.num_microbatches, c.batch_size, c.recompute},
-                              "measured, last step");
-    svg.stage_layers = sim::stage_range_texts(report.partition);
-    if (auto s = viz::write_svg(options.svg, timelines, svg); !s) return s;
-  }
-  if (options.json.empty()) return sched::Ok{};
-  return sched::write_text_file(options.json, hw::run_report_json(options.config, report).dump(2) + "\n");
 }
 
 // The run's threads and memory against this machine (run_resources.h); a rank of a distributed
@@ -125,8 +102,31 @@ int run(RunOptions& options) {
   if (!report) return fail(report.error().message);
   if (rank != 0) return kExitOk;
   const bool passed = print_summary(*report, options.config);
-  if (auto status = write_outputs(*report, options); !status) return fail(status.error().message);
+  if (auto status = write_run_outputs(*report, options); !status) return fail(status.error().message);
   return passed ? kExitOk : kExitInvalid;
+}
+
+// How each step trains: the steps, the optimizer, the checks, the threads and their cores.
+void add_training_options(CLI::App* cmd, RunOptions& options) {
+  hw::RunConfig& c = options.config;
+  cmd->add_option("--steps", c.steps, "mini-batches to train")
+      ->check(integer_from(1, hw::kMaxSteps))
+      ->capture_default_str();
+  cmd->add_option("--optimizer", options.optimizer, "sgd | momentum | adam")->capture_default_str();
+  cmd->add_option("--lr", options.learning_rate, "learning rate (default: 0.01 for sgd and momentum, 0.001 for adam)")
+      ->check(number_from(0, hw::kMaxLearningRate));
+  cmd->add_flag("--check", c.check, "compare gradients and parameters with the non-pipelined reference");
+  cmd->add_flag("--check-finite", c.check_finite, "fail on NaN/Inf in any stage");
+  add_renamed_option(*cmd, "--intra-op-threads", "--threads", c.threads_per_worker,
+                     "LibTorch intra-op threads per worker (0: max(1, cores / devices); each worker thread calls "
+                     "at::set_num_threads)",
+                     [](CLI::Option& o) { o.check(integer_from(0, hw::kMaxThreadsPerWorker))->capture_default_str(); });
+  cmd->add_option("--pin-workers", options.pin_workers,
+                  "auto | on | off: device d's worker and its intra-op threads on cores of their own (cores "
+                  "[d*t, (d+1)*t) of this process's affinity mask for t threads); auto pins when a core is left over, "
+                  "on whenever they fit. With --distributed and a pipeline alone (tp 1, dp 1), rank r's whole process "
+                  "(its Gloo threads too) on cores [r*t, (r+1)*t), auto whenever every rank fits")
+      ->capture_default_str();
 }
 
 }  // namespace
@@ -161,24 +161,7 @@ void add_run_command(CLI::App& app, CommandContext& context) {
   cmd->add_option("--timeout", options->timeout_s, "seconds any blocking wait may take before the run fails")
       ->check(number_from(0, hw::kMaxTimeoutSeconds, Ends::kAboveLow))
       ->capture_default_str();
-  cmd->add_option("--steps", c.steps, "mini-batches to train")
-      ->check(integer_from(1, hw::kMaxSteps))
-      ->capture_default_str();
-  cmd->add_option("--optimizer", options->optimizer, "sgd | momentum | adam")->capture_default_str();
-  cmd->add_option("--lr", options->learning_rate, "learning rate (default: 0.01 for sgd and momentum, 0.001 for adam)")
-      ->check(number_from(0, hw::kMaxLearningRate));
-  cmd->add_flag("--check", c.check, "compare gradients and parameters with the non-pipelined reference");
-  cmd->add_flag("--check-finite", c.check_finite, "fail on NaN/Inf in any stage");
-  add_renamed_option(*cmd, "--intra-op-threads", "--threads", c.threads_per_worker,
-                     "LibTorch intra-op threads per worker (0: max(1, cores / devices); each worker thread calls "
-                     "at::set_num_threads)",
-                     [](CLI::Option& o) { o.check(integer_from(0, hw::kMaxThreadsPerWorker))->capture_default_str(); });
-  cmd->add_option("--pin-workers", options->pin_workers,
-                  "auto | on | off: device d's worker and its intra-op threads on cores of their own (cores "
-                  "[d*t, (d+1)*t) of this process's affinity mask for t threads); auto pins when a core is left over, "
-                  "on whenever they fit. With --distributed and a pipeline alone (tp 1, dp 1), rank r's whole process "
-                  "(its Gloo threads too) on cores [r*t, (r+1)*t), auto whenever every rank fits")
-      ->capture_default_str();
+  add_training_options(cmd, *options);
   cmd->add_option("--trace", options->trace, "write a Chrome trace of the last step");
   cmd->add_option("--svg", options->svg, "write an SVG Gantt chart of the last step");
   cmd->add_option("--json", options->json, "write the report as JSON");

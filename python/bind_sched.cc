@@ -98,7 +98,10 @@ void bind_schedule(py::module_& m) {
         return "<Schedule K=" + std::to_string(s.num_stages) + " M=" + std::to_string(s.num_microbatches) +
                " devices=" + std::to_string(s.num_devices()) + " actions=" + std::to_string(s.num_actions()) + ">";
       });
+}
 
+// The generators and the unit-time picture.
+void bind_generators(py::module_& m) {
   m.def("schedule_kinds", [] {
         std::vector<std::string> out;
         for (auto name : sched::schedule_kind_names()) out.emplace_back(name);
@@ -198,6 +201,7 @@ void bind_files(py::module_& m) {
 void bind_sched(py::module_& m) {
   bind_actions(m);
   bind_schedule(m);
+  bind_generators(m);
   bind_passes(m);
   bind_validation(m);
   bind_files(m);

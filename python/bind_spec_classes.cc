@@ -28,7 +28,7 @@ sim::ParamDtype parse_dtype(const std::string& name) {
   throw Error("unknown parameter dtype '" + name + "' (expected fp32, fp16 or bf16)");
 }
 
-void bind_model_classes(py::module_& m) {
+void bind_scaled_values(py::module_& m) {
   py::class_<sim::ScaledDuration>(m, "ScaledDuration", "fixed_ns + per_sample_ns x micro-batch size.")
       .def(py::init([](Nanoseconds fixed_ns, Nanoseconds per_sample_ns) { return sim::ScaledDuration{fixed_ns, per_sample_ns}; }),
            py::arg("fixed_ns") = 0, py::arg("per_sample_ns") = 0)
@@ -47,7 +47,9 @@ void bind_model_classes(py::module_& m) {
       .def("__repr__", [](const sim::ScaledBytes& b) {
         return "ScaledBytes(fixed_bytes=" + std::to_string(b.fixed_bytes) + ", per_sample_bytes=" + std::to_string(b.per_sample_bytes) + ")";
       });
+}
 
+void bind_model_classes(py::module_& m) {
   py::class_<sim::LayerSpec>(m, "LayerSpec", "Costs of one layer, scaling with the micro-batch size.")
       .def(py::init<>())
       .def_readwrite("name", &sim::LayerSpec::name)
@@ -206,6 +208,7 @@ void bind_cost_model_classes(py::module_& m) {
 }  // namespace
 
 void bind_spec_classes(py::module_& m) {
+  bind_scaled_values(m);
   bind_model_classes(m);
   bind_cluster_classes(m);
   bind_cost_model_classes(m);

@@ -56,59 +56,76 @@ void for_each_partition(int num_layers, int num_stages, F f) {
   }
 }
 
+// A random problem of L layers over K stages: memory terms and caps on odd trials (re-computing on
+// every fourth), stage speeds on every third.
+PartitionProblem random_problem(std::mt19937& rng, int trial, int L, int K) {
+  auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  PartitionProblem p;
+  const bool with_memory = trial % 2 == 1;
+  for (int l = 0; l < L; ++l) {
+    p.layer_time_ns.push_back(uniform(0, 100));
+    if (with_memory) {
+      p.static_bytes.push_back(uniform(0, 50));
+      p.stash_bytes.push_back(uniform(0, 30));
+      p.input_bytes.push_back(uniform(0, 30));
+    }
+  }
+  if (trial % 3 == 0) {
+    for (int s = 0; s < K; ++s) p.stage_speed.push_back(std::array<double, 4>{0.5, 1, 1.5, 2}[uniform(0, 3)]);
+  }
+  if (with_memory) {
+    p.recompute = trial % 4 == 3;
+    for (int s = 0; s < K; ++s) {
+      p.capacity_bytes.push_back(uniform(0, 4) == 0 ? 0 : uniform(40, 250));
+      p.in_flight.push_back(uniform(0, 4));
+    }
+  }
+  return p;
+}
+
+// Over every partition: the least bottleneck of those within the caps (infinity where none is),
+// and the least worst overflow of a stage over its cap.
+struct BruteForce {
+  double best = std::numeric_limits<double>::infinity();
+  double least_overflow = std::numeric_limits<double>::infinity();
+};
+BruteForce brute_force(const PartitionProblem& p, int L, int K) {
+  BruteForce out;
+  for_each_partition(L, K, [&](const Partition& part) {
+    const auto memory = stage_memory_bytes(p, part);
+    double worst_overflow = -std::numeric_limits<double>::infinity();
+    for (int s = 0; s < K; ++s) {
+      const Bytes cap = p.capacity_bytes.empty() ? 0 : p.capacity_bytes[static_cast<std::size_t>(s)];
+      if (cap > 0) worst_overflow = std::max(worst_overflow, static_cast<double>(memory[static_cast<std::size_t>(s)] - cap));
+    }
+    out.least_overflow = std::min(out.least_overflow, worst_overflow);
+    if (worst_overflow <= 0) out.best = std::min(out.best, bottleneck_time(p, part));
+  });
+  return out;
+}
+
 TEST_CASE("balanced equals brute force on random small problems") {
   std::mt19937 rng(20240611);
-  auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   int infeasible = 0;
   int capped = 0;
   for (int trial = 0; trial < 600; ++trial) {
-    const int L = uniform(1, 9);
-    const int K = uniform(1, L);
-    PartitionProblem p;
-    const bool with_memory = trial % 2 == 1;
-    for (int l = 0; l < L; ++l) {
-      p.layer_time_ns.push_back(uniform(0, 100));
-      if (with_memory) {
-        p.static_bytes.push_back(uniform(0, 50));
-        p.stash_bytes.push_back(uniform(0, 30));
-        p.input_bytes.push_back(uniform(0, 30));
-      }
-    }
-    if (trial % 3 == 0) {
-      for (int s = 0; s < K; ++s) p.stage_speed.push_back(std::array<double, 4>{0.5, 1, 1.5, 2}[uniform(0, 3)]);
-    }
-    if (with_memory) {
-      ++capped;
-      p.recompute = trial % 4 == 3;
-      for (int s = 0; s < K; ++s) {
-        p.capacity_bytes.push_back(uniform(0, 4) == 0 ? 0 : uniform(40, 250));
-        p.in_flight.push_back(uniform(0, 4));
-      }
-    }
+    const int L = std::uniform_int_distribution<int>(1, 9)(rng);
+    const int K = std::uniform_int_distribution<int>(1, L)(rng);
+    const PartitionProblem p = random_problem(rng, trial, L, K);
+    if (!p.capacity_bytes.empty()) ++capped;
     INFO("trial " << trial << " L=" << L << " K=" << K);
-    double best = std::numeric_limits<double>::infinity();
-    double least_overflow = std::numeric_limits<double>::infinity();
-    for_each_partition(L, K, [&](const Partition& part) {
-      const auto memory = stage_memory_bytes(p, part);
-      double worst_overflow = -std::numeric_limits<double>::infinity();
-      for (int s = 0; s < K; ++s) {
-        const Bytes cap = p.capacity_bytes.empty() ? 0 : p.capacity_bytes[static_cast<std::size_t>(s)];
-        if (cap > 0) worst_overflow = std::max(worst_overflow, static_cast<double>(memory[static_cast<std::size_t>(s)] - cap));
-      }
-      least_overflow = std::min(least_overflow, worst_overflow);
-      if (worst_overflow <= 0) best = std::min(best, bottleneck_time(p, part));
-    });
+    const BruteForce truth = brute_force(p, L, K);
     auto result = balanced_partition(p, K);
-    if (best == std::numeric_limits<double>::infinity()) {
+    if (truth.best == std::numeric_limits<double>::infinity()) {
       ++infeasible;
       REQUIRE_FALSE(result.ok());
       CHECK_THAT(result.error().message,
-                 Catch::Contains("over by " + format_bytes(static_cast<Bytes>(least_overflow)) + ")"));
+                 Catch::Contains("over by " + format_bytes(static_cast<Bytes>(truth.least_overflow)) + ")"));
     } else {
       REQUIRE(result.ok());
       REQUIRE(result->num_stages() == K);
       CHECK(explicit_partition(result->boundaries, L).ok());
-      CHECK(bottleneck_time(p, *result) == best);
+      CHECK(bottleneck_time(p, *result) == truth.best);
       for (int s = 0; s < K && !p.capacity_bytes.empty(); ++s) {
         const Bytes cap = p.capacity_bytes[static_cast<std::size_t>(s)];
         if (cap > 0) CHECK(stage_memory_bytes(p, *result)[static_cast<std::size_t>(s)] <= cap);
