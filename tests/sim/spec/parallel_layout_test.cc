@@ -56,6 +56,18 @@ TEST_CASE("parallel layout: how a group lies on nodes", "[layout]") {
   CHECK(group_span({0, 1, 2}, 2) == GroupSpan{2, 2, false});
 }
 
+TEST_CASE("parallel layout: a schedule's devices and stages a device as pp and v", "[layout]") {
+  const ParallelLayout replicated{.tp = 2, .pp = 1, .virtual_stages = 1, .dp = 4, .zero = ZeroStage::kOptimizer};
+  const ParallelLayout interleaved = with_pipeline(replicated, 4, 8);  // 8 stages on 4 devices
+  CHECK(interleaved.pp == 4);
+  CHECK(interleaved.virtual_stages == 2);
+  CHECK(interleaved.tp == 2);
+  CHECK(interleaved.dp == 4);
+  CHECK(interleaved.zero == ZeroStage::kOptimizer);
+  CHECK(with_pipeline({}, 3, 3).virtual_stages == 1);
+  CHECK(with_pipeline({}, 0, 0).virtual_stages == 1);  // an empty schedule still has v 1
+}
+
 TEST_CASE("parallel layout: checks name the count and the limit", "[layout]") {
   CHECK(check_layout(ParallelLayout{.pp = 4, .dp = 2}, 8, 8).ok());
   auto zero = check_layout(ParallelLayout{.pp = 0});
