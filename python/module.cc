@@ -23,7 +23,8 @@ void bind_errors(pybind11::module_& m) {
 
 PYBIND11_MODULE(_pipeworks, m) {
   m.doc() =
-      "pipeworks: plan, simulate and draw pipeline-parallel training schedules (GPipe, 1F1B).\n\n"
+      "pipeworks: describe, simulate, plan and draw pipeline-parallel training schedules (GPipe, 1F1B,\n"
+      "interleaved, zero-bubble and V-shaped), with data and tensor parallelism beside the pipeline.\n\n"
       "Times are integer nanoseconds (*_ns), memory integer bytes (*_bytes). Functions that fail\n"
       "raise pipeworks.Error (a ValueError) with the project's located error message.";
   pipeworks::python::bind_errors(m);

@@ -1,4 +1,5 @@
-"""pipeworks: plan, simulate and draw pipeline-parallel training schedules (GPipe, 1F1B).
+"""pipeworks: describe, simulate, plan and draw pipeline-parallel training schedules (GPipe, 1F1B,
+interleaved, zero-bubble and V-shaped), with data and tensor parallelism beside the pipeline.
 
 The compiled extension ``pipeworks._pipeworks`` holds the bindings of the C++ libraries (sched,
 sim, viz); this package re-exports them and adds a few conveniences for notebooks:
