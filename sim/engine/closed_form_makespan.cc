@@ -3,6 +3,9 @@
 #include "sim/engine/closed_form_makespan.h"
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
+#include <limits>
 
 namespace pipeworks::sim {
 namespace {
@@ -107,6 +110,40 @@ std::optional<Nanoseconds> zb_v_makespan(int stages, int microbatches, const Pas
     return std::nullopt;
   }
   return zb_v_device_bound(stages, microbatches, costs);
+}
+
+namespace {
+
+// The largest of the pieces a F + b I + w W + h c, each given as {a, b, w, h}.
+template <std::size_t N>
+Nanoseconds largest_piece(const PassCosts& c, const std::array<std::array<Nanoseconds, 4>, N>& pieces) {
+  Nanoseconds most = std::numeric_limits<Nanoseconds>::min();
+  for (const auto& [f, i, w, h] : pieces) {
+    most = std::max(most, f * c.forward + i * c.input_grad + w * c.weight_grad + h * c.handoff);
+  }
+  return most;
+}
+
+// The fixed order's excess over the V bound at p = 2, and what each device pair beyond adds:
+// fitted to the simulator (docs/schedules.md), not derived.
+Nanoseconds zb_v_fixed_excess_at_two(const PassCosts& c) {
+  return largest_piece<10>(c, {{{0, 0, 0, 0}, {-1, 1, 0, 2}, {1, -1, -1, 2}, {-1, 2, -2, 3}, {-1, 2, -3, 5},
+                                {1, 0, -3, 3}, {0, 0, -1, 4}, {0, 1, -3, 5}, {-1, 1, -1, 4}, {0, 1, -2, 1}}});
+}
+Nanoseconds zb_v_fixed_excess_per_pair(const PassCosts& c) {
+  return largest_piece<7>(c, {{{1, -1, 0, 2}, {-1, 1, 0, 4}, {-1, 0, 1, 2}, {0, 0, 0, 4}, {1, 0, -2, 3},
+                               {-1, 2, -2, 5}, {0, 1, -2, 5}}});
+}
+
+}  // namespace
+
+std::optional<Nanoseconds> zb_v_fixed_order_makespan(int stages, int microbatches, const PassCosts& costs) {
+  const auto bound = zb_v_device_bound(stages, microbatches, costs);
+  const Nanoseconds least = std::min({costs.forward, costs.input_grad, costs.weight_grad});
+  if (!bound || least < 1 || costs.handoff > least || microbatches < stages) return std::nullopt;
+  const Nanoseconds p = stages / 2;
+  if (p == 1) return bound;
+  return *bound + zb_v_fixed_excess_at_two(costs) + (p - 2) * zb_v_fixed_excess_per_pair(costs);
 }
 
 std::optional<Nanoseconds> closed_form_makespan(sched::ScheduleKind kind, int stages, int microbatches,

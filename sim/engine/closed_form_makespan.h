@@ -15,6 +15,7 @@
 //   zb-h1             M(F+I+W) + (K-1) max(F+I-W+4c, F+3c, I+2c)               M >= K+1 (M >= K if c = 0); 2c <= W; c <= min(F, I)
 //   zb-h2 (timed)     (K-1)F + M(F+I+W) + (K-1) max(0, I-2W)                   c = 0, M >= 2K-1, I <= min(F+W, 2F)
 //   zb-v              (6M+p-1)F on 2p stages                                   F = I = W, c = 0, M >= 2p
+//   zb-v, fixed order the V bound + E(p) (zb_v_fixed_order_makespan), fitted  c <= min(F, I, W), M >= 2p
 //   dualpipe-v        none derived
 //
 // Bounds, which no order with the schedule's constraints beats, for the cases without a form:
@@ -28,8 +29,9 @@
 // it ends on the bound wherever that search finds an order that does, but one in 762. With c = 0
 // and I > 2F no order reaches the bound (K = 2, 3: (K-1)(I-2F) over is the least). ZB-V's
 // torch order is above the V bound by a ramp that does not grow with M (issue 39's costs, p = 4:
-// 0.8 ms at c = 0, 5.9 ms at c = 0.6 ms), its timed order (sched::zb_v_timed) by less, on it at
-// p = 2 on most costs tried (measured, not a form: its search is capped); DualPipeV (its pairs back to back) adds
+// 0.8 ms at c = 0, 5.9 ms at c = 0.6 ms; the fitted E(p) below), its timed order (sched::zb_v_timed,
+// what `simulate` times) by less, on it at p = 2 on most costs tried (measured, not a form: its
+// search is capped); DualPipeV (its pairs back to back) adds
 // (p-1) max(F, F+I-W) to the V bound at c = 0, I <= F: measured, not derived (docs/schedules.md).
 //
 // The derivations are in docs/schedules.md ("Makespans on real costs"); each form is asserted
@@ -69,6 +71,15 @@ std::optional<Nanoseconds> zb_h2_in_flight_bound(int stages, int microbatches, c
 // The bound of any order of K = 2p stages in the V placement (ZB-V, DualPipeV): device p-1's
 // start and work, (p-1)(F+c) + 2M(F+I+W); none for an odd K.
 std::optional<Nanoseconds> zb_v_device_bound(int stages, int microbatches, const PassCosts& costs);
+
+// The makespan of ZB-V's fixed order (sched::zb_v, torch's ScheduleZBVZeroBubble, what `run
+// --schedule zb-v` runs) on 2p stages in the V: the V bound, plus for p >= 2 an excess that does
+// not grow with M,
+//   E(p) = max(0, I-F+2c, F-I-W+2c, 2I-F-2W+3c, 2I-F-3W+5c, F-3W+3c, 4c-W, I-3W+5c, I-F-W+4c, I-2W+c)
+//        + (p-2) max(F-I+2c, I-F+4c, W-F+2c, 4c, F-2W+3c, 2I-F-2W+5c, I-2W+5c),
+// for F, I, W >= 1, c <= min(F, I, W) and M >= 2p; none outside. Fitted to the simulator, not
+// derived: each piece is the least of those that the fit needed (docs/schedules.md).
+std::optional<Nanoseconds> zb_v_fixed_order_makespan(int stages, int microbatches, const PassCosts& costs);
 
 // The form of `kind` (virtual_stages: interleaved-1f1b's v); none where it has none or outside its
 // range (dualpipe-v, looped-bfs and interleaved-zb have none).

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <random>
 #include <utility>
 #include <vector>
 
@@ -284,11 +285,38 @@ TEST_CASE("closed-form makespan: zb-v's torch order is above the V bound by a ra
         INFO("p=" << p << " M=" << m << " F=" << c.forward << " c=" << c.handoff);
         const sim::Nanoseconds bound = sim::zb_v_device_bound(2 * p, m, c).value();
         CHECK(simulated_generated(ScheduleKind::kZbV, 2 * p, m, c) == bound + by_p[static_cast<std::size_t>(p - 1)]);
+        CHECK(sim::zb_v_fixed_order_makespan(2 * p, m, c) == bound + by_p[static_cast<std::size_t>(p - 1)]);
       }
     }
   }
   CHECK(sim::zb_v_device_bound(8, 16, {18'500, 18'100, 9'300, 600}) == 3 * 19'100 + 32 * 45'900);
   CHECK_FALSE(sim::zb_v_device_bound(5, 16, {5, 5, 5, 0}).has_value());
+}
+
+TEST_CASE("closed-form makespan: zb-v's fixed order ends on its fitted form on shapes the fit never saw",
+          "[closed_form_makespan]") {
+  // The form was fitted on 4,000 random shapes of another seed at M = 4p+2 (docs/schedules.md);
+  // these draw F, I, W up to 500, c up to min(F, I, W), p up to 6 and M from 2p to 7p.
+  std::mt19937 rng(20261207);
+  const auto draw = [&](sim::Nanoseconds lo, sim::Nanoseconds hi) {
+    return std::uniform_int_distribution<sim::Nanoseconds>(lo, hi)(rng);
+  };
+  for (int shape = 0; shape < 1500; ++shape) {
+    sim::PassCosts c{draw(1, 500), draw(1, 500), draw(1, 500), 0};
+    c.handoff = draw(0, std::min({c.forward, c.input_grad, c.weight_grad}));
+    const int p = static_cast<int>(draw(1, 6));
+    const int m = static_cast<int>(draw(2 * p, 7 * p));
+    INFO("p=" << p << " M=" << m << " F=" << c.forward << " I=" << c.input_grad << " W=" << c.weight_grad
+              << " c=" << c.handoff);
+    CHECK(sim::zb_v_fixed_order_makespan(2 * p, m, c) == simulated_generated(ScheduleKind::kZbV, 2 * p, m, c));
+  }
+  // Its range: none with c above a pass, with fewer than 2p micro-batches, or on an odd K.
+  CHECK_FALSE(sim::zb_v_fixed_order_makespan(4, 8, {10, 12, 20, 11}).has_value());
+  CHECK_FALSE(sim::zb_v_fixed_order_makespan(4, 3, {10, 12, 20, 3}).has_value());
+  CHECK_FALSE(sim::zb_v_fixed_order_makespan(5, 10, {10, 12, 20, 3}).has_value());
+  CHECK_FALSE(sim::zb_v_fixed_order_makespan(4, 8, {0, 12, 20, 0}).has_value());
+  // At F = I = W without a hand-off every piece is at most 0: the V bound, the unit-time form.
+  CHECK(sim::zb_v_fixed_order_makespan(8, 16, {7, 7, 7, 0}) == sim::zb_v_makespan(8, 16, {7, 7, 7, 0}));
 }
 
 // The end of the last compute of ZB-V's timed order (sched::zb_v_timed) on these costs, as the
