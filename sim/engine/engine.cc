@@ -8,6 +8,7 @@
 
 #include "sim/engine/core_slots.h"
 #include "sim/engine/event_queue.h"
+#include "sim/engine/link_queue.h"
 #include "sim/engine/op_costs.h"
 #include "sim/engine/stuck_message.h"
 
@@ -71,10 +72,7 @@ class Engine {
     held_.assign(d, 0);
     link_free_.assign(num_links, 0);
     if (std::find(table.link_shared.begin(), table.link_shared.end(), 1) != table.link_shared.end()) {
-      next_pending_.assign(n, -1);
-      pending_head_.assign(num_links, -1);
-      pending_tail_.assign(num_links, -1);
-      dispatch_scheduled_.assign(num_links, 0);
+      waiting_sends_ = LinkQueue(n, num_links);
       queue_.reserve(d * 4 + 16);
     }
     if (table.compute_slots > 0) {
@@ -437,32 +435,23 @@ class Engine {
 
   void on_ready(std::int32_t send, Nanoseconds now) {
     const auto link = static_cast<std::size_t>(class_of(send).link);
-    if (pending_head_[link] < 0 && link_free_[link] <= now) {
+    if (waiting_sends_.empty(link) && link_free_[link] <= now) {
       start_transfer(send, now);
       return;
     }
-    if (pending_head_[link] < 0) {
-      pending_head_[link] = send;
-    } else {
-      next_pending_[static_cast<std::size_t>(pending_tail_[link])] = send;
-    }
-    pending_tail_[link] = send;
-    if (!dispatch_scheduled_[link]) {
-      dispatch_scheduled_[link] = 1;
+    waiting_sends_.push(link, send);
+    if (waiting_sends_.arm(link)) {
       queue_.push(Event{link_free_[link], EventQueue::order_of(kPhaseDispatch, static_cast<std::uint32_t>(link))});
     }
   }
 
   void on_dispatch(std::int32_t link_id, Nanoseconds now) {
     const auto link = static_cast<std::size_t>(link_id);
-    const std::int32_t send = pending_head_[link];
-    pending_head_[link] = next_pending_[static_cast<std::size_t>(send)];
-    if (pending_head_[link] < 0) pending_tail_[link] = -1;
-    start_transfer(send, now);
-    if (pending_head_[link] >= 0) {
+    start_transfer(waiting_sends_.pop(link), now);
+    if (!waiting_sends_.empty(link)) {
       queue_.push(Event{link_free_[link], EventQueue::order_of(kPhaseDispatch, static_cast<std::uint32_t>(link))});
     } else {
-      dispatch_scheduled_[link] = 0;
+      waiting_sends_.disarm(link);
     }
   }
 
@@ -511,11 +500,7 @@ class Engine {
   std::vector<Bytes> unsharded_;              // per stage: gathered bytes held until its RESHARD
   Nanoseconds latest_transfer_end_ = 0;
   std::int64_t transfers_done_ = 0;
-  // Only for shared links.
-  std::vector<std::int32_t> next_pending_;
-  std::vector<std::int32_t> pending_head_;
-  std::vector<std::int32_t> pending_tail_;
-  std::vector<char> dispatch_scheduled_;
+  LinkQueue waiting_sends_;  // only with shared links
   std::vector<std::int32_t> worklist_;
   EventQueue queue_;
   CoreSlots slots_;  // only with compute slots

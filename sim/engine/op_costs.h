@@ -1,6 +1,6 @@
 // What one op costs, read from the cost model: a compute op's duration by kind (the usual one,
 // its stage's first of a step, after its device idled) and a transfer's bytes and time. Kept
-// apart from op_table.cc, which compiles ops into classes with these costs.
+// apart from op_compiler.cc, which compiles ops into classes with these costs.
 #pragma once
 
 #include <cstdint>

@@ -12,7 +12,7 @@
 // at the costs the cost model gives them (engine.h), 0 without data parallelism; the simulated
 // pipeline is one of the replicas, each alike. A composite `(0F3;3B1)OVERLAP_F_B` runs as its two
 // sub-actions back to back on its device, or, with CostModel::overlapped_pass_share below 1,
-// overlapped (op_table.cc's overlap_composites). The result counts both, and the report says so
+// overlapped (overlapped_pairs.h's overlap_composites). The result counts both, and the report says so
 // where they appear.
 //
 //   GPipe K=2 M=2, F=1 B=2, ideal comm:      t: 0  1  2  3  4  5  6  7  8
